@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs every test warren has, on a fresh machine of this kind (Go, gcc, apt).
+# It installs what the tests need, checks formatting and vet, then runs the
+# race-enabled test suite. Any failure fails the script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages the tests use. Install only what is missing, so a warm
+# machine skips apt entirely.
+need_pkgs=()
+need() { dpkg -s "$1" >/dev/null 2>&1 || need_pkgs+=("$1"); }
+for p in $(sed -e 's/#.*//' scripts/test-packages.txt); do need "$p"; done
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "test.sh: installing ${need_pkgs[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
+  else
+    echo "test.sh: missing packages ${need_pkgs[*]} (run as root to install them)" >&2
+  fi
+fi
+
+echo "== gofmt"
+bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$bad" ]; then echo "gofmt would change:"; echo "$bad"; exit 1; fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test -race"
+# -race on the whole tree; long-running suites scale themselves down under
+# -short, which CI does not set.
+go test -race -count=1 -timeout 40m ./... 2>&1 | tee /tmp/warren-test.log
