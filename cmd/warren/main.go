@@ -46,8 +46,15 @@ func newRoot() *cobra.Command {
 			fmt.Fprintln(cmd.OutOrStdout(), "warren", version)
 		},
 	})
+	for _, v := range verbs {
+		root.AddCommand(v())
+	}
 	return root
 }
+
+// verbs holds the constructors of the top-level verbs; each verb's file
+// appends its own in init, so verbs are added without editing this file.
+var verbs []func() *cobra.Command
 
 // exitStatus is returned by verbs whose exit status is not a failure of
 // warren itself (a script's own status), so main exits with it silently.
