@@ -1,0 +1,74 @@
+// Package layers checks DESIGN.md's import rules: arrows point down only,
+// and the resident tier (vfs, shell, commands) never reaches the host.
+package layers
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/warren-sandbox/warren"
+
+type pkg struct {
+	ImportPath string
+	Imports    []string // direct imports of non-test files
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// rule bans imports (prefix match on import paths) for packages under a
+// prefix, each with its reason.
+type rule struct {
+	under  string
+	banned []string
+	why    string
+}
+
+var rules = []rule{
+	{"vfs", []string{"os", "os/exec", "os/user", module + "/shell", module + "/commands", module + "/sandbox", module + "/native", module + "/server"},
+		"the vfs never touches the host filesystem and sits below the shell"},
+	{"shell", []string{"os", "os/exec", "os/user", module + "/native", module + "/sandbox", module + "/server", module + "/client"},
+		"the interpreter is the resident tier: no host files, processes, users; ELF commands reach native only through a hook"},
+	{"commands", []string{"os", "os/exec", "os/user", "net", "net/http", module + "/shell", module + "/native", module + "/sandbox", module + "/server"},
+		"resident commands run over the vfs only, with no host or network access"},
+	{"store", []string{module + "/"},
+		"store is the bottom layer"},
+	{"client", []string{module + "/server", module + "/sandbox", module + "/shell", module + "/vfs"},
+		"the Go SDK talks HTTP; it must not drag the server into users' binaries"},
+}
+
+func TestLayers(t *testing.T) {
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(p.ImportPath, module+"/")
+		for _, r := range rules {
+			if rel != r.under && !strings.HasPrefix(rel, r.under+"/") {
+				continue
+			}
+			for _, imp := range p.Imports {
+				for _, b := range r.banned {
+					if imp == b || (strings.HasSuffix(b, "/") && strings.HasPrefix(imp, b)) || strings.HasPrefix(imp, b+"/") && strings.HasPrefix(b, module) {
+						t.Errorf("%s imports %s: %s", p.ImportPath, imp, r.why)
+					}
+				}
+			}
+		}
+	}
+}
