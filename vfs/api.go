@@ -20,6 +20,54 @@
 //   - ReadDir results are sorted by name, like os.ReadDir.
 //   - An *FS is safe for concurrent use; Fork is O(1) and the fork and its
 //     parent then evolve independently.
+//
+// # How the delta is built
+//
+// The delta is a persistent tree: an inode table (a hash array mapped trie
+// from inode number to inode) and, per directory, a trie from name to
+// entry. A write copies the trie nodes on its path (a new entry in a
+// 10,000-entry directory copies a few 16-slot nodes) and publishes the new
+// version with one atomic pointer store: readers never lock and never see
+// a torn write; writers are serialised per FS. Fork and Snapshot share the
+// current version. Handles name the inode, so they survive rename and
+// unlink; hard links share it.
+//
+// Base entries are not copied until changed. Changing one copies up its
+// inode (and its ancestor directories, entries only): a copied-up file keeps
+// reading unchanged ranges from the base file, so a write into the middle of
+// a large base file stores only the written bytes. Removing a base name
+// leaves a whiteout; a directory created where the base has one is opaque.
+// File data of at most 4 KiB stays inline; larger data is cut by a
+// content-defined chunker into sha256-named chunks shared process-wide
+// (docs/format.md).
+//
+// Quotas charge the bytes the delta owns (written file data, symlink
+// targets, xattrs; not copied-up base data) and the inodes created in the
+// delta (not copy-ups). An operation that would exceed one fails with ENOSPC
+// (bytes) or EDQUOT (inodes) in a *QuotaError and changes nothing.
+//
+// # Persisting and the native tier
+//
+// FS.Persist writes the delta's new chunks and nodes to a BlobStore and
+// returns a Ref; Load opens a Ref lazily (docs/format.md). Diff(old, new,
+// fn) lists the paths that differ between two versions of one lineage,
+// skipping shared subtrees, sorted by path; DeltaEntry reports whether a
+// path is in the delta, a whiteout or an opaque directory and its base
+// origin. To mirror a delta into an OverlayFS upper directory: Diff from the
+// last synced Snapshot, then for each path Lstat/Readlink/Open it (Added
+// directories recursively), and turn Deleted paths whose DeltaEntry is a
+// whiteout into overlay whiteouts. A directory renamed from the base has
+// Opaque set and Origin naming its base path: the upper copy must then hold
+// its base content too (the vfs does not emit overlay redirects).
+//
+// # Not supported yet
+//
+// Permission checks (every caller acts as root); atime updates on read;
+// blocking fifo semantics (a fifo opens as an empty file; the shell's pipes
+// are in-process); xattrs of the base layer; O_TMPFILE, flock, mmap;
+// file sizes beyond memory for unsealed data (written data stays in memory
+// as 64 KiB buffers until Close seals it into chunks); Diff reports a hard
+// link only by its first name.
 package vfs
 
 import (

@@ -49,7 +49,7 @@ var rules = []rule{
 		"the interpreter is the resident tier: no host files, processes, users; ELF commands reach native only through a hook"},
 	{"commands", []string{"os", "os/exec", "os/user", "net", "net/http", module + "/shell", module + "/native", module + "/sandbox", module + "/server"},
 		"resident commands run over the vfs only, with no host or network access"},
-	{"store", []string{module + "/"},
+	{"store", []string{module + "/vfs", module + "/image", module + "/shell", module + "/commands", module + "/sandbox", module + "/native", module + "/server", module + "/meta"},
 		"store is the bottom layer"},
 	{"client", []string{module + "/server", module + "/sandbox", module + "/shell", module + "/vfs"},
 		"the Go SDK talks HTTP; it must not drag the server into users' binaries"},

@@ -1,0 +1,1055 @@
+package vfs
+
+import (
+	"io/fs"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// FS is one sandbox's filesystem: Base under a copy-on-write delta.
+type FS struct {
+	opts      Options
+	base      fs.FS
+	rl        fs.ReadLinkFS
+	mu        sync.Mutex // serialises writers; readers use cur
+	cur       atomic.Pointer[tree]
+	maxBytes  atomic.Int64
+	maxInodes atomic.Int64
+
+	openMu sync.Mutex
+	open   map[uint64]int32 // inodes with open handles (kept while unlinked)
+}
+
+// New returns an FS over opts.Base with an empty delta.
+func New(opts Options) *FS {
+	f := newFS(opts)
+	t := &tree{nextIno: firstIno}
+	var root *inode
+	if f.base != nil {
+		root = f.baseInode(".")
+		if root != nil && !root.isDir() {
+			root = nil
+		}
+	}
+	if root == nil {
+		now := f.nowNano()
+		root = &inode{inodeData: inodeData{mode: fs.ModeDir | 0o755, nlink: 2,
+			atime: now, mtime: now, ctime: now, uid: opts.Uid, gid: opts.Gid}}
+		root.ino = t.newIno()
+	} else {
+		root = root.clone()
+	}
+	t.put(root)
+	t.root = root.ino
+	t.usage = Usage{}
+	f.cur.Store(t)
+	return f
+}
+
+func newFS(opts Options) *FS {
+	f := &FS{opts: opts, base: opts.Base}
+	if rl, ok := opts.Base.(fs.ReadLinkFS); ok {
+		f.rl = rl
+	}
+	f.maxBytes.Store(opts.MaxBytes)
+	f.maxInodes.Store(opts.MaxInodes)
+	return f
+}
+
+func (f *FS) nowNano() int64 {
+	if f.opts.Now != nil {
+		return f.opts.Now().UnixNano()
+	}
+	return time.Now().UnixNano()
+}
+
+// Fork returns an independent copy in O(1): it shares the current tree.
+func (f *FS) Fork() *FS {
+	g := &FS{opts: f.opts, base: f.base, rl: f.rl}
+	g.maxBytes.Store(f.maxBytes.Load())
+	g.maxInodes.Store(f.maxInodes.Load())
+	g.cur.Store(f.cur.Load())
+	return g
+}
+
+// Snapshot is Fork: a frozen copy that shares every node.
+func (f *FS) Snapshot() *FS { return f.Fork() }
+
+// Usage reports what the delta holds.
+func (f *FS) Usage() Usage { return f.cur.Load().usage }
+
+// SetQuota changes the delta's limits (0 = unlimited).
+func (f *FS) SetQuota(maxBytes, maxInodes int64) {
+	f.maxBytes.Store(maxBytes)
+	f.maxInodes.Store(maxInodes)
+}
+
+// QuotaError is the Err of a PathError for an operation refused by a quota;
+// it unwraps to ENOSPC (bytes) or EDQUOT (inodes).
+type QuotaError struct {
+	Errno syscall.Errno
+	Limit string // "bytes" or "inodes"
+	Max   int64
+	Want  int64
+}
+
+func (e *QuotaError) Error() string {
+	return "delta " + e.Limit + " quota exceeded (" + itoa(e.Want) + " > " + itoa(e.Max) + "): " + e.Errno.Error()
+}
+func (e *QuotaError) Unwrap() error { return e.Errno }
+
+func itoa(n int64) string {
+	var b [24]byte
+	i := len(b)
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			break
+		}
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
+
+func perr(op, name string, err error) error {
+	return &fs.PathError{Op: op, Path: name, Err: err}
+}
+
+// loadError is raised (as a panic) when a lazily loaded node cannot be
+// fetched or verified; every public entry point turns it into an error.
+type loadError struct{ err error }
+
+func catchLoad(errp *error, op, name string) {
+	if r := recover(); r != nil {
+		le, ok := r.(*loadError)
+		if !ok {
+			panic(r)
+		}
+		*errp = perr(op, name, &ioError{le.err})
+	}
+}
+
+// ioError is EIO carrying its cause.
+type ioError struct{ cause error }
+
+func (e *ioError) Error() string { return "input/output error: " + e.cause.Error() }
+func (e *ioError) Unwrap() []error {
+	return []error{syscall.EIO, e.cause}
+}
+
+// update runs fn on a private copy of the tree in write mode and publishes
+// the result if fn succeeds and no quota is exceeded.
+func (f *FS) update(op, name string, fn func(w *walk) error) (err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	defer catchLoad(&err, op, name)
+	old := f.cur.Load()
+	t := new(tree)
+	*t = *old
+	w := getWalk(f, t, true)
+	defer putWalk(w)
+	if err := fn(w); err != nil {
+		if _, ok := err.(*fs.PathError); ok {
+			return err
+		}
+		return perr(op, name, err)
+	}
+	if err := f.checkQuota(old, t); err != nil {
+		return perr(op, name, err)
+	}
+	f.cur.Store(t)
+	return nil
+}
+
+func (f *FS) checkQuota(old, t *tree) error {
+	if m := f.maxBytes.Load(); m > 0 && t.usage.Bytes > m && t.usage.Bytes > old.usage.Bytes {
+		return &QuotaError{Errno: syscall.ENOSPC, Limit: "bytes", Max: m, Want: t.usage.Bytes}
+	}
+	if m := f.maxInodes.Load(); m > 0 && t.usage.Inodes > m && t.usage.Inodes > old.usage.Inodes {
+		return &QuotaError{Errno: syscall.EDQUOT, Limit: "inodes", Max: m, Want: t.usage.Inodes}
+	}
+	return nil
+}
+
+// view runs fn on the current tree (read-only).
+func (f *FS) view(op, name string, fn func(w *walk) error) (err error) {
+	defer catchLoad(&err, op, name)
+	w := getWalk(f, f.cur.Load(), false)
+	defer putWalk(w)
+	if err := fn(w); err != nil {
+		if _, ok := err.(*fs.PathError); ok {
+			return err
+		}
+		return perr(op, name, err)
+	}
+	return nil
+}
+
+func (f *FS) isOpen(ino uint64) bool {
+	f.openMu.Lock()
+	defer f.openMu.Unlock()
+	return f.open[ino] > 0
+}
+
+func (f *FS) addOpen(ino uint64, d int32) int32 {
+	f.openMu.Lock()
+	defer f.openMu.Unlock()
+	if f.open == nil {
+		f.open = map[uint64]int32{}
+	}
+	n := f.open[ino] + d
+	if n <= 0 {
+		delete(f.open, ino)
+	} else {
+		f.open[ino] = n
+	}
+	return n
+}
+
+// ---- metadata ----
+
+type fileInfo struct {
+	name  string
+	size  int64
+	mode  fs.FileMode
+	mtime int64
+	st    Stat
+}
+
+func (fi *fileInfo) Name() string       { return fi.name }
+func (fi *fileInfo) Size() int64        { return fi.size }
+func (fi *fileInfo) Mode() fs.FileMode  { return fi.mode }
+func (fi *fileInfo) ModTime() time.Time { return time.Unix(0, fi.mtime) }
+func (fi *fileInfo) IsDir() bool        { return fi.mode.IsDir() }
+func (fi *fileInfo) Sys() any           { return &fi.st }
+
+func (in *inode) info(name string) *fileInfo {
+	fi := &fileInfo{name: name, size: in.size, mode: in.mode, mtime: in.mtime}
+	fi.st = Stat{Ino: in.ino, Nlink: in.nlink, Uid: in.uid, Gid: in.gid, Rdev: in.rdev,
+		Atime: time.Unix(0, in.atime), Ctime: time.Unix(0, in.ctime)}
+	if in.isDir() {
+		fi.size = 4096
+	}
+	fi.st.Blocks = (in.size + 511) / 512
+	return fi
+}
+
+func baseName(l *loc, p string) string {
+	if l.name != "" {
+		return l.name
+	}
+	// "/", "." or "..": the last real component, or "/".
+	for len(p) > 1 && p[len(p)-1] == '/' {
+		p = p[:len(p)-1]
+	}
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			if i == len(p)-1 {
+				return "/"
+			}
+			return p[i+1:]
+		}
+	}
+	return p
+}
+
+func (f *FS) stat(op, name string, follow int) (_ fs.FileInfo, err error) {
+	// No closure here: Stat is the shell's hottest call and the walk stays
+	// on the stack.
+	defer catchLoad(&err, op, name)
+	w := getWalk(f, f.cur.Load(), false)
+	defer putWalk(w)
+	l, e := w.resolve(name, follow)
+	if e == 0 && l.in == nil {
+		e = syscall.ENOENT
+	}
+	if e != 0 {
+		return nil, perr(op, name, e)
+	}
+	return l.in.info(baseName(&l, name)), nil
+}
+
+func (f *FS) Stat(name string) (fs.FileInfo, error)  { return f.stat("stat", name, rFollow) }
+func (f *FS) Lstat(name string) (fs.FileInfo, error) { return f.stat("lstat", name, rNoFollow) }
+
+// ---- directories ----
+
+type dirEntry struct {
+	name string
+	typ  fs.FileMode
+	ino  uint64
+	f    *FS
+	t    *tree
+	dir  *inode
+}
+
+func (d *dirEntry) Name() string      { return d.name }
+func (d *dirEntry) IsDir() bool       { return d.typ.IsDir() }
+func (d *dirEntry) Type() fs.FileMode { return d.typ }
+func (d *dirEntry) String() string    { return fs.FormatDirEntry(d) }
+func (d *dirEntry) Info() (fi fs.FileInfo, err error) {
+	defer catchLoad(&err, "lstat", d.name)
+	var w walk
+	w.init(d.f, d.t, false)
+	in := w.lookup(d.dir, d.name)
+	if in == nil {
+		return nil, perr("lstat", d.name, syscall.ENOENT)
+	}
+	return in.info(d.name), nil
+}
+
+// list returns the merged, sorted entries of directory d.
+func (w *walk) list(d *inode) ([]*dirEntry, error) {
+	var out []*dirEntry
+	var hidden map[string]bool
+	d.entries.each(func(name string, de dirent) bool {
+		if de.whiteout {
+			if hidden == nil {
+				hidden = map[string]bool{}
+			}
+			hidden[name] = true
+			return true
+		}
+		out = append(out, &dirEntry{name: name, typ: de.typ, ino: de.ino, f: w.f, t: w.t, dir: d})
+		return true
+	})
+	if d.merged() && w.f.base != nil {
+		ents, err := fs.ReadDir(w.f.base, d.origin)
+		if err != nil && len(ents) == 0 {
+			return nil, &ioError{err}
+		}
+		for _, e := range ents {
+			n := e.Name()
+			if hidden[n] {
+				continue
+			}
+			if d.entries != nil {
+				if _, ok := d.entries.lookup(n, strHash(n)); ok {
+					continue
+				}
+			}
+			out = append(out, &dirEntry{name: n, typ: e.Type(), f: w.f, t: w.t, dir: d})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out, nil
+}
+
+func (w *walk) isEmpty(d *inode) bool {
+	empty := d.entries.each(func(_ string, de dirent) bool { return de.whiteout })
+	if !empty {
+		return false
+	}
+	if d.merged() && w.f.base != nil {
+		ents, _ := fs.ReadDir(w.f.base, d.origin)
+		for _, e := range ents {
+			if w.lookup(d, e.Name()) != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
+	var out []fs.DirEntry
+	err := f.view("readdirent", name, func(w *walk) error {
+		l, e := w.resolve(name, rFollow)
+		if e != 0 {
+			return e
+		}
+		if l.in == nil {
+			return syscall.ENOENT
+		}
+		if !l.in.isDir() {
+			return syscall.ENOTDIR
+		}
+		ents, err := w.list(l.in)
+		if err != nil {
+			return err
+		}
+		out = make([]fs.DirEntry, len(ents))
+		for i, e := range ents {
+			out[i] = e
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ---- creating entries ----
+
+// create adds a new inode at l (which must not exist) and returns it.
+func (w *walk) create(l *loc, mode fs.FileMode) *inode {
+	in := &inode{inodeData: inodeData{mode: mode, uid: w.f.opts.Uid, gid: w.f.opts.Gid, nlink: 1,
+		atime: w.now, mtime: w.now, ctime: w.now}}
+	in.ino = w.t.newIno()
+	in.parent, in.name = l.dir.ino, l.name
+	if mode.IsDir() {
+		in.nlink = 2
+	}
+	w.t.put(in)
+	w.addEntry(l.dir.ino, l.name, in)
+	return in
+}
+
+// addEntry links in under name in directory dir, replacing a whiteout.
+func (w *walk) addEntry(dir uint64, name string, in *inode) {
+	d := w.t.get(dir).clone()
+	de := dirent{ino: in.ino, typ: in.mode.Type()}
+	d.entries, _ = d.entries.insert(name, strHash(name), de, 0, w.t)
+	d.mtime, d.ctime = w.now, w.now
+	if in.isDir() {
+		d.nlink++
+	}
+	w.t.put(d)
+}
+
+// removeEntry unlinks name from directory dir, leaving a whiteout if the
+// base has the name underneath.
+func (w *walk) removeEntry(dir uint64, name string, wasDir bool) {
+	d := w.t.get(dir).clone()
+	if d.merged() && w.f.base != nil && w.f.baseInode(joinBase(d.origin, name)) != nil {
+		d.entries, _ = d.entries.insert(name, strHash(name), dirent{whiteout: true}, 0, w.t)
+	} else {
+		d.entries, _ = d.entries.remove(name, strHash(name), 0)
+	}
+	d.mtime, d.ctime = w.now, w.now
+	if wasDir && d.nlink > 2 {
+		d.nlink--
+	}
+	w.t.put(d)
+}
+
+// unrefName drops the link dir/name of in.
+func (w *walk) unrefName(in *inode, dir uint64, name string) {
+	if tin := w.t.get(in.ino); tin != nil && tin.nlink > 1 && tin.parent == dir && tin.name == name {
+		c := tin.clone()
+		c.parent, c.name = 0, ""
+		w.t.put(c)
+	}
+	w.unref(in)
+}
+
+// unref drops one link of in (a table inode or a base inode).
+func (w *walk) unref(in *inode) {
+	tin := w.t.get(in.ino)
+	if tin == nil {
+		return // a base entry: the whiteout is all it takes
+	}
+	c := tin.clone()
+	c.ctime = w.now
+	if c.isDir() {
+		c.nlink = 0
+	} else if c.nlink > 0 {
+		c.nlink--
+	}
+	if c.nlink == 0 && !w.f.isOpen(c.ino) {
+		w.t.drop(c.ino)
+		return
+	}
+	w.t.put(c)
+}
+
+// parentFor resolves name for creating an entry: the parent must exist.
+func (w *walk) parentFor(name string) (loc, error) {
+	l, e := w.resolve(name, rParent)
+	if e != 0 {
+		return l, e
+	}
+	if l.in != nil || l.dot {
+		return l, syscall.EEXIST
+	}
+	return l, nil
+}
+
+func (f *FS) Mkdir(name string, perm fs.FileMode) error {
+	return f.update("mkdir", name, func(w *walk) error {
+		l, err := w.parentFor(name)
+		if err != nil {
+			return err
+		}
+		w.create(&l, fs.ModeDir|perm&(fs.ModePerm|fs.ModeSticky|fs.ModeSetgid|fs.ModeSetuid))
+		return nil
+	})
+}
+
+// MkdirAll creates name and any missing parents, like os.MkdirAll.
+func (f *FS) MkdirAll(name string, perm fs.FileMode) error {
+	fi, err := f.Stat(name)
+	if err == nil {
+		if fi.IsDir() {
+			return nil
+		}
+		return perr("mkdir", name, syscall.ENOTDIR)
+	}
+	i := len(name)
+	for i > 0 && name[i-1] == '/' {
+		i--
+	}
+	j := i
+	for j > 0 && name[j-1] != '/' {
+		j--
+	}
+	if j > 1 {
+		if err := f.MkdirAll(name[:j-1], perm); err != nil {
+			return err
+		}
+	}
+	err = f.Mkdir(name, perm)
+	if err != nil {
+		if fi, e := f.Lstat(name); e == nil && fi.IsDir() {
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+func (f *FS) Symlink(target, linkname string) error {
+	return f.update("symlink", linkname, func(w *walk) error {
+		l, err := w.parentFor(linkname)
+		if err != nil {
+			return err
+		}
+		if l.slash {
+			return syscall.ENOENT
+		}
+		if target == "" {
+			return syscall.ENOENT
+		}
+		if len(target) > maxPath {
+			return syscall.ENAMETOOLONG
+		}
+		in := w.create(&l, fs.ModeSymlink|0o777)
+		c := in.clone()
+		c.target = target
+		c.size = int64(len(target))
+		w.t.put(c)
+		return nil
+	})
+}
+
+// Mknod creates a fifo, socket, device node or empty regular file (mode
+// carries the type bits).
+func (f *FS) Mknod(name string, mode fs.FileMode, dev uint64) error {
+	return f.update("mknod", name, func(w *walk) error {
+		typ := mode.Type()
+		switch typ {
+		case 0, fs.ModeNamedPipe, fs.ModeSocket, fs.ModeDevice, fs.ModeDevice | fs.ModeCharDevice:
+		case fs.ModeDir:
+			return syscall.EPERM
+		default:
+			return syscall.EINVAL
+		}
+		l, err := w.parentFor(name)
+		if err != nil {
+			return err
+		}
+		if l.slash {
+			return syscall.ENOENT
+		}
+		in := w.create(&l, typ|mode&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
+		if typ&fs.ModeDevice != 0 {
+			c := in.clone()
+			c.rdev = dev
+			w.t.put(c)
+		}
+		return nil
+	})
+}
+
+func (f *FS) Link(oldname, newname string) error {
+	return f.update("link", newname, func(w *walk) error {
+		ol, e := w.resolve(oldname, rNoFollow)
+		if e != 0 {
+			return perr("link", oldname, e)
+		}
+		if ol.in == nil {
+			return perr("link", oldname, syscall.ENOENT)
+		}
+		nl, err := w.parentFor(newname)
+		if err != nil {
+			return err
+		}
+		if nl.slash {
+			return syscall.ENOENT
+		}
+		if ol.in.isDir() {
+			return syscall.EPERM
+		}
+		if !ol.dot {
+			w.materialize(&ol)
+		}
+		c := w.t.get(ol.in.ino).clone()
+		c.nlink++
+		c.ctime = w.now
+		w.t.put(c)
+		w.addEntry(nl.dir.ino, nl.name, c)
+		return nil
+	})
+}
+
+// ---- removing ----
+
+func (f *FS) Remove(name string) error {
+	return f.update("remove", name, func(w *walk) error {
+		l, e := w.resolve(name, rParent)
+		if e != 0 {
+			return e
+		}
+		if l.dot {
+			switch {
+			case l.in.ino == w.t.root && l.name == "" && isRootPath(name):
+				return syscall.EBUSY
+			case lastIsDotDot(name):
+				return syscall.ENOTEMPTY
+			default:
+				return syscall.EINVAL
+			}
+		}
+		if l.in == nil {
+			return syscall.ENOENT
+		}
+		if l.slash && !l.in.isDir() {
+			return syscall.ENOTDIR
+		}
+		if l.in.isDir() {
+			if !w.isEmpty(l.in) {
+				return syscall.ENOTEMPTY
+			}
+		}
+		w.removeEntry(l.dir.ino, l.name, l.in.isDir())
+		w.unrefName(l.in, l.dir.ino, l.name)
+		return nil
+	})
+}
+
+func isRootPath(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if p[i] != '/' {
+			return false
+		}
+	}
+	return true
+}
+
+func lastIsDotDot(p string) bool {
+	for len(p) > 0 && p[len(p)-1] == '/' {
+		p = p[:len(p)-1]
+	}
+	return p == ".." || len(p) >= 3 && p[len(p)-3:] == "/.."
+}
+
+// RemoveAll removes name and everything under it, like os.RemoveAll: a
+// missing name is not an error.
+func (f *FS) RemoveAll(name string) error {
+	if name == "." || len(name) >= 2 && name[len(name)-2:] == "/." {
+		return perr("RemoveAll", name, syscall.EINVAL)
+	}
+	return f.update("unlinkat", name, func(w *walk) error {
+		l, e := w.resolve(name, rParent)
+		if e == syscall.ENOENT || e == 0 && l.in == nil {
+			return nil
+		}
+		if e != 0 {
+			return e
+		}
+		if l.dot {
+			return syscall.EINVAL
+		}
+		return w.removeTree(l.dir.ino, l.name, l.in, 0)
+	})
+}
+
+func (w *walk) removeTree(dir uint64, name string, in *inode, depth int) error {
+	if depth > maxPath/2 {
+		// Only a hostile loaded generation can nest this deep (a loop).
+		return syscall.ELOOP
+	}
+	if in.isDir() {
+		if in.synth {
+			in = w.copyUp(dir, name, in)
+		}
+		ents, err := w.list(in)
+		if err != nil {
+			panic(&loadError{err})
+		}
+		for _, e := range ents {
+			d := w.t.get(in.ino)
+			if c := w.lookup(d, e.name); c != nil {
+				if err := w.removeTree(in.ino, e.name, c, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	w.removeEntry(dir, name, in.isDir())
+	w.unrefName(in, dir, name)
+	return nil
+}
+
+// ---- rename ----
+
+func (f *FS) Rename(oldname, newname string) error {
+	return f.update("rename", oldname, func(w *walk) error {
+		ol, e := w.resolve(oldname, rParent)
+		if e != 0 {
+			return e
+		}
+		oldPath := w.pathOf(ol.name)
+		nl, e := w.resolve(newname, rParent)
+		if e != 0 {
+			return perr("rename", newname, e)
+		}
+		if ol.dot || nl.dot {
+			return syscall.EBUSY
+		}
+		if ol.in == nil {
+			return syscall.ENOENT
+		}
+		newPath := w.pathOf(nl.name)
+		if !ol.in.isDir() && (ol.slash || nl.slash) {
+			return syscall.ENOTDIR
+		}
+		if ol.in.isDir() && len(newPath) > len(oldPath) && newPath[:len(oldPath)+1] == oldPath+"/" {
+			return syscall.EINVAL
+		}
+		dst := nl.in
+		if dst != nil && len(oldPath) > len(newPath) && oldPath[:len(newPath)+1] == newPath+"/" {
+			return syscall.ENOTEMPTY
+		}
+		if dst != nil {
+			if dst.ino == ol.in.ino {
+				return nil
+			}
+			switch {
+			case ol.in.isDir() && !dst.isDir():
+				return syscall.ENOTDIR
+			case !ol.in.isDir() && dst.isDir():
+				return syscall.EISDIR
+			case dst.isDir() && !w.isEmpty(dst):
+				return syscall.ENOTEMPTY
+			}
+		}
+		src := w.materialize(&ol)
+		srcDir := ol.dir.ino
+		dstDir := nl.dir.ino
+		w.removeEntry(srcDir, ol.name, src.isDir())
+		if dst != nil {
+			d := w.t.get(dstDir).clone()
+			if dst.isDir() && d.nlink > 2 {
+				d.nlink--
+			}
+			w.t.put(d)
+			w.unrefName(dst, dstDir, nl.name)
+		}
+		w.addEntry(dstDir, nl.name, src)
+		c := w.t.get(src.ino).clone()
+		c.ctime = w.now
+		if c.parent == srcDir && c.name == ol.name || c.nlink <= 1 {
+			c.parent, c.name = dstDir, nl.name
+		}
+		w.t.put(c)
+		return nil
+	})
+}
+
+// ---- symlinks, attributes ----
+
+func (f *FS) Readlink(name string) (string, error) {
+	var target string
+	err := f.view("readlink", name, func(w *walk) error {
+		l, e := w.resolve(name, rNoFollow)
+		if e != 0 {
+			return e
+		}
+		if l.in == nil {
+			return syscall.ENOENT
+		}
+		if l.in.mode&fs.ModeSymlink == 0 {
+			return syscall.EINVAL
+		}
+		target = l.in.target
+		return nil
+	})
+	return target, err
+}
+
+// Realpath resolves every symlink and ".." in name to an absolute clean path.
+func (f *FS) Realpath(name string) (string, error) {
+	var p string
+	err := f.view("realpath", name, func(w *walk) error {
+		l, e := w.resolve(name, rFollow)
+		if e != 0 {
+			return e
+		}
+		if l.in == nil {
+			return syscall.ENOENT
+		}
+		if l.dot {
+			p = w.pathOf("")
+		} else {
+			p = w.pathOf(l.name)
+		}
+		return nil
+	})
+	return p, err
+}
+
+// modify applies fn to the inode name resolves to (following symlinks
+// unless follow is false).
+func (f *FS) modify(op, name string, follow int, fn func(c *inode) error) error {
+	return f.update(op, name, func(w *walk) error {
+		l, e := w.resolve(name, follow)
+		if e != 0 {
+			return e
+		}
+		if l.in == nil {
+			return syscall.ENOENT
+		}
+		var c *inode
+		if l.dot {
+			c = w.t.get(l.in.ino).clone()
+		} else {
+			c = w.materialize(&l).clone()
+		}
+		if err := fn(c); err != nil {
+			return err
+		}
+		c.ctime = w.now
+		w.t.put(c)
+		return nil
+	})
+}
+
+const permBits = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
+
+func (f *FS) Chmod(name string, mode fs.FileMode) error {
+	return f.modify("chmod", name, rFollow, func(c *inode) error {
+		c.mode = c.mode&^permBits | mode&permBits
+		return nil
+	})
+}
+
+func chown(c *inode, uid, gid int) {
+	if uid >= 0 {
+		c.uid = uint32(uid)
+	}
+	if gid >= 0 {
+		c.gid = uint32(gid)
+	}
+}
+
+func (f *FS) Chown(name string, uid, gid int) error {
+	return f.modify("chown", name, rFollow, func(c *inode) error { chown(c, uid, gid); return nil })
+}
+
+func (f *FS) Lchown(name string, uid, gid int) error {
+	return f.modify("lchown", name, rNoFollow, func(c *inode) error { chown(c, uid, gid); return nil })
+}
+
+// Chtimes sets atime and mtime; a zero time leaves that time unchanged.
+func (f *FS) Chtimes(name string, atime, mtime time.Time) error {
+	return f.modify("chtimes", name, rFollow, func(c *inode) error {
+		if !atime.IsZero() {
+			c.atime = atime.UnixNano()
+		}
+		if !mtime.IsZero() {
+			c.mtime = mtime.UnixNano()
+		}
+		return nil
+	})
+}
+
+func (f *FS) Truncate(name string, size int64) error {
+	if size < 0 {
+		return perr("truncate", name, syscall.EINVAL)
+	}
+	return f.update("truncate", name, func(w *walk) error {
+		l, e := w.resolve(name, rFollow)
+		if e != 0 {
+			return e
+		}
+		if l.in == nil {
+			return syscall.ENOENT
+		}
+		if l.in.isDir() {
+			return syscall.EISDIR
+		}
+		if !l.in.mode.IsRegular() {
+			return syscall.EINVAL
+		}
+		c := w.materialize(&l).clone()
+		truncInode(c, size, w.now)
+		w.t.put(c)
+		return nil
+	})
+}
+
+func truncInode(c *inode, size, now int64) {
+	c.ext = truncExt(c.ext, c.size, size)
+	c.size = size
+	c.mtime, c.ctime = now, now
+}
+
+// ---- xattrs ----
+
+const (
+	maxXattrName  = 255
+	maxXattrValue = 64 << 10
+)
+
+func (f *FS) GetXattr(name, attr string) ([]byte, error) {
+	var v []byte
+	err := f.view("getxattr", name, func(w *walk) error {
+		l, e := w.resolve(name, rFollow)
+		if e != 0 {
+			return e
+		}
+		if l.in == nil {
+			return syscall.ENOENT
+		}
+		for _, x := range l.in.xattrs {
+			if x.name == attr {
+				v = append([]byte(nil), x.value...)
+				return nil
+			}
+		}
+		return syscall.ENODATA
+	})
+	return v, err
+}
+
+func (f *FS) SetXattr(name, attr string, value []byte) error {
+	if attr == "" || len(attr) > maxXattrName {
+		return perr("setxattr", name, syscall.ERANGE)
+	}
+	if len(value) > maxXattrValue {
+		return perr("setxattr", name, syscall.E2BIG)
+	}
+	return f.modify("setxattr", name, rFollow, func(c *inode) error {
+		xs := make([]xattr, 0, len(c.xattrs)+1)
+		v := append([]byte(nil), value...)
+		done := false
+		for _, x := range c.xattrs {
+			if x.name == attr {
+				x.value, done = v, true
+			}
+			xs = append(xs, x)
+		}
+		if !done {
+			xs = append(xs, xattr{attr, v})
+			sort.Slice(xs, func(i, j int) bool { return xs[i].name < xs[j].name })
+		}
+		c.xattrs = xs
+		return nil
+	})
+}
+
+func (f *FS) ListXattr(name string) ([]string, error) {
+	var names []string
+	err := f.view("listxattr", name, func(w *walk) error {
+		l, e := w.resolve(name, rFollow)
+		if e != 0 {
+			return e
+		}
+		if l.in == nil {
+			return syscall.ENOENT
+		}
+		for _, x := range l.in.xattrs {
+			names = append(names, x.name)
+		}
+		return nil
+	})
+	return names, err
+}
+
+func (f *FS) RemoveXattr(name, attr string) error {
+	return f.modify("removexattr", name, rFollow, func(c *inode) error {
+		for i, x := range c.xattrs {
+			if x.name == attr {
+				xs := make([]xattr, 0, len(c.xattrs)-1)
+				xs = append(xs, c.xattrs[:i]...)
+				c.xattrs = append(xs, c.xattrs[i+1:]...)
+				return nil
+			}
+		}
+		return syscall.ENODATA
+	})
+}
+
+// ---- whole files ----
+
+func (f *FS) ReadFile(name string) ([]byte, error) {
+	var data []byte
+	err := f.view("open", name, func(w *walk) error {
+		l, e := w.resolve(name, rFollow)
+		if e != 0 {
+			return e
+		}
+		if l.in == nil {
+			return syscall.ENOENT
+		}
+		if l.in.isDir() {
+			return perr("read", name, syscall.EISDIR)
+		}
+		data = make([]byte, l.in.size)
+		return f.readInode(l.in, data, 0)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// readInode reads p at off from in's content (p within size).
+func (f *FS) readInode(in *inode, p []byte, off int64) error {
+	if len(in.ext) == 1 && in.ext[0].kind == extMem {
+		copy(p, in.ext[0].mem[in.ext[0].coff+off:])
+		return nil
+	}
+	var bf fs.File
+	defer func() {
+		if bf != nil {
+			bf.Close()
+		}
+	}()
+	err := readExt(in.ext, p, off, func(path string, q []byte, o int64) error {
+		if bf == nil {
+			var err error
+			if bf, err = f.base.Open(path); err != nil {
+				return err
+			}
+		}
+		return readFileAt(bf, q, o)
+	}, in.origin)
+	if err != nil {
+		return &ioError{err}
+	}
+	return nil
+}
+
+func (f *FS) WriteFile(name string, data []byte, perm fs.FileMode) error {
+	h, err := f.OpenFile(name, O_WRONLY|O_CREATE|O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	_, err = h.Write(data)
+	if err1 := h.Close(); err == nil {
+		err = err1
+	}
+	return err
+}
