@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/warren-sandbox/warren/image"
+	storedir "github.com/warren-sandbox/warren/store/dir"
+)
+
+func init() { verbs = append(verbs, newImageCmd) }
+
+// imageBuildRunner executes Dockerfile RUN steps; nil (until the sandbox
+// verb's file sets it) makes RUN fail with a clear error.
+var imageBuildRunner image.Runner
+
+// imageDataDir is where images live: --data, else $WARREN_DATA, else
+// ~/.local/share/warren.
+func imageDataDir(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if d := os.Getenv("WARREN_DATA"); d != "" {
+		return d, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no --data, no $WARREN_DATA and no home directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "share", "warren"), nil
+}
+
+// openImageCatalog opens the blob store under data (DATA/blobs) and the
+// image catalog over it (local files in DATA/cache, as the sandbox node has them). `run` and
+// `serve` use it too, with image.Default for zero setup.
+func openImageCatalog(data string) (*image.Catalog, func(), error) {
+	st, err := storedir.Open(filepath.Join(data, "blobs"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot open data directory %s: %w", data, err)
+	}
+	c, err := image.NewCatalog(st, filepath.Join(data, "cache"))
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return c, func() { c.Close(); st.Close() }, nil
+}
+
+func newImageCmd() *cobra.Command {
+	var data string
+	cmd := &cobra.Command{
+		Use:   "image",
+		Short: "build and manage EROFS base images",
+	}
+	cmd.PersistentFlags().StringVar(&data, "data", "", "data directory (default $WARREN_DATA, else ~/.local/share/warren)")
+	withCatalog := func(fn func(ctx context.Context, c *image.Catalog, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, args []string) error {
+			dir, err := imageDataDir(data)
+			if err != nil {
+				return err
+			}
+			c, done, err := openImageCatalog(dir)
+			if err != nil {
+				return err
+			}
+			defer done()
+			c.Runner = imageBuildRunner
+			return fn(cmd.Context(), c, cmd, args)
+		}
+	}
+
+	var tag, dockerfile string
+	var buildArgs []string
+	build := &cobra.Command{
+		Use:   "build [-t NAME] [-f Dockerfile] SOURCE",
+		Short: "build an image from a directory, tar (- for stdin), oci:DIR, docker-archive:FILE or a Dockerfile context",
+		Args:  cobra.ExactArgs(1),
+		RunE: withCatalog(func(ctx context.Context, c *image.Catalog, cmd *cobra.Command, args []string) error {
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			stderr := cmd.ErrOrStderr()
+			opts := image.BuildOptions{Stdin: cmd.InOrStdin(), Log: stderr, Progress: newProgress(stderr)}
+			for _, a := range buildArgs {
+				k, v, ok := strings.Cut(a, "=")
+				if !ok {
+					return fmt.Errorf("--build-arg %q: want NAME=VALUE", a)
+				}
+				if opts.BuildArgs == nil {
+					opts.BuildArgs = map[string]string{}
+				}
+				opts.BuildArgs[k] = v
+			}
+			start := time.Now()
+			var m image.Manifest
+			var err error
+			if dockerfile != "" {
+				m, err = c.BuildDockerfile(ctx, dockerfile, args[0], opts)
+			} else {
+				m, err = c.BuildSource(ctx, args[0], opts)
+			}
+			if err != nil {
+				return err
+			}
+			if tag != "" {
+				if err := c.Tag(ctx, tag, m); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(stderr, "built %s: %d entries, %d bytes in %v\n", m.Digest, m.Files, m.Size, time.Since(start).Round(time.Millisecond))
+			fmt.Fprintln(cmd.OutOrStdout(), m.Digest)
+			return nil
+		}),
+	}
+	build.Flags().StringVarP(&tag, "tag", "t", "", "name the image")
+	build.Flags().StringVarP(&dockerfile, "file", "f", "", "build from this Dockerfile with SOURCE as the context")
+	build.Flags().StringArrayVar(&buildArgs, "build-arg", nil, "Dockerfile ARG value NAME=VALUE")
+
+	ls := &cobra.Command{
+		Use:   "ls",
+		Short: "list images",
+		Args:  cobra.NoArgs,
+		RunE: withCatalog(func(ctx context.Context, c *image.Catalog, cmd *cobra.Command, _ []string) error {
+			list, err := c.List(ctx)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 8, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tDIGEST\tSIZE\tFILES")
+			for _, t := range list {
+				fmt.Fprintf(tw, "%s\t%.19s\t%d\t%d\n", t.Name, t.Digest, t.Size, t.Files)
+			}
+			return tw.Flush()
+		}),
+	}
+	inspect := &cobra.Command{
+		Use:   "inspect NAME",
+		Short: "show an image's digest, size, file count and config",
+		Args:  cobra.ExactArgs(1),
+		RunE: withCatalog(func(ctx context.Context, c *image.Catalog, cmd *cobra.Command, args []string) error {
+			m, err := c.Resolve(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			return enc.Encode(m)
+		}),
+	}
+	rm := &cobra.Command{
+		Use:   "rm NAME",
+		Short: "remove an image (refused while sandboxes use it)",
+		Args:  cobra.ExactArgs(1),
+		RunE: withCatalog(func(ctx context.Context, c *image.Catalog, cmd *cobra.Command, args []string) error {
+			return c.Remove(ctx, args[0])
+		}),
+	}
+	export := &cobra.Command{
+		Use:   "export NAME > image.erofs",
+		Short: "write an image's EROFS file to standard output",
+		Args:  cobra.ExactArgs(1),
+		RunE: withCatalog(func(ctx context.Context, c *image.Catalog, cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			if f, ok := out.(*os.File); ok && isTerminal(f) {
+				return errors.New("refusing to write an image to a terminal; redirect standard output")
+			}
+			return c.Export(ctx, args[0], out)
+		}),
+	}
+	cmd.AddCommand(build, ls, inspect, rm, export)
+	return cmd
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// newProgress draws a bar on a terminal and prints plain lines (at most
+// one every 2 s) otherwise.
+func newProgress(w io.Writer) image.Progress {
+	f, ok := w.(*os.File)
+	tty := ok && isTerminal(f)
+	var last time.Time
+	return func(files, totalFiles int, bytes, totalBytes int64) {
+		done := files >= totalFiles && bytes >= totalBytes
+		if tty {
+			pct := 100.0
+			if totalBytes > 0 {
+				pct = float64(bytes) * 100 / float64(totalBytes)
+			}
+			n := int(pct / 5)
+			fmt.Fprintf(w, "\r[%-20s] %5.1f%%  %d/%d files  %s/%s", strings.Repeat("=", n), pct, files, totalFiles, human(bytes), human(totalBytes))
+			if done {
+				fmt.Fprintln(w)
+			}
+			return
+		}
+		if done || time.Since(last) >= 2*time.Second {
+			last = time.Now()
+			fmt.Fprintf(w, "progress: %d/%d files, %s/%s\n", files, totalFiles, human(bytes), human(totalBytes))
+		}
+	}
+}
+
+func human(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,310 @@
+// Package awk runs awk programs with GoAWK (github.com/benhoyt/goawk) over
+// the shell's streams. GoAWK would open files and run commands on the host,
+// so it runs with NoExec, NoFileReads and NoFileWrites: input files are
+// opened here through the vfs and fed to GoAWK as a sequence of "-" inputs,
+// and FILENAME and > "/dev/stderr" are rewritten (see rewrite.go). What is
+// left out: system(), pipes to and from commands, print > "file" and
+// getline < "file" (they fail with a clear error).
+package awk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+
+	"github.com/benhoyt/goawk/interp"
+	"github.com/benhoyt/goawk/lexer"
+	"github.com/benhoyt/goawk/parser"
+
+	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/commands/coreutils/textio"
+)
+
+// Register adds awk (and the usual aliases).
+func Register(t commands.Table) {
+	t.Register("awk", Awk)
+	t.Register("gawk", Awk)
+	t.Register("mawk", Awk)
+	t.Register("nawk", Awk)
+}
+
+// segments is stdin for GoAWK: each input file in turn, with an EOF between
+// them so GoAWK's per-"-" scanners see one file each.
+type segments struct {
+	ctx     context.Context
+	inv     *commands.Invocation
+	names   []string
+	cur     io.ReadCloser
+	opened  bool
+	stderr  io.Writer
+	failed  bool
+	started bool
+	current string // the file being read, for FILENAME
+	stdin   bool   // no file operands: FILENAME is "-" once reading starts
+}
+
+// filename is FILENAME: "" before input is read (BEGIN), then the file
+// being read, "-" for standard input (as mawk).
+func (s *segments) filename() string {
+	if s.current == "" && s.stdin && s.started {
+		return "-"
+	}
+	return s.current
+}
+
+func (s *segments) Read(p []byte) (int, error) {
+	if err := s.ctx.Err(); err != nil {
+		return 0, err
+	}
+	if !s.opened {
+		if len(s.names) == 0 {
+			return 0, io.EOF
+		}
+		name := s.names[0]
+		s.names = s.names[1:]
+		f, err := s.inv.Open(name)
+		if err != nil {
+			fmt.Fprintf(s.stderr, "awk: cannot open %s (%s)\n", name, commands.Strerror(unwrap(err)))
+			s.failed = true
+			return 0, io.EOF
+		}
+		s.cur, s.opened, s.current = f, true, name
+	}
+	n, err := s.cur.Read(p)
+	if err == io.EOF {
+		s.cur.Close()
+		s.opened = false
+		if n > 0 {
+			return n, nil
+		}
+		return 0, io.EOF
+	}
+	return n, err
+}
+
+// Awk is awk(1).
+func Awk(ctx context.Context, inv *commands.Invocation) int {
+	name := inv.Args[0]
+	args := inv.Args[1:]
+	var fs string
+	var assigns []string
+	var progFiles []string
+	haveFS := false
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			i++
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			break
+		}
+		takeArg := func(flag string) (string, bool) {
+			if len(a) > len(flag) {
+				return a[len(flag):], true
+			}
+			if i+1 < len(args) {
+				i++
+				return args[i], true
+			}
+			fmt.Fprintf(inv.Stderr, "%s: option requires an argument -- '%s'\n", name, flag[1:])
+			return "", false
+		}
+		switch {
+		case strings.HasPrefix(a, "-F"):
+			v, ok := takeArg("-F")
+			if !ok {
+				return 2
+			}
+			fs, haveFS = v, true
+		case strings.HasPrefix(a, "-v"):
+			v, ok := takeArg("-v")
+			if !ok {
+				return 2
+			}
+			if !strings.Contains(v, "=") {
+				fmt.Fprintf(inv.Stderr, "%s: invalid -v argument %q\n", name, v)
+				return 2
+			}
+			assigns = append(assigns, v)
+		case strings.HasPrefix(a, "-f"):
+			v, ok := takeArg("-f")
+			if !ok {
+				return 2
+			}
+			progFiles = append(progFiles, v)
+		case a == "--version" || a == "-version":
+			fmt.Fprintln(inv.Stdout, "awk (GoAWK v1.29.1, warren)")
+			return 0
+		default:
+			fmt.Fprintf(inv.Stderr, "%s: unknown option %s\n", name, a)
+			return 2
+		}
+	}
+	args = args[i:]
+	var src string
+	if len(progFiles) > 0 {
+		var b strings.Builder
+		for _, pf := range progFiles {
+			f, err := inv.Open(pf)
+			if err != nil {
+				fmt.Fprintf(inv.Stderr, "%s: %s\n", name, commands.Describe(err))
+				return 2
+			}
+			data, err := io.ReadAll(f)
+			f.Close()
+			if err != nil {
+				fmt.Fprintf(inv.Stderr, "%s: %s: %s\n", name, pf, commands.Strerror(err))
+				return 2
+			}
+			b.Write(data)
+			b.WriteByte('\n')
+		}
+		src = b.String()
+	} else {
+		if len(args) == 0 {
+			fmt.Fprintf(inv.Stderr, "usage: %s [-F fs][-v var=value][prog | -f progfile][file ...]\n", name)
+			return 2
+		}
+		src, args = args[0], args[1:]
+	}
+	// FILENAME: GoAWK only ever sees "-", so reads of it are rewritten to
+	// ask the input sequence which file is current.
+	seg := &segments{ctx: ctx, inv: inv, stderr: inv.Stderr}
+	var pcfg *parser.ParserConfig
+	var funcs map[string]interface{}
+	if rewritten, ok := rewrite(src); ok {
+		funcs = map[string]interface{}{
+			filenameFunc: seg.filename,
+			ewriteFunc: func(s string) int {
+				io.WriteString(inv.Stderr, s)
+				return 0
+			},
+		}
+		pcfg = &parser.ParserConfig{Funcs: funcs}
+		src = rewritten
+	}
+	prog, err := parser.ParseProgram([]byte(src), pcfg)
+	if err != nil {
+		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, err)
+		return 2
+	}
+	// Operands that are files become "-" reading the next segment;
+	// var=value operands stay in place so they apply at the right time.
+	argv := []string{name}
+	files := 0
+	for _, a := range args {
+		if isAssign(a) {
+			argv = append(argv, a)
+			continue
+		}
+		files++
+		if a == "-" || a == "/dev/stdin" {
+			seg.names = append(seg.names, "-")
+		} else {
+			seg.names = append(seg.names, a)
+		}
+		argv = append(argv, "-")
+	}
+	var stdin io.Reader = seg
+	if files == 0 {
+		seg.stdin = true
+		stdin = &startReader{r: textio.WithContext(ctx, inv.Stdin), started: &seg.started}
+	}
+	env := []string{}
+	for _, kv := range inv.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env = append(env, k, v)
+	}
+	vars := []string{}
+	if haveFS {
+		if fs == "t" {
+			fs = "\t"
+		}
+		vars = append(vars, "FS", unescapeFS(fs))
+	}
+	for _, a := range assigns {
+		k, v, _ := strings.Cut(a, "=")
+		uv, err := lexer.Unescape(v)
+		if err == nil {
+			v = uv
+		}
+		vars = append(vars, k, v)
+	}
+	out := textio.NewWriter(inv.Stdout)
+	defer textio.PutWriter(out)
+	cfg := &interp.Config{
+		Stdin: stdin, Output: out, Error: inv.Stderr,
+		Args: argv[1:], Vars: vars, Environ: env,
+		NoExec: true, NoFileReads: true, NoFileWrites: true,
+		Funcs: funcs,
+	}
+	it, err := interp.New(prog)
+	if err != nil {
+		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, err)
+		return 2
+	}
+	status, err := it.ExecuteContext(ctx, cfg)
+	if ferr := out.Flush(); textio.BrokenPipe(ferr) || (err != nil && textio.BrokenPipe(err)) {
+		return 141 // SIGPIPE in a real awk: silent
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return 130
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "NoFileReads") || strings.Contains(msg, "NoFileWrites") || strings.Contains(msg, "NoExec") {
+			msg += " (file redirection, getline from files and commands are not available in the sandbox's awk)"
+		}
+		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, msg)
+		return 2
+	}
+	if seg.failed && status == 0 {
+		return 2
+	}
+	return status
+}
+
+func unwrap(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// startReader notes when standard input is first read (for FILENAME).
+type startReader struct {
+	r       io.Reader
+	started *bool
+}
+
+func (s *startReader) Read(p []byte) (int, error) {
+	*s.started = true
+	return s.r.Read(p)
+}
+
+func isAssign(a string) bool {
+	k, _, ok := strings.Cut(a, "=")
+	if !ok || k == "" {
+		return false
+	}
+	for i, c := range k {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// unescapeFS applies awk's escape processing to -F values ("\t" -> tab).
+func unescapeFS(s string) string {
+	if u, err := lexer.Unescape(s); err == nil {
+		return u
+	}
+	return s
+}

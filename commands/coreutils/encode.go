@@ -1,0 +1,1056 @@
+package coreutils
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
+	"github.com/warren-sandbox/warren/commands/coreutils/textio"
+)
+
+var base64Spec = getopt.Spec{Short: "diw:", Long: []getopt.Long{
+	{Name: "decode", Key: "d"}, {Name: "ignore-garbage", Key: "i"}, {Name: "wrap", Arg: getopt.Required, Key: "w"}}}
+
+// Base64 is base64(1).
+func Base64(ctx context.Context, inv *commands.Invocation) int {
+	r := begin(ctx, inv)
+	opts, files, code, ok := r.parse(&base64Spec)
+	if !ok {
+		return code
+	}
+	decode, garbage, wrap := false, false, 76
+	for _, o := range opts {
+		switch o.Key {
+		case "d":
+			decode = true
+		case "i":
+			garbage = true
+		case "w":
+			n, err := strconv.Atoi(o.Arg)
+			if err != nil || n < 0 {
+				return r.fail(1, "invalid wrap size: %s", quoteGNU(o.Arg))
+			}
+			wrap = n
+		}
+	}
+	if len(files) > 1 {
+		return r.usage(fmt.Errorf("extra operand %s", quoteGNU(files[1])), 1)
+	}
+	r.each(files, func(name string, br *bufio.Reader) error {
+		if decode {
+			// Decode in 4-byte quanta, skipping newlines (and garbage with -i).
+			var quad []byte
+			chunk := make([]byte, 32<<10)
+			dst := make([]byte, 3)
+			pad := false
+			for {
+				n, err := br.Read(chunk)
+				for _, c := range chunk[:n] {
+					switch {
+					case c == '\n' || c == '\r':
+						continue
+					case c == '=' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || isDigit(c) || c == '+' || c == '/':
+						if pad && c != '=' {
+							return fmt.Errorf("invalid input")
+						}
+						quad = append(quad, c)
+					default:
+						if garbage {
+							continue
+						}
+						r.errorf("invalid input")
+						return nil
+					}
+					if len(quad) == 4 {
+						k, derr := base64.StdEncoding.Decode(dst, quad)
+						if derr != nil {
+							r.errorf("invalid input")
+							return nil
+						}
+						r.out.Write(dst[:k])
+						pad = quad[3] == '='
+						quad = quad[:0]
+					}
+				}
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if len(quad) > 0 {
+				padded := append(quad, bytes.Repeat([]byte("="), 4-len(quad))...)
+				k, derr := base64.StdEncoding.Decode(dst, padded)
+				r.out.Write(dst[:k])
+				if derr != nil || len(quad) == 1 {
+					r.errorf("invalid input")
+				} else {
+					r.errorf("invalid input")
+				}
+			}
+			return nil
+		}
+		col := 0
+		chunk := make([]byte, 3*1024*8)
+		enc := make([]byte, base64.StdEncoding.EncodedLen(len(chunk)))
+		for !r.stopped() {
+			n, err := io.ReadFull(br, chunk)
+			if n > 0 {
+				m := base64.StdEncoding.EncodedLen(n)
+				base64.StdEncoding.Encode(enc, chunk[:n])
+				out := enc[:m]
+				for len(out) > 0 {
+					if wrap == 0 {
+						r.out.Write(out)
+						col += len(out)
+						break
+					}
+					k := min(wrap-col, len(out))
+					r.out.Write(out[:k])
+					col += k
+					out = out[k:]
+					if col == wrap {
+						r.out.WriteByte('\n')
+						col = 0
+					}
+				}
+			}
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if col > 0 && wrap > 0 {
+			r.out.WriteByte('\n')
+		}
+		return nil
+	})
+	return r.done()
+}
+
+var sumSpec = getopt.Spec{Short: "bctwz", Long: []getopt.Long{
+	{Name: "binary", Key: "b"}, {Name: "check", Key: "c"}, {Name: "tag"}, {Name: "text", Key: "t"},
+	{Name: "ignore-missing"}, {Name: "quiet"}, {Name: "status"}, {Name: "strict"}, {Name: "warn", Key: "w"},
+	{Name: "zero", Key: "z"}}}
+
+func sumCommand(algo string, newHash func() hash.Hash) commands.Func {
+	return func(ctx context.Context, inv *commands.Invocation) int {
+		return hashSum(ctx, inv, algo, newHash)
+	}
+}
+
+var (
+	// Md5sum is md5sum(1).
+	Md5sum = sumCommand("MD5", md5.New)
+	// Sha1sum is sha1sum(1).
+	Sha1sum = sumCommand("SHA1", sha1.New)
+	// Sha256sum is sha256sum(1).
+	Sha256sum = sumCommand("SHA256", sha256.New)
+	// Sha512sum is sha512sum(1).
+	Sha512sum = sumCommand("SHA512", sha512.New)
+)
+
+func hashSum(ctx context.Context, inv *commands.Invocation, algo string, newHash func() hash.Hash) int {
+	r := begin(ctx, inv)
+	opts, files, code, ok := r.parse(&sumSpec)
+	if !ok {
+		return code
+	}
+	check, tag, binaryMode := false, false, false
+	quiet, status, ignoreMissing := false, false, false
+	for _, o := range opts {
+		switch o.Key {
+		case "c":
+			check = true
+		case "tag":
+			tag = true
+		case "b":
+			binaryMode = true
+		case "quiet":
+			quiet = true
+		case "status":
+			status = true
+		case "ignore-missing":
+			ignoreMissing = true
+		}
+	}
+	sum := func(rd io.Reader) (string, error) {
+		h := newHash()
+		buf := make([]byte, 32<<10)
+		if _, err := io.CopyBuffer(h, textio.WithContext(ctx, rd), buf); err != nil {
+			return "", err
+		}
+		return hex.EncodeToString(h.Sum(nil)), nil
+	}
+	if len(files) == 0 {
+		files = []string{"-"}
+	}
+	if !check {
+		for _, name := range files {
+			f, ok := r.open(name)
+			if !ok {
+				continue
+			}
+			s, err := sum(f)
+			f.Close()
+			if err != nil {
+				r.errorf("%s: %s", name, commands.Strerror(err))
+				continue
+			}
+			switch {
+			case tag:
+				fmt.Fprintf(r.out, "%s (%s) = %s\n", algo, name, s)
+			case binaryMode:
+				fmt.Fprintf(r.out, "%s *%s\n", s, name)
+			default:
+				fmt.Fprintf(r.out, "%s  %s\n", s, name)
+			}
+		}
+		return r.done()
+	}
+	failed, missing, malformed := 0, 0, 0
+	for _, list := range files {
+		f, ok := r.open(list)
+		if !ok {
+			continue
+		}
+		br := textio.NewReader(f)
+		lr := textio.LineReader{R: br, Delim: '\n'}
+		lineNo := 0
+		any := false
+		for {
+			line, _, err := lr.Next()
+			if err != nil {
+				break
+			}
+			lineNo++
+			s := strings.TrimSuffix(string(line), "\r")
+			var want, name string
+			if strings.HasPrefix(s, algo+" (") {
+				if i := strings.LastIndex(s, ") = "); i > 0 {
+					name, want = s[len(algo)+2:i], s[i+4:]
+				}
+			} else if len(s) > 2 {
+				if i := strings.IndexByte(s, ' '); i > 0 && i+1 < len(s) && (s[i+1] == ' ' || s[i+1] == '*') {
+					want, name = s[:i], s[i+2:]
+				}
+			}
+			if want == "" || name == "" {
+				malformed++
+				continue
+			}
+			any = true
+			target, err := inv.Open(name)
+			if err != nil {
+				if ignoreMissing {
+					continue
+				}
+				missing++
+				if !status {
+					r.errorf("%s", commands.Describe(err))
+					fmt.Fprintf(r.out, "%s: FAILED open or read\n", name)
+				}
+				continue
+			}
+			got, err := sum(target)
+			target.Close()
+			if err != nil || !strings.EqualFold(got, want) {
+				failed++
+				if !status {
+					fmt.Fprintf(r.out, "%s: FAILED\n", name)
+				}
+				continue
+			}
+			if !quiet && !status {
+				fmt.Fprintf(r.out, "%s: OK\n", name)
+			}
+		}
+		textio.PutReader(br)
+		f.Close()
+		if !any {
+			r.errorf("%s: no properly formatted checksum lines found", list)
+		}
+	}
+	r.out.Flush()
+	if !status {
+		if malformed > 0 && failed+missing > 0 || malformed > 0 && r.status == 0 && false {
+		}
+		if missing > 0 {
+			plural := "s"
+			if missing == 1 {
+				plural = ""
+			}
+			fmt.Fprintf(inv.Stderr, "%s: WARNING: %d listed file%s could not be read\n", r.name, missing, plural)
+		}
+		if failed > 0 {
+			if failed == 1 {
+				fmt.Fprintf(inv.Stderr, "%s: WARNING: 1 computed checksum did NOT match\n", r.name)
+			} else {
+				fmt.Fprintf(inv.Stderr, "%s: WARNING: %d computed checksums did NOT match\n", r.name, failed)
+			}
+		}
+	}
+	if failed > 0 || missing > 0 {
+		r.status = 1
+	}
+	return r.done()
+}
+
+var crcTable = func() (t [256]uint32) {
+	for i := range t {
+		c := uint32(i) << 24
+		for j := 0; j < 8; j++ {
+			if c&0x80000000 != 0 {
+				c = c<<1 ^ 0x04C11DB7
+			} else {
+				c <<= 1
+			}
+		}
+		t[i] = c
+	}
+	return
+}()
+
+// Cksum is cksum(1) with the POSIX CRC (the coreutils default).
+func Cksum(ctx context.Context, inv *commands.Invocation) int {
+	r := begin(ctx, inv)
+	_, files, code, ok := r.parse(&getopt.Spec{})
+	if !ok {
+		return code
+	}
+	named := len(files) > 0
+	r.each(files, func(name string, br *bufio.Reader) error {
+		var crc uint32
+		var n uint64
+		buf := make([]byte, 32<<10)
+		for {
+			k, err := br.Read(buf)
+			for _, c := range buf[:k] {
+				crc = crc<<8 ^ crcTable[byte(crc>>24)^c]
+			}
+			n += uint64(k)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+		}
+		for l := n; l > 0; l >>= 8 {
+			crc = crc<<8 ^ crcTable[byte(crc>>24)^byte(l)]
+		}
+		crc = ^crc
+		if named {
+			fmt.Fprintf(r.out, "%d %d %s\n", crc, n, name)
+		} else {
+			fmt.Fprintf(r.out, "%d %d\n", crc, n)
+		}
+		return nil
+	})
+	return r.done()
+}
+
+var stringsSpec = getopt.Spec{Short: "an:t:e:0123456789", Long: []getopt.Long{
+	{Name: "all", Key: "a"}, {Name: "bytes", Arg: getopt.Required, Key: "n"}, {Name: "radix", Arg: getopt.Required, Key: "t"},
+	{Name: "encoding", Arg: getopt.Required, Key: "e"}}}
+
+// Strings is strings(1): printable runs of at least -n bytes.
+func Strings(ctx context.Context, inv *commands.Invocation) int {
+	r := begin(ctx, inv)
+	opts, files, code, ok := r.parse(&stringsSpec)
+	if !ok {
+		return code
+	}
+	min := 4
+	radix := byte(0)
+	digits := ""
+	for _, o := range opts {
+		switch o.Key {
+		case "n":
+			n, err := strconv.Atoi(o.Arg)
+			if err != nil || n <= 0 {
+				return r.fail(1, "invalid minimum string length %s", o.Arg)
+			}
+			min = n
+		case "t":
+			if o.Arg != "o" && o.Arg != "d" && o.Arg != "x" {
+				return r.fail(1, "invalid radix: %s", o.Arg)
+			}
+			radix = o.Arg[0]
+		default:
+			if isDigit(o.Key[0]) {
+				digits += o.Key
+			}
+		}
+	}
+	if digits != "" {
+		min, _ = strconv.Atoi(digits)
+	}
+	r.each(files, func(name string, br *bufio.Reader) error {
+		var run []byte
+		var off, start int64
+		emit := func() {
+			if len(run) >= min {
+				switch radix {
+				case 'o':
+					fmt.Fprintf(r.out, "%7o ", start)
+				case 'd':
+					fmt.Fprintf(r.out, "%7d ", start)
+				case 'x':
+					fmt.Fprintf(r.out, "%7x ", start)
+				}
+				r.out.Write(run)
+				r.out.WriteByte('\n')
+			}
+			run = run[:0]
+		}
+		for {
+			if off&0xffff == 0 && r.stopped() {
+				break
+			}
+			c, err := br.ReadByte()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if c >= 32 && c < 127 || c == '\t' {
+				if len(run) == 0 {
+					start = off
+				}
+				run = append(run, c)
+			} else {
+				emit()
+			}
+			off++
+		}
+		emit()
+		return nil
+	})
+	return r.done()
+}
+
+var odSpec = getopt.Spec{Short: "A:j:N:t:vw::abcdfiloxsS:", Long: []getopt.Long{
+	{Name: "address-radix", Arg: getopt.Required, Key: "A"}, {Name: "skip-bytes", Arg: getopt.Required, Key: "j"},
+	{Name: "read-bytes", Arg: getopt.Required, Key: "N"}, {Name: "format", Arg: getopt.Required, Key: "t"},
+	{Name: "output-duplicates", Key: "v"}, {Name: "width", Arg: getopt.Optional, Key: "w"}, {Name: "endian", Arg: getopt.Required}}}
+
+type odType struct {
+	kind byte // a c d o u x f
+	size int
+}
+
+func (t odType) width() int {
+	switch t.kind {
+	case 'a', 'c':
+		return 3
+	case 'x':
+		return t.size * 2
+	case 'o':
+		return map[int]int{1: 3, 2: 6, 4: 11, 8: 22}[t.size]
+	case 'u':
+		return map[int]int{1: 3, 2: 5, 4: 10, 8: 20}[t.size]
+	case 'd':
+		return map[int]int{1: 4, 2: 6, 4: 11, 8: 20}[t.size]
+	case 'f':
+		return map[int]int{4: 14, 8: 23}[t.size]
+	}
+	return 3
+}
+
+var odNames = []string{"nul", "soh", "stx", "etx", "eot", "enq", "ack", "bel", "bs", "ht", "nl", "vt", "ff", "cr", "so", "si",
+	"dle", "dc1", "dc2", "dc3", "dc4", "nak", "syn", "etb", "can", "em", "sub", "esc", "fs", "gs", "rs", "us", "sp"}
+
+func (t odType) format(b []byte) string {
+	switch t.kind {
+	case 'a':
+		c := b[0] & 0x7f
+		switch {
+		case c <= 32:
+			return odNames[c]
+		case c == 127:
+			return "del"
+		}
+		return string(c)
+	case 'c':
+		c := b[0]
+		switch c {
+		case 0:
+			return `\0`
+		case 7:
+			return `\a`
+		case 8:
+			return `\b`
+		case 9:
+			return `\t`
+		case 10:
+			return `\n`
+		case 11:
+			return `\v`
+		case 12:
+			return `\f`
+		case 13:
+			return `\r`
+		}
+		if c >= 32 && c < 127 {
+			return string(c)
+		}
+		return fmt.Sprintf("%03o", c)
+	}
+	var v uint64
+	switch t.size {
+	case 1:
+		v = uint64(b[0])
+	case 2:
+		v = uint64(binary.LittleEndian.Uint16(b))
+	case 4:
+		v = uint64(binary.LittleEndian.Uint32(b))
+	case 8:
+		v = binary.LittleEndian.Uint64(b)
+	}
+	switch t.kind {
+	case 'x':
+		return fmt.Sprintf("%0*x", t.size*2, v)
+	case 'o':
+		return fmt.Sprintf("%0*o", t.width(), v)
+	case 'u':
+		return strconv.FormatUint(v, 10)
+	case 'd':
+		shift := 64 - 8*t.size
+		return strconv.FormatInt(int64(v<<shift)>>shift, 10)
+	case 'f':
+		return "?"
+	}
+	return ""
+}
+
+// Od is od(1) for the common types (a c d o u x, sizes 1 2 4 8).
+func Od(ctx context.Context, inv *commands.Invocation) int {
+	r := begin(ctx, inv)
+	opts, files, code, ok := r.parse(&odSpec)
+	if !ok {
+		return code
+	}
+	radix := byte('o')
+	var skip, limit int64 = 0, -1
+	var types []odType
+	dup, width := false, 16
+	parseType := func(s string) bool {
+		for len(s) > 0 {
+			k := s[0]
+			s = s[1:]
+			if k == 'a' || k == 'c' {
+				types = append(types, odType{k, 1})
+				continue
+			}
+			if strings.IndexByte("doux", k) < 0 {
+				return false
+			}
+			size := 4
+			if len(s) > 0 {
+				switch s[0] {
+				case 'C':
+					size, s = 1, s[1:]
+				case 'S':
+					size, s = 2, s[1:]
+				case 'I':
+					size, s = 4, s[1:]
+				case 'L':
+					size, s = 8, s[1:]
+				default:
+					i := 0
+					for i < len(s) && isDigit(s[i]) {
+						i++
+					}
+					if i > 0 {
+						size, _ = strconv.Atoi(s[:i])
+						s = s[i:]
+					}
+				}
+			}
+			if size != 1 && size != 2 && size != 4 && size != 8 {
+				return false
+			}
+			types = append(types, odType{k, size})
+		}
+		return true
+	}
+	for _, o := range opts {
+		switch o.Key {
+		case "A":
+			if len(o.Arg) != 1 || strings.IndexByte("doxn", o.Arg[0]) < 0 {
+				return r.fail(1, "invalid output address radix '%s'; it is not one character of [doxn]", o.Arg)
+			}
+			radix = o.Arg[0]
+		case "j", "N":
+			n, ok := parseSize(o.Arg)
+			if !ok {
+				return r.fail(1, "invalid number %s", quoteGNU(o.Arg))
+			}
+			if o.Key == "j" {
+				skip = n
+			} else {
+				limit = n
+			}
+		case "t":
+			if !parseType(o.Arg) {
+				return r.fail(1, "invalid type string %s", quoteGNU(o.Arg))
+			}
+		case "v":
+			dup = true
+		case "w":
+			width = 32
+			if o.HasArg {
+				n, err := strconv.Atoi(o.Arg)
+				if err != nil || n <= 0 {
+					return r.fail(1, "invalid width %s", quoteGNU(o.Arg))
+				}
+				width = n
+			}
+		case "a":
+			types = append(types, odType{'a', 1})
+		case "b":
+			types = append(types, odType{'o', 1})
+		case "c":
+			types = append(types, odType{'c', 1})
+		case "d":
+			types = append(types, odType{'u', 2})
+		case "o":
+			types = append(types, odType{'o', 2})
+		case "x":
+			types = append(types, odType{'x', 2})
+		case "i", "s":
+			types = append(types, odType{'d', map[string]int{"i": 4, "s": 2}[o.Key]})
+		case "l":
+			types = append(types, odType{'d', 8})
+		}
+	}
+	if len(types) == 0 {
+		types = []odType{{'o', 2}}
+	}
+	// Every column is as wide as the widest type needs per byte.
+	perByte := 0
+	for _, t := range types {
+		perByte = max(perByte, (t.width()+1+t.size-1)/t.size)
+	}
+	addr := func(off int64) string {
+		switch radix {
+		case 'd':
+			return fmt.Sprintf("%07d", off)
+		case 'x':
+			return fmt.Sprintf("%06x", off)
+		case 'n':
+			return ""
+		}
+		return fmt.Sprintf("%07o", off)
+	}
+	var data bytes.Buffer
+	var inputs []io.Reader
+	if len(files) == 0 {
+		files = []string{"-"}
+	}
+	var closers []io.Closer
+	for _, name := range files {
+		f, ok := r.open(name)
+		if !ok {
+			continue
+		}
+		closers = append(closers, f)
+		inputs = append(inputs, f)
+	}
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
+	in := bufio.NewReader(textio.WithContext(ctx, io.MultiReader(inputs...)))
+	if skip > 0 {
+		if n, _ := io.CopyN(io.Discard, in, skip); n < skip {
+			r.errorf("cannot skip past end of combined input")
+			return r.done()
+		}
+	}
+	var src io.Reader = in
+	if limit >= 0 {
+		src = io.LimitReader(in, limit)
+	}
+	off := skip
+	var prev []byte
+	starred := false
+	line := make([]byte, width)
+	_ = data
+	for !r.stopped() {
+		n, err := io.ReadFull(src, line)
+		if n == 0 {
+			break
+		}
+		chunk := line[:n]
+		if !dup && prev != nil && n == width && bytes.Equal(chunk, prev) {
+			if !starred {
+				r.out.WriteString("*\n")
+				starred = true
+			}
+			off += int64(n)
+			continue
+		}
+		starred = false
+		for ti, t := range types {
+			if ti == 0 {
+				r.out.WriteString(addr(off))
+			} else {
+				r.out.WriteString(strings.Repeat(" ", len(addr(off))))
+			}
+			for i := 0; i < n; i += t.size {
+				cell := make([]byte, t.size)
+				copy(cell, chunk[i:min(i+t.size, n)])
+				s := t.format(cell)
+				w := perByte * t.size
+				if len(types) == 1 {
+					w = t.width() + 1
+				}
+				fmt.Fprintf(r.out, "%*s", w, s)
+			}
+			r.out.WriteByte('\n')
+		}
+		prev = append(prev[:0], chunk...)
+		off += int64(n)
+		if err != nil {
+			break
+		}
+	}
+	if radix != 'n' {
+		r.out.WriteString(addr(off))
+		r.out.WriteByte('\n')
+	}
+	return r.done()
+}
+
+var xxdSpec = getopt.Spec{Short: "c:g:l:ps:ruiEe", Long: []getopt.Long{
+	{Name: "cols", Arg: getopt.Required, Key: "c"}, {Name: "groupsize", Arg: getopt.Required, Key: "g"},
+	{Name: "len", Arg: getopt.Required, Key: "l"}, {Name: "plain", Key: "p"}, {Name: "postscript", Key: "p"},
+	{Name: "seek", Arg: getopt.Required, Key: "s"}, {Name: "revert", Key: "r"}, {Name: "include", Key: "i"}}}
+
+// Xxd is xxd(1): hex dump, -p plain, -r reverse, -i C include.
+func Xxd(ctx context.Context, inv *commands.Invocation) int {
+	r := begin(ctx, inv)
+	opts, files, code, ok := r.parse(&xxdSpec)
+	if !ok {
+		return code
+	}
+	cols, group := 16, 2
+	var limit, seek int64 = -1, 0
+	plain, revert, upper, include := false, false, false, false
+	colsSet := false
+	for _, o := range opts {
+		num := func() (int64, bool) {
+			n, err := strconv.ParseInt(o.Arg, 0, 64)
+			return n, err == nil && n >= 0
+		}
+		switch o.Key {
+		case "c", "g", "l", "s":
+			n, ok := num()
+			if !ok {
+				return r.fail(1, "invalid number %s", quoteGNU(o.Arg))
+			}
+			switch o.Key {
+			case "c":
+				cols, colsSet = int(n), true
+			case "g":
+				group = int(n)
+			case "l":
+				limit = n
+			case "s":
+				seek = n
+			}
+		case "p":
+			plain = true
+		case "r":
+			revert = true
+		case "u":
+			upper = true
+		case "i":
+			include = true
+		}
+	}
+	if plain && !colsSet {
+		cols = 30
+	}
+	if include && !colsSet {
+		cols = 12
+	}
+	if cols <= 0 || cols > 256 {
+		return r.fail(1, "invalid number of columns (max. 256).")
+	}
+	in := "-"
+	if len(files) > 0 {
+		in = files[0]
+	}
+	f, ok := r.open(in)
+	if !ok {
+		r.status = 2
+		return r.done()
+	}
+	defer f.Close()
+	br := textio.NewReader(textio.WithContext(ctx, f))
+	defer textio.PutReader(br)
+	if revert {
+		lr := textio.LineReader{R: br, Delim: '\n'}
+		for {
+			line, _, err := lr.Next()
+			if err != nil {
+				break
+			}
+			s := string(line)
+			if !plain {
+				if i := strings.IndexByte(s, ':'); i >= 0 {
+					s = s[i+1:]
+				}
+				if i := strings.Index(s, "  "); i >= 0 {
+					s = s[:i]
+				}
+			}
+			var digits []byte
+			for i := 0; i < len(s); i++ {
+				if isHex(s[i]) {
+					digits = append(digits, s[i])
+				}
+			}
+			for i := 0; i+1 < len(digits); i += 2 {
+				r.out.WriteByte(byte(hexVal(digits[i])<<4 | hexVal(digits[i+1])))
+			}
+		}
+		return r.done()
+	}
+	if seek > 0 {
+		io.CopyN(io.Discard, br, seek)
+	}
+	var src io.Reader = br
+	if limit >= 0 {
+		src = io.LimitReader(br, limit)
+	}
+	hexfmt := "%02x"
+	if upper {
+		hexfmt = "%02X"
+	}
+	buf := make([]byte, cols)
+	off := seek
+	total := 0
+	if include {
+		name := "stdin"
+		if in != "-" {
+			name = strings.Map(func(c rune) rune {
+				if c < 128 && (isAlpha(byte(c)) || isDigit(byte(c))) {
+					return c
+				}
+				return '_'
+			}, in)
+			fmt.Fprintf(r.out, "unsigned char %s[] = {\n", name)
+		}
+		first := true
+		for {
+			n, err := io.ReadFull(src, buf)
+			if n > 0 {
+				if !first {
+					r.out.WriteString(",\n")
+				}
+				first = false
+				r.out.WriteString("  ")
+				for i := 0; i < n; i++ {
+					if i > 0 {
+						r.out.WriteString(", ")
+					}
+					fmt.Fprintf(r.out, "0x"+hexfmt, buf[i])
+				}
+				total += n
+			}
+			if err != nil {
+				break
+			}
+		}
+		if !first {
+			r.out.WriteString("\n")
+		}
+		if in != "-" {
+			fmt.Fprintf(r.out, "};\nunsigned int %s_len = %d;\n", name, total)
+		}
+		return r.done()
+	}
+	for !r.stopped() {
+		n, err := io.ReadFull(src, buf)
+		if n > 0 {
+			if plain {
+				for i := 0; i < n; i++ {
+					fmt.Fprintf(r.out, hexfmt, buf[i])
+				}
+				r.out.WriteByte('\n')
+			} else {
+				fmt.Fprintf(r.out, "%08x: ", off)
+				w := 0
+				for i := 0; i < cols; i++ {
+					if i < n {
+						fmt.Fprintf(r.out, hexfmt, buf[i])
+					} else {
+						r.out.WriteString("  ")
+					}
+					w += 2
+					if group > 0 && (i+1)%group == 0 && i+1 < cols {
+						r.out.WriteByte(' ')
+						w++
+					}
+				}
+				r.out.WriteString("  ")
+				for i := 0; i < n; i++ {
+					c := buf[i]
+					if c < 32 || c > 126 {
+						c = '.'
+					}
+					r.out.WriteByte(c)
+				}
+				r.out.WriteByte('\n')
+			}
+			off += int64(n)
+		}
+		if err != nil {
+			break
+		}
+	}
+	return r.done()
+}
+
+var hexdumpSpec = getopt.Spec{Short: "bcCdn:os:vx", Long: []getopt.Long{
+	{Name: "canonical", Key: "C"}, {Name: "length", Arg: getopt.Required, Key: "n"},
+	{Name: "skip", Arg: getopt.Required, Key: "s"}, {Name: "no-squeezing", Key: "v"}}}
+
+// Hexdump is hexdump(1): the default 16-bit format and -C canonical.
+func Hexdump(ctx context.Context, inv *commands.Invocation) int {
+	r := begin(ctx, inv)
+	opts, files, code, ok := r.parse(&hexdumpSpec)
+	if !ok {
+		return code
+	}
+	canonical, squeeze := false, true
+	var limit, skip int64 = -1, 0
+	for _, o := range opts {
+		switch o.Key {
+		case "C":
+			canonical = true
+		case "v":
+			squeeze = false
+		case "n", "s":
+			n, ok := parseSize(o.Arg)
+			if !ok {
+				return r.fail(1, "invalid number %s", quoteGNU(o.Arg))
+			}
+			if o.Key == "n" {
+				limit = n
+			} else {
+				skip = n
+			}
+		case "b", "c", "d", "o", "x":
+			return r.fail(1, "-%s is not supported; use -C or od", o.Key)
+		}
+	}
+	var inputs []io.Reader
+	if len(files) == 0 {
+		files = []string{"-"}
+	}
+	for _, name := range files {
+		f, ok := r.open(name)
+		if !ok {
+			continue
+		}
+		defer f.Close()
+		inputs = append(inputs, f)
+	}
+	var src io.Reader = bufio.NewReader(textio.WithContext(ctx, io.MultiReader(inputs...)))
+	if skip > 0 {
+		io.CopyN(io.Discard, src, skip)
+	}
+	if limit >= 0 {
+		src = io.LimitReader(src, limit)
+	}
+	off := skip
+	buf := make([]byte, 16)
+	var prev []byte
+	starred := false
+	for !r.stopped() {
+		n, err := io.ReadFull(src, buf)
+		if n == 0 {
+			break
+		}
+		line := buf[:n]
+		if squeeze && prev != nil && n == 16 && bytes.Equal(line, prev) {
+			if !starred {
+				r.out.WriteString("*\n")
+				starred = true
+			}
+			off += int64(n)
+			continue
+		}
+		starred = false
+		if canonical {
+			fmt.Fprintf(r.out, "%08x ", off)
+			for i := 0; i < 16; i++ {
+				if i == 8 {
+					r.out.WriteByte(' ')
+				}
+				if i < n {
+					fmt.Fprintf(r.out, " %02x", line[i])
+				} else {
+					r.out.WriteString("   ")
+				}
+			}
+			r.out.WriteString("  |")
+			for _, c := range line {
+				if c < 32 || c > 126 {
+					c = '.'
+				}
+				r.out.WriteByte(c)
+			}
+			r.out.WriteString("|\n")
+		} else {
+			fmt.Fprintf(r.out, "%07x", off)
+			for i := 0; i < 16; i += 2 {
+				if i < n {
+					v := uint16(line[i])
+					if i+1 < n {
+						v |= uint16(line[i+1]) << 8
+					}
+					fmt.Fprintf(r.out, " %04x", v)
+				} else {
+					r.out.WriteString("     ")
+				}
+			}
+			r.out.WriteByte('\n')
+		}
+		prev = append(prev[:0], line...)
+		off += int64(n)
+		if err != nil {
+			break
+		}
+	}
+	if canonical {
+		fmt.Fprintf(r.out, "%08x\n", off)
+	} else {
+		fmt.Fprintf(r.out, "%07x\n", off)
+	}
+	return r.done()
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package coreutils_test
+
+const raceEnabled = false

@@ -1,0 +1,1520 @@
+package fileutils
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"path"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/commands/sysinfo"
+	"github.com/warren-sandbox/warren/vfs"
+)
+
+// ---- stat ----
+
+func fileType(fi fs.FileInfo) string {
+	m := fi.Mode()
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "fifo"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character special file"
+	case m&fs.ModeDevice != 0:
+		return "block special file"
+	case fi.Size() == 0:
+		return "regular empty file"
+	}
+	return "regular file"
+}
+
+// The sandbox filesystem's device number as stat shows it.
+const devMajor, devMinor = 0, 45
+
+func stat(ctx context.Context, inv *commands.Invocation) int {
+	opts, args, err := newOpts("Lc:tf", "dereference:L", "format=:c", "printf=", "terse:t", "file-system:f", "cached=").parse(inv.Args[1:])
+	if err != nil {
+		return badUsage(inv, err, 1)
+	}
+	deref, terse, fsMode := false, false, false
+	format, printf := "", false
+	for _, o := range opts {
+		switch o.key {
+		case "L":
+			deref = true
+		case "c":
+			format, printf = o.val+"\n", false
+		case "printf":
+			format, printf = o.val, true
+		case "t":
+			terse = true
+		case "f":
+			fsMode = true
+		}
+	}
+	if len(args) == 0 {
+		return missingOperand(inv)
+	}
+	w := bufio.NewWriter(inv.Stdout)
+	defer w.Flush()
+	users, groups := loadIDs(inv, "/etc/passwd"), loadIDs(inv, "/etc/group")
+	loc := sysinfo.Location(inv)
+	status := 0
+	for _, a := range args {
+		abs := inv.Abs(a)
+		var fi fs.FileInfo
+		var err error
+		if deref {
+			fi, err = inv.FS.Stat(abs)
+		} else {
+			fi, err = inv.FS.Lstat(abs)
+		}
+		if err != nil {
+			inv.Errorf("cannot statx %s: %s", quote(a), commands.Strerror(err))
+			status = 1
+			continue
+		}
+		if fsMode {
+			f := format
+			if f == "" {
+				f = "  File: \"%n\"\n    ID: 0        Namelen: 255     Type: warren\nBlock size: 4096       Fundamental block size: 4096\nBlocks: Total: %b      Free: %f      Available: %a\nInodes: Total: %c      Free: %d\n"
+			}
+			w.WriteString(statFS(inv, f, a))
+			continue
+		}
+		f := format
+		switch {
+		case f != "":
+		case terse:
+			f = "%n %s %b %f %u %g %D %i %h %t %T %X %Y %Z %W %o\n"
+		default:
+			dev := "Device: %Hd,%Ld\tInode: %-11i Links: %-5h\n"
+			if fi.Mode()&fs.ModeDevice != 0 {
+				dev = "Device: %Hd,%Ld\tInode: %-11i Links: %-5h Device type: %Hr,%Lr\n"
+			}
+			f = "  File: %N\n  Size: %-10s\tBlocks: %-10b IO Block: %-6o %F\n" + dev +
+				"Access: (%04a/%10.10A)  Uid: (%5u/%8U)   Gid: (%5g/%8G)\nAccess: %x\nModify: %y\nChange: %z\n Birth: %w\n"
+		}
+		if printf {
+			f = unescape(f)
+		}
+		var tgt string
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			tgt, _ = inv.FS.Readlink(abs)
+		}
+		w.WriteString(statFormat(f, a, tgt, fi, users, groups, loc, format == "" && !terse))
+	}
+	return status
+}
+
+func statFS(inv *commands.Invocation, f, name string) string {
+	u := inv.FS.Usage()
+	total, inodes := quota(inv)
+	var b strings.Builder
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' || i+1 >= len(f) {
+			b.WriteByte(f[i])
+			continue
+		}
+		i++
+		switch f[i] {
+		case 'n':
+			b.WriteString(name)
+		case 'b':
+			b.WriteString(strconv.FormatInt(total/4096, 10))
+		case 'f', 'a':
+			b.WriteString(strconv.FormatInt(max(0, total-u.Bytes)/4096, 10))
+		case 'c':
+			b.WriteString(strconv.FormatInt(inodes, 10))
+		case 'd':
+			b.WriteString(strconv.FormatInt(max(0, inodes-u.Inodes), 10))
+		case 's', 'S':
+			b.WriteString("4096")
+		case 'T':
+			b.WriteString("warren")
+		case 'l':
+			b.WriteString("255")
+		case 'i':
+			b.WriteString("0")
+		case '%':
+			b.WriteByte('%')
+		default:
+			b.WriteByte('?')
+		}
+	}
+	return b.String()
+}
+
+func statFormat(f, name, target string, fi fs.FileInfo, users, groups idNames, loc *time.Location, dflt bool) string {
+	st := statOf(fi)
+	var b strings.Builder
+	ts := func(t time.Time) string {
+		return t.In(loc).Format("2006-01-02 15:04:05.000000000 -0700")
+	}
+	for i := 0; i < len(f); i++ {
+		c := f[i]
+		if c != '%' || i+1 >= len(f) {
+			b.WriteByte(c)
+			continue
+		}
+		j := i + 1
+		for j < len(f) && strings.IndexByte("-+ #0'", f[j]) >= 0 {
+			j++
+		}
+		for j < len(f) && (f[j] >= '0' && f[j] <= '9' || f[j] == '.') {
+			j++
+		}
+		spec := f[i+1 : j]
+		if j >= len(f) {
+			b.WriteString(f[i:])
+			break
+		}
+		verb := f[j]
+		hl := byte(0)
+		if (verb == 'H' || verb == 'L') && j+1 < len(f) && (f[j+1] == 'd' || f[j+1] == 'r') {
+			hl, j = verb, j+1
+			verb = f[j]
+		}
+		i = j
+		var s string
+		num := false
+		switch verb {
+		case '%':
+			b.WriteByte('%')
+			continue
+		case 'a':
+			s, num = strconv.FormatUint(uint64(unixMode(fi.Mode())), 8), true
+			if strings.Contains(spec, "0") || strings.HasPrefix(spec, "04") {
+				n, _ := strconv.ParseUint(s, 10, 64)
+				s = strconv.FormatUint(n, 10)
+			}
+		case 'A':
+			s = modeString(fi.Mode())
+		case 'b':
+			s, num = strconv.FormatInt(blocksOf(fi), 10), true
+		case 'B':
+			s, num = "512", true
+		case 'd':
+			switch hl {
+			case 'H':
+				s = strconv.Itoa(devMajor)
+			case 'L':
+				s = strconv.Itoa(devMinor)
+			default:
+				s = strconv.Itoa(devMajor<<8 | devMinor)
+			}
+			num = true
+		case 'D':
+			s = strconv.FormatInt(devMajor<<8|devMinor, 16)
+		case 'f':
+			s = strconv.FormatUint(uint64(typeBits(fi.Mode())|unixMode(fi.Mode())), 16)
+		case 'F':
+			s = fileType(fi)
+		case 'g':
+			s, num = strconv.FormatUint(uint64(st.Gid), 10), true
+		case 'G':
+			s = groups.name(st.Gid)
+		case 'h':
+			s, num = strconv.FormatUint(uint64(max(st.Nlink, 1)), 10), true
+		case 'i':
+			s, num = strconv.FormatUint(st.Ino, 10), true
+		case 'm':
+			s = "/"
+		case 'n':
+			s = name
+		case 'N':
+			if dflt {
+				s = name
+				if target != "" {
+					s += " -> " + target
+				}
+			} else {
+				s = quote(name)
+				if target != "" {
+					s += " -> " + quote(target)
+				}
+			}
+		case 'o':
+			s, num = "4096", true
+		case 's':
+			s, num = strconv.FormatInt(fi.Size(), 10), true
+		case 'r':
+			maj, min := st.Rdev>>8&0xfff, st.Rdev&0xff|(st.Rdev>>12)&^0xff
+			switch hl {
+			case 'H':
+				s = strconv.FormatUint(maj, 10)
+			case 'L':
+				s = strconv.FormatUint(min, 10)
+			default:
+				s = strconv.FormatUint(st.Rdev, 10)
+			}
+			num = true
+		case 't':
+			s = strconv.FormatUint(st.Rdev>>8&0xfff, 16)
+		case 'T':
+			s = strconv.FormatUint(st.Rdev&0xff, 16)
+		case 'u':
+			s, num = strconv.FormatUint(uint64(st.Uid), 10), true
+		case 'U':
+			s = users.name(st.Uid)
+		case 'w':
+			s = "-"
+		case 'W':
+			s, num = "0", true
+		case 'x':
+			s = ts(st.Atime)
+		case 'X':
+			s, num = strconv.FormatInt(st.Atime.Unix(), 10), true
+		case 'y':
+			s = ts(fi.ModTime())
+		case 'Y':
+			s, num = strconv.FormatInt(fi.ModTime().Unix(), 10), true
+		case 'z':
+			s = ts(st.Ctime)
+		case 'Z':
+			s, num = strconv.FormatInt(st.Ctime.Unix(), 10), true
+		default:
+			b.WriteString("?")
+			continue
+		}
+		if spec == "" {
+			b.WriteString(s)
+			continue
+		}
+		if num {
+			n, _ := strconv.ParseInt(s, 10, 64)
+			fmt.Fprintf(&b, "%"+spec+"d", n)
+		} else {
+			fmt.Fprintf(&b, "%"+spec+"s", s)
+		}
+	}
+	return b.String()
+}
+
+// unescape interprets printf-style backslash escapes (stat --printf).
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'v':
+			b.WriteByte('\v')
+		case '\\':
+			b.WriteByte('\\')
+		case '"':
+			b.WriteByte('"')
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			n := 0
+			k := 0
+			for k < 3 && i < len(s) && s[i] >= '0' && s[i] <= '7' {
+				n = n*8 + int(s[i]-'0')
+				i++
+				k++
+			}
+			i--
+			b.WriteByte(byte(n))
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
+// ---- readlink / realpath ----
+
+// canonMode says how much of a path must exist: 'e' all, 'f' all but the
+// last component, 'm' none.
+func canonicalize(inv *commands.Invocation, name string, mode byte) (string, error) {
+	abs := inv.Abs(name)
+	parts := strings.Split(strings.TrimPrefix(abs, "/"), "/")
+	cur := "/"
+	hops := 0
+	for i := 0; i < len(parts); i++ {
+		p := parts[i]
+		switch p {
+		case "", ".":
+			continue
+		case "..":
+			cur = path.Dir(cur)
+			continue
+		}
+		next := path.Join(cur, p)
+		fi, err := inv.FS.Lstat(next)
+		if err != nil {
+			last := true
+			for _, r := range parts[i+1:] {
+				if r != "" && r != "." {
+					last = false
+				}
+			}
+			if mode == 'm' || (mode == 'f' && last && isNotExist(err)) {
+				cur = next
+				continue
+			}
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			hops++
+			if hops > 40 {
+				return "", syscall.ELOOP
+			}
+			t, err := inv.FS.Readlink(next)
+			if err != nil {
+				return "", err
+			}
+			rest := append(strings.Split(t, "/"), parts[i+1:]...)
+			if strings.HasPrefix(t, "/") {
+				cur = "/"
+			}
+			parts = rest
+			i = -1
+			continue
+		}
+		if !fi.IsDir() && i < len(parts)-1 {
+			more := false
+			for _, r := range parts[i+1:] {
+				if r != "" {
+					more = true
+				}
+			}
+			if more && mode != 'm' {
+				return "", syscall.ENOTDIR
+			}
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+func readlink(ctx context.Context, inv *commands.Invocation) int {
+	opts, args, err := newOpts("femnqsvz", "canonicalize:f", "canonicalize-existing:e", "canonicalize-missing:m",
+		"no-newline:n", "quiet:q", "silent:s", "verbose:v", "zero:z").parse(inv.Args[1:])
+	if err != nil {
+		return badUsage(inv, err, 1)
+	}
+	var mode byte
+	noNL, verbose, zero := false, false, false
+	for _, o := range opts {
+		switch o.key {
+		case "f", "e", "m":
+			mode = o.key[0]
+		case "n":
+			noNL = true
+		case "v":
+			verbose = true
+		case "q", "s":
+			verbose = false
+		case "z":
+			zero = true
+		}
+	}
+	if len(args) == 0 {
+		return missingOperand(inv)
+	}
+	end := "\n"
+	if zero {
+		end = "\x00"
+	} else if noNL && len(args) == 1 {
+		end = ""
+	}
+	status := 0
+	for _, a := range args {
+		var out string
+		var err error
+		if mode == 0 {
+			out, err = inv.FS.Readlink(inv.Abs(a))
+		} else {
+			out, err = canonicalize(inv, a, mode)
+		}
+		if err != nil {
+			if verbose {
+				inv.Errorf("%s: %s", a, commands.Strerror(err))
+			}
+			status = 1
+			continue
+		}
+		io.WriteString(inv.Stdout, out+end)
+	}
+	return status
+}
+
+func realpath(ctx context.Context, inv *commands.Invocation) int {
+	opts, args, err := newOpts("emLPqsz", "canonicalize-existing:e", "canonicalize-missing:m", "logical:L",
+		"physical:P", "quiet:q", "strip:s", "no-symlinks:s", "zero:z", "relative-to=", "relative-base=").parse(inv.Args[1:])
+	if err != nil {
+		return badUsage(inv, err, 1)
+	}
+	mode := byte('f')
+	quiet, strip, zero := false, false, false
+	relTo, relBase := "", ""
+	for _, o := range opts {
+		switch o.key {
+		case "e", "m":
+			mode = o.key[0]
+		case "q":
+			quiet = true
+		case "s":
+			strip = true
+		case "z":
+			zero = true
+		case "relative-to":
+			relTo = o.val
+		case "relative-base":
+			relBase = o.val
+		}
+	}
+	if len(args) == 0 {
+		return missingOperand(inv)
+	}
+	resolve := func(n string) (string, error) {
+		if strip {
+			return inv.Abs(n), nil
+		}
+		return canonicalize(inv, n, mode)
+	}
+	if relTo != "" {
+		r, err := resolve(relTo)
+		if err != nil {
+			inv.Errorf("%s: %s", relTo, commands.Strerror(err))
+			return 1
+		}
+		relTo = r
+	}
+	if relBase != "" {
+		r, err := resolve(relBase)
+		if err != nil {
+			inv.Errorf("%s: %s", relBase, commands.Strerror(err))
+			return 1
+		}
+		relBase = r
+		if relTo == "" {
+			relTo = r
+		}
+	}
+	end := "\n"
+	if zero {
+		end = "\x00"
+	}
+	status := 0
+	for _, a := range args {
+		out, err := resolve(a)
+		if err != nil {
+			if !quiet {
+				inv.Errorf("%s: %s", a, commands.Strerror(err))
+			}
+			status = 1
+			continue
+		}
+		if relTo != "" && (relBase == "" || (isWithin(out, relBase) && isWithin(relTo, relBase))) {
+			out = relPath(relTo, out)
+		}
+		io.WriteString(inv.Stdout, out+end)
+	}
+	return status
+}
+
+// ---- mktemp ----
+
+func mktemp(ctx context.Context, inv *commands.Invocation) int {
+	opts, args, err := newOpts("dup:qt", "directory:d", "dry-run:u", "tmpdir?:p", "quiet:q", "suffix=").parse(inv.Args[1:])
+	if err != nil {
+		return badUsage(inv, err, 1)
+	}
+	dir, quiet, dry, useTmp, tflag := false, false, false, false, false
+	tmpdir, suffix := "", ""
+	for _, o := range opts {
+		switch o.key {
+		case "d":
+			dir = true
+		case "u":
+			dry = true
+		case "q":
+			quiet = true
+		case "p":
+			useTmp, tmpdir = true, o.val
+		case "t":
+			tflag = true
+		case "suffix":
+			suffix = o.val
+		}
+	}
+	fail := func(format string, a ...any) int {
+		if !quiet {
+			inv.Errorf(format, a...)
+		}
+		return 1
+	}
+	if len(args) > 1 {
+		return fail("too many templates")
+	}
+	tmpl := "tmp.XXXXXXXXXX"
+	if len(args) == 1 {
+		tmpl = args[0]
+	} else {
+		useTmp = true
+	}
+	if tflag {
+		useTmp = true
+	}
+	if useTmp {
+		if tmpdir == "" {
+			tmpdir = inv.Getenv("TMPDIR")
+		}
+		if tmpdir == "" {
+			tmpdir = "/tmp"
+		}
+		if strings.Contains(tmpl, "/") && len(args) == 1 && (tflag || useTmp) && tflag {
+			return fail("invalid template, %s, contains directory separator", quote(tmpl))
+		}
+		tmpl = path.Join(tmpdir, tmpl)
+	}
+	base := tmpl
+	if suffix == "" {
+		// a suffix is whatever follows the last run of X's
+		i := strings.LastIndex(base, "X")
+		if i >= 0 {
+			suffix, base = base[i+1:], base[:i+1]
+			if strings.Contains(suffix, "/") {
+				suffix, base = "", tmpl
+			}
+		}
+	}
+	n := 0
+	for n < len(base) && base[len(base)-1-n] == 'X' {
+		n++
+	}
+	if n < 3 {
+		return fail("too few X's in template %s", quote(tmpl))
+	}
+	const chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	for try := 0; try < 100; try++ {
+		b := []byte(base)
+		for i := len(b) - n; i < len(b); i++ {
+			b[i] = chars[rand.IntN(len(chars))]
+		}
+		name := string(b) + suffix
+		abs := inv.Abs(name)
+		if dry {
+			if _, err := inv.FS.Lstat(abs); err == nil {
+				continue
+			}
+			fmt.Fprintln(inv.Stdout, name)
+			return 0
+		}
+		var err error
+		if dir {
+			err = inv.FS.Mkdir(abs, 0o700)
+		} else {
+			var f *vfs.File
+			f, err = inv.FS.OpenFile(abs, vfs.O_RDWR|vfs.O_CREATE|vfs.O_EXCL, 0o600)
+			if err == nil {
+				f.Close()
+			}
+		}
+		if errnoOf(err) == syscall.EEXIST {
+			continue
+		}
+		if err != nil {
+			kind := "file"
+			if dir {
+				kind = "directory"
+			}
+			return fail("failed to create %s via template %s: %s", kind, quote(tmpl), commands.Strerror(err))
+		}
+		fmt.Fprintln(inv.Stdout, name)
+		return 0
+	}
+	return fail("failed to create file via template %s: File exists", quote(tmpl))
+}
+
+// ---- du ----
+
+type duConf struct {
+	all, human, apparent, total, summarize, nullEnd bool
+	maxDepth                                        int
+	blockSize                                       int64
+	exclude                                         []string
+	seen                                            map[uint64]bool
+	w                                               *bufio.Writer
+}
+
+func du(ctx context.Context, inv *commands.Invocation) int {
+	opts, args, err := newOpts("ahsd:cbkmLPxB:0SlH", "all:a", "human-readable:h", "summarize:s", "max-depth=:d",
+		"total:c", "bytes:b", "apparent-size", "dereference:L", "no-dereference:P", "one-file-system:x",
+		"block-size=:B", "null:0", "separate-dirs:S", "count-links:l", "exclude=", "si", "inodes", "time?", "threshold=:t").parse(inv.Args[1:])
+	if err != nil {
+		return badUsage(inv, err, 1)
+	}
+	c := &duConf{maxDepth: -1, blockSize: 1024, seen: map[uint64]bool{}}
+	for _, o := range opts {
+		switch o.key {
+		case "a":
+			c.all = true
+		case "h", "si":
+			c.human = true
+		case "s":
+			c.summarize = true
+		case "d":
+			n, err := strconv.Atoi(o.val)
+			if err != nil || n < 0 {
+				inv.Errorf("invalid maximum depth %s", quote(o.val))
+				return 1
+			}
+			c.maxDepth = n
+		case "c":
+			c.total = true
+		case "b":
+			c.apparent, c.blockSize = true, 1
+		case "apparent-size":
+			c.apparent = true
+		case "k":
+			c.blockSize = 1024
+		case "m":
+			c.blockSize = 1 << 20
+		case "B":
+			n, ok := parseSize(o.val)
+			if !ok || n == 0 {
+				n, ok = parseSize("1" + o.val)
+			}
+			if !ok || n == 0 {
+				inv.Errorf("invalid --block-size argument %s", quote(o.val))
+				return 1
+			}
+			c.blockSize = n
+		case "0":
+			c.nullEnd = true
+		case "exclude":
+			c.exclude = append(c.exclude, o.val)
+		}
+	}
+	if c.summarize {
+		if c.all {
+			inv.Errorf("cannot both summarize and show all entries")
+			fmt.Fprintf(inv.Stderr, "Try '%s --help' for more information.\n", inv.Args[0])
+			return 1
+		}
+		c.maxDepth = 0
+	}
+	if len(args) == 0 {
+		args = []string{"."}
+	}
+	c.w = bufio.NewWriter(inv.Stdout)
+	defer c.w.Flush()
+	status := 0
+	var grand int64
+	for _, a := range args {
+		fi, err := inv.FS.Lstat(inv.Abs(a))
+		if err != nil {
+			inv.Errorf("cannot access %s: %s", quote(a), commands.Strerror(err))
+			status = 1
+			continue
+		}
+		size, st := c.walk(ctx, inv, inv.Abs(a), a, fi, 0)
+		if st != 0 {
+			status = st
+		}
+		grand += size
+	}
+	if c.total {
+		c.emit(grand, "total")
+	}
+	return status
+}
+
+func (c *duConf) size(fi fs.FileInfo) int64 {
+	if st, ok := fi.Sys().(*vfs.Stat); ok && st.Nlink > 1 && !fi.IsDir() {
+		if c.seen[st.Ino] {
+			return 0
+		}
+		c.seen[st.Ino] = true
+	}
+	if c.apparent {
+		if fi.IsDir() {
+			return 4096
+		}
+		return fi.Size()
+	}
+	return blocksOf(fi) * 512
+}
+
+func (c *duConf) emit(bytes int64, name string) {
+	var s string
+	switch {
+	case c.human:
+		s = humanSize(bytes)
+		if bytes == 0 {
+			s = "0"
+		}
+	default:
+		s = strconv.FormatInt((bytes+c.blockSize-1)/c.blockSize, 10)
+	}
+	end := "\n"
+	if c.nullEnd {
+		end = "\x00"
+	}
+	c.w.WriteString(s + "\t" + name + end)
+}
+
+func (c *duConf) walk(ctx context.Context, inv *commands.Invocation, abs, name string, fi fs.FileInfo, depth int) (int64, int) {
+	if ctx.Err() != nil {
+		return 0, 130
+	}
+	total := c.size(fi)
+	status := 0
+	if fi.IsDir() {
+		ents, err := inv.FS.ReadDir(abs)
+		if err != nil {
+			inv.Errorf("cannot read directory %s: %s", quote(name), commands.Strerror(err))
+			status = 1
+		}
+		for _, e := range ents {
+			if c.excluded(e.Name()) {
+				continue
+			}
+			cabs := path.Join(abs, e.Name())
+			cfi, err := inv.FS.Lstat(cabs)
+			if err != nil {
+				continue
+			}
+			cname := name + "/" + e.Name()
+			if strings.HasSuffix(name, "/") {
+				cname = name + e.Name()
+			}
+			s, st := c.walk(ctx, inv, cabs, cname, cfi, depth+1)
+			if st != 0 {
+				status = st
+			}
+			total += s
+		}
+		if c.maxDepth < 0 || depth <= c.maxDepth {
+			c.emit(total, name)
+		}
+		return total, status
+	}
+	if depth == 0 || (c.all && (c.maxDepth < 0 || depth <= c.maxDepth)) {
+		c.emit(total, name)
+	}
+	return total, status
+}
+
+func (c *duConf) excluded(name string) bool {
+	for _, p := range c.exclude {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ---- df ----
+
+// quota reports the delta's byte and inode limits when the vfs exposes
+// them; 0 means unlimited.
+func quota(inv *commands.Invocation) (int64, int64) {
+	if q, ok := any(inv.FS).(interface{ Quota() (int64, int64) }); ok {
+		return q.Quota()
+	}
+	return 0, 0
+}
+
+func df(ctx context.Context, inv *commands.Invocation) int {
+	opts, _, err := newOpts("hHikTPaB:lx:t:", "human-readable:h", "si:H", "inodes:i", "print-type:T",
+		"portability:P", "all:a", "block-size=:B", "local:l", "output?", "total", "exclude-type=:x", "type=:t").parse(inv.Args[1:])
+	if err != nil {
+		return badUsage(inv, err, 1)
+	}
+	human, inodes, showType := false, false, false
+	for _, o := range opts {
+		switch o.key {
+		case "h", "H":
+			human = true
+		case "i":
+			inodes = true
+		case "T":
+			showType = true
+		}
+	}
+	u := inv.FS.Usage()
+	maxB, maxI := quota(inv)
+	type row struct{ fs, typ, size, used, avail, pct, mnt string }
+	pct := func(used, size int64) string {
+		if size <= 0 {
+			return "-"
+		}
+		p := (used*100 + size - 1) / size
+		return strconv.FormatInt(p, 10) + "%"
+	}
+	r := row{fs: "warren", typ: "warren", mnt: "/"}
+	head := row{"Filesystem", "Type", "1K-blocks", "Used", "Available", "Use%", "Mounted on"}
+	switch {
+	case inodes:
+		head = row{"Filesystem", "Type", "Inodes", "IUsed", "IFree", "IUse%", "Mounted on"}
+		r.used = strconv.FormatInt(u.Inodes, 10)
+		if maxI > 0 {
+			r.size, r.avail, r.pct = strconv.FormatInt(maxI, 10), strconv.FormatInt(max(0, maxI-u.Inodes), 10), pct(u.Inodes, maxI)
+		} else {
+			r.size, r.avail, r.pct = "-", "-", "-"
+		}
+	case human:
+		head.size, head.avail = "Size", "Avail"
+		r.used = humanSize(u.Bytes)
+		if u.Bytes == 0 {
+			r.used = "0"
+		}
+		if maxB > 0 {
+			r.size, r.avail, r.pct = humanSize(maxB), humanSize(max(0, maxB-u.Bytes)), pct(u.Bytes, maxB)
+		} else {
+			r.size, r.avail, r.pct = "-", "-", "-"
+		}
+	default:
+		r.used = strconv.FormatInt((u.Bytes+1023)/1024, 10)
+		if maxB > 0 {
+			r.size, r.avail, r.pct = strconv.FormatInt(maxB/1024, 10), strconv.FormatInt(max(0, maxB-u.Bytes)/1024, 10), pct(u.Bytes, maxB)
+		} else {
+			r.size, r.avail, r.pct = "-", "-", "-"
+		}
+	}
+	rows := []row{head, r}
+	wfs, wt, ws, wu, wa, wp := 0, 0, 0, 0, 0, 0
+	for _, x := range rows {
+		wfs, wt, ws = max(wfs, len(x.fs)), max(wt, len(x.typ)), max(ws, len(x.size))
+		wu, wa, wp = max(wu, len(x.used)), max(wa, len(x.avail)), max(wp, len(x.pct))
+	}
+	var b strings.Builder
+	for i, x := range rows {
+		fmt.Fprintf(&b, "%-*s ", wfs, x.fs)
+		if showType {
+			fmt.Fprintf(&b, "%-*s ", wt, x.typ)
+		}
+		if i == 0 {
+			fmt.Fprintf(&b, "%*s %*s %*s %*s %s\n", ws, x.size, wu, x.used, wa, x.avail, wp, x.pct, x.mnt)
+		} else {
+			fmt.Fprintf(&b, "%*s %*s %*s %*s %s\n", ws, x.size, wu, x.used, wa, x.avail, wp, x.pct, x.mnt)
+		}
+	}
+	io.WriteString(inv.Stdout, b.String())
+	return 0
+}
+
+// ---- tree ----
+
+func tree(ctx context.Context, inv *commands.Invocation) int {
+	opts, args, err := newOpts("adfL:I:P:FCnispugDJ", "noreport", "dirsfirst", "charset=", "prune").parse(inv.Args[1:])
+	if err != nil {
+		return badUsage(inv, err, 1)
+	}
+	all, dirsOnly, full, classify, noReport, dirsFirst := false, false, false, false, false, false
+	level := -1
+	var ignore, only []string
+	for _, o := range opts {
+		switch o.key {
+		case "a":
+			all = true
+		case "d":
+			dirsOnly = true
+		case "f":
+			full = true
+		case "F":
+			classify = true
+		case "L":
+			n, err := strconv.Atoi(o.val)
+			if err != nil || n < 1 {
+				fmt.Fprintln(inv.Stderr, "tree: Invalid level, must be greater than 0.")
+				return 1
+			}
+			level = n
+		case "I":
+			ignore = append(ignore, strings.Split(o.val, "|")...)
+		case "P":
+			only = append(only, strings.Split(o.val, "|")...)
+		case "noreport":
+			noReport = true
+		case "dirsfirst":
+			dirsFirst = true
+		}
+	}
+	if len(args) == 0 {
+		args = []string{"."}
+	}
+	w := bufio.NewWriter(inv.Stdout)
+	defer w.Flush()
+	// tree draws with box characters only in a UTF-8 locale
+	tee, corner, bar := "|-- ", "`-- ", "|   "
+	if utf8Locale(inv) {
+		tee, corner, bar = "├── ", "└── ", "│   "
+	}
+	ndirs, nfiles := 0, 0
+	status := 0
+	match := func(pats []string, n string) bool {
+		for _, p := range pats {
+			if ok, _ := path.Match(p, n); ok {
+				return true
+			}
+		}
+		return false
+	}
+	var walk func(abs, disp, prefix string, depth int)
+	walk = func(abs, disp, prefix string, depth int) {
+		if ctx.Err() != nil || (level >= 0 && depth >= level) {
+			return
+		}
+		ents, err := inv.FS.ReadDir(abs)
+		if err != nil {
+			return
+		}
+		type ent struct {
+			name string
+			fi   fs.FileInfo
+			dir  bool
+		}
+		var list []ent
+		for _, e := range ents {
+			n := e.Name()
+			if !all && strings.HasPrefix(n, ".") {
+				continue
+			}
+			if match(ignore, n) {
+				continue
+			}
+			fi, err := inv.FS.Lstat(path.Join(abs, n))
+			if err != nil {
+				continue
+			}
+			isDir := fi.IsDir()
+			if fi.Mode()&fs.ModeSymlink != 0 {
+				if t, err := inv.FS.Stat(path.Join(abs, n)); err == nil && t.IsDir() {
+					isDir = true
+				}
+			}
+			if dirsOnly && !isDir {
+				continue
+			}
+			if len(only) > 0 && !isDir && !match(only, n) {
+				continue
+			}
+			list = append(list, ent{n, fi, isDir})
+		}
+		if dirsFirst {
+			var d, f []ent
+			for _, e := range list {
+				if e.dir {
+					d = append(d, e)
+				} else {
+					f = append(f, e)
+				}
+			}
+			list = append(d, f...)
+		}
+		for i, e := range list {
+			branch, cont := tee, bar
+			if i == len(list)-1 {
+				branch, cont = corner, "    "
+			}
+			label := e.name
+			if full {
+				label = path.Join(disp, e.name)
+			}
+			if e.fi.Mode()&fs.ModeSymlink != 0 {
+				t, _ := inv.FS.Readlink(path.Join(abs, e.name))
+				label += " -> " + t
+			} else if classify {
+				switch {
+				case e.fi.IsDir():
+					label += "/"
+				case e.fi.Mode()&0o111 != 0:
+					label += "*"
+				}
+			}
+			w.WriteString(prefix + branch + label + "\n")
+			if e.dir {
+				ndirs++
+				if e.fi.Mode()&fs.ModeSymlink == 0 {
+					walk(path.Join(abs, e.name), path.Join(disp, e.name), prefix+cont, depth+1)
+				}
+			} else {
+				nfiles++
+			}
+		}
+	}
+	for _, a := range args {
+		fi, err := inv.FS.Stat(inv.Abs(a))
+		if err != nil || !fi.IsDir() {
+			w.WriteString(a + "  [error opening dir]\n")
+			status = 2
+			continue
+		}
+		w.WriteString(a + "\n")
+		ndirs++
+		walk(inv.Abs(a), a, "", 0)
+	}
+	if !noReport {
+		d := "directories"
+		if ndirs == 1 {
+			d = "directory"
+		}
+		f := "files"
+		if nfiles == 1 {
+			f = "file"
+		}
+		if dirsOnly {
+			fmt.Fprintf(w, "\n%d %s\n", ndirs, d)
+		} else {
+			fmt.Fprintf(w, "\n%d %s, %d %s\n", ndirs, d, nfiles, f)
+		}
+	}
+	return status
+}
+
+// ---- file ----
+
+func file(ctx context.Context, inv *commands.Invocation) int {
+	opts, args, err := newOpts("bLhiF:z", "brief:b", "dereference:L", "no-dereference:h", "mime:i", "mime-type", "separator=:F").parse(inv.Args[1:])
+	if err != nil {
+		return badUsage(inv, err, 1)
+	}
+	brief, deref, mime := false, false, false
+	sep := ":"
+	for _, o := range opts {
+		switch o.key {
+		case "b":
+			brief = true
+		case "L":
+			deref = true
+		case "h":
+			deref = false
+		case "i", "mime-type":
+			mime = true
+		case "F":
+			sep = o.val
+		}
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(inv.Stderr, "Usage: file [-bcCdEhikLlNnprsSvzZ0] [--apple] [--extension] [--mime-encoding]")
+		return 1
+	}
+	width := 0
+	for _, a := range args {
+		width = max(width, len(a)+len(sep))
+	}
+	for _, a := range args {
+		desc, mt := describeFile(inv, a, deref)
+		out := desc
+		if mime {
+			out = mt
+		}
+		if brief {
+			fmt.Fprintln(inv.Stdout, out)
+		} else {
+			fmt.Fprintf(inv.Stdout, "%-*s %s\n", width, a+sep, out)
+		}
+	}
+	return 0
+}
+
+func describeFile(inv *commands.Invocation, name string, deref bool) (string, string) {
+	abs := inv.Abs(name)
+	var fi fs.FileInfo
+	var err error
+	if deref {
+		fi, err = inv.FS.Stat(abs)
+	} else {
+		fi, err = inv.FS.Lstat(abs)
+	}
+	if err != nil {
+		return fmt.Sprintf("cannot open `%s' (%s)", name, commands.Strerror(err)), "cannot open"
+	}
+	m := fi.Mode()
+	switch {
+	case m.IsDir():
+		return "directory", "inode/directory; charset=binary"
+	case m&fs.ModeSymlink != 0:
+		t, _ := inv.FS.Readlink(abs)
+		if _, err := inv.FS.Stat(abs); err != nil {
+			return "broken symbolic link to " + t, "inode/symlink; charset=binary"
+		}
+		return "symbolic link to " + t, "inode/symlink; charset=binary"
+	case m&fs.ModeNamedPipe != 0:
+		return "fifo (named pipe)", "inode/fifo; charset=binary"
+	case m&fs.ModeSocket != 0:
+		return "socket", "inode/socket; charset=binary"
+	case m&fs.ModeCharDevice != 0:
+		return "character special", "inode/chardevice; charset=binary"
+	case m&fs.ModeDevice != 0:
+		return "block special", "inode/blockdevice; charset=binary"
+	}
+	if fi.Size() == 0 {
+		return "empty", "inode/x-empty; charset=binary"
+	}
+	f, err := inv.FS.Open(abs)
+	if err != nil {
+		return fmt.Sprintf("cannot open `%s' (%s)", name, commands.Strerror(err)), "cannot open"
+	}
+	head := make([]byte, 8192)
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	return sniff(head[:n], fi.Size())
+}
+
+// sniff names content the way file(1) does for the common cases.
+func sniff(b []byte, size int64) (string, string) {
+	switch {
+	case bytes.HasPrefix(b, []byte("\x7fELF")) && len(b) > 18:
+		bits := "32-bit"
+		if b[4] == 2 {
+			bits = "64-bit"
+		}
+		end := "LSB"
+		if b[5] == 2 {
+			end = "MSB"
+		}
+		kind := "executable"
+		switch b[16] {
+		case 1:
+			kind = "relocatable"
+		case 3:
+			kind = "pie executable"
+		case 4:
+			kind = "core file"
+		}
+		arch := ""
+		switch b[18] {
+		case 0x3e:
+			arch = ", x86-64"
+		case 0xb7:
+			arch = ", ARM aarch64"
+		case 0x03:
+			arch = ", Intel 80386"
+		}
+		return fmt.Sprintf("ELF %s %s %s%s", bits, end, kind, arch), "application/x-executable; charset=binary"
+	case bytes.HasPrefix(b, []byte("\x00asm")):
+		return "WebAssembly (wasm) binary module version 0x1 (MVP)", "application/wasm; charset=binary"
+	case bytes.HasPrefix(b, []byte("\x1f\x8b")):
+		return "gzip compressed data", "application/gzip; charset=binary"
+	case bytes.HasPrefix(b, []byte("BZh")):
+		return "bzip2 compressed data", "application/x-bzip2; charset=binary"
+	case bytes.HasPrefix(b, []byte("\xfd7zXZ\x00")):
+		return "XZ compressed data", "application/x-xz; charset=binary"
+	case bytes.HasPrefix(b, []byte("PK\x03\x04")):
+		return "Zip archive data", "application/zip; charset=binary"
+	case len(b) > 262 && bytes.HasPrefix(b[257:], []byte("ustar")):
+		return "POSIX tar archive", "application/x-tar; charset=binary"
+	case bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
+		if len(b) >= 24 {
+			w := int(b[16])<<24 | int(b[17])<<16 | int(b[18])<<8 | int(b[19])
+			h := int(b[20])<<24 | int(b[21])<<16 | int(b[22])<<8 | int(b[23])
+			return fmt.Sprintf("PNG image data, %d x %d", w, h), "image/png; charset=binary"
+		}
+		return "PNG image data", "image/png; charset=binary"
+	case bytes.HasPrefix(b, []byte("\xff\xd8\xff")):
+		return "JPEG image data", "image/jpeg; charset=binary"
+	case bytes.HasPrefix(b, []byte("GIF8")):
+		return "GIF image data", "image/gif; charset=binary"
+	case bytes.HasPrefix(b, []byte("%PDF-")):
+		return "PDF document", "application/pdf; charset=binary"
+	case bytes.HasPrefix(b, []byte("SQLite format 3\x00")):
+		return "SQLite 3.x database", "application/vnd.sqlite3; charset=binary"
+	}
+	if bytes.IndexByte(b, 0) >= 0 {
+		return "data", "application/octet-stream; charset=binary"
+	}
+	text, charset := "ASCII text", "us-ascii"
+	for _, c := range b {
+		if c >= 0x80 {
+			text, charset = "Unicode text, UTF-8 text", "utf-8"
+			break
+		}
+	}
+	if !utf8Valid(b, size) {
+		text, charset = "ISO-8859 text", "iso-8859-1"
+	}
+	mimeType := "text/plain"
+	kind := ""
+	if bytes.HasPrefix(b, []byte("#!")) {
+		line, _, _ := bytes.Cut(b, []byte("\n"))
+		interp := strings.Fields(string(line[2:]))
+		if len(interp) > 0 {
+			prog := path.Base(interp[0])
+			if prog == "env" && len(interp) > 1 {
+				prog = interp[1]
+				kind = fmt.Sprintf("a /usr/bin/env %s script, ", strings.Join(interp[1:], " "))
+			} else {
+				switch prog {
+				case "bash":
+					kind = "Bourne-Again shell script, "
+				case "sh", "dash":
+					kind = "POSIX shell script, "
+				default:
+					kind = fmt.Sprintf("a %s script, ", strings.Join(interp, " "))
+				}
+			}
+			text += " executable"
+			mimeType = "text/x-shellscript"
+		}
+	} else if t := bytes.TrimSpace(b); len(t) > 0 && (t[0] == '{' || t[0] == '[') && int64(len(b)) == size && jsonish(t) {
+		return "JSON text data", "application/json; charset=" + charset
+	}
+	if bytes.Contains(b, []byte("\r\n")) {
+		text += ", with CRLF line terminators"
+	} else if !bytes.Contains(b, []byte("\n")) {
+		text += ", with no line terminators"
+	}
+	return kind + text, mimeType + "; charset=" + charset
+}
+
+func utf8Valid(b []byte, size int64) bool {
+	// the head may cut a multibyte rune; trim an incomplete tail
+	for i := 0; i < 3 && len(b) > 0 && int64(len(b)) < size; i++ {
+		if b[len(b)-1] < 0x80 {
+			break
+		}
+		b = b[:len(b)-1]
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD") == string(b) || bytes.ContainsRune(b, '\uFFFD')
+}
+
+func jsonish(t []byte) bool {
+	last := t[len(t)-1]
+	return (t[0] == '{' && last == '}') || (t[0] == '[' && last == ']')
+}
+
+// ---- split ----
+
+func split(ctx context.Context, inv *commands.Invocation) int {
+	opts, args, err := newOpts("l:b:n:da:x", "lines=:l", "bytes=:b", "number=:n", "numeric-suffixes?:d",
+		"suffix-length=:a", "hex-suffixes?:x", "additional-suffix=", "verbose").parse(inv.Args[1:])
+	if err != nil {
+		return badUsage(inv, err, 1)
+	}
+	lines, byteCount, chunks := int64(1000), int64(0), int64(0)
+	numeric, hex, verbose := false, false, false
+	suffixLen, addSuffix := 2, ""
+	for _, o := range opts {
+		switch o.key {
+		case "l":
+			n, err := strconv.ParseInt(o.val, 10, 64)
+			if err != nil || n <= 0 {
+				inv.Errorf("invalid number of lines: %s", quote(o.val))
+				return 1
+			}
+			lines = n
+		case "b":
+			n, ok := parseSize(o.val)
+			if !ok || n <= 0 {
+				inv.Errorf("invalid number of bytes: %s", quote(o.val))
+				return 1
+			}
+			byteCount = n
+		case "n":
+			n, err := strconv.ParseInt(o.val, 10, 64)
+			if err != nil || n <= 0 {
+				inv.Errorf("invalid number of chunks: %s", quote(o.val))
+				return 1
+			}
+			chunks = n
+		case "d":
+			numeric = true
+		case "x":
+			hex = true
+		case "a":
+			n, err := strconv.Atoi(o.val)
+			if err != nil || n <= 0 {
+				inv.Errorf("invalid suffix length: %s", quote(o.val))
+				return 1
+			}
+			suffixLen = n
+		case "additional-suffix":
+			addSuffix = o.val
+		case "verbose":
+			verbose = true
+		}
+	}
+	input, prefix := "-", "x"
+	if len(args) > 0 {
+		input = args[0]
+	}
+	if len(args) > 1 {
+		prefix = args[1]
+	}
+	if len(args) > 2 {
+		inv.Errorf("extra operand %s", quote(args[2]))
+		return 1
+	}
+	rc, err := inv.Open(input)
+	if err != nil {
+		inv.Errorf("%s", commands.Describe(err))
+		return 1
+	}
+	defer rc.Close()
+	idx := 0
+	name := func() (string, bool) {
+		alpha := "abcdefghijklmnopqrstuvwxyz"
+		if numeric {
+			alpha = "0123456789"
+		} else if hex {
+			alpha = "0123456789abcdef"
+		}
+		n := idx
+		s := make([]byte, suffixLen)
+		for i := suffixLen - 1; i >= 0; i-- {
+			s[i] = alpha[n%len(alpha)]
+			n /= len(alpha)
+		}
+		if n > 0 {
+			return "", false
+		}
+		idx++
+		return prefix + string(s) + addSuffix, true
+	}
+	var out *vfs.File
+	open := func() bool {
+		if out != nil {
+			out.Close()
+		}
+		n, ok := name()
+		if !ok {
+			inv.Errorf("output file suffixes exhausted")
+			return false
+		}
+		f, err := inv.FS.OpenFile(inv.Abs(n), vfs.O_WRONLY|vfs.O_CREATE|vfs.O_TRUNC, 0o644)
+		if err != nil {
+			inv.Errorf("%s: %s", n, commands.Strerror(err))
+			return false
+		}
+		if verbose {
+			fmt.Fprintf(inv.Stdout, "creating file %s\n", quote(n))
+		}
+		out = f
+		return true
+	}
+	defer func() {
+		if out != nil {
+			out.Close()
+		}
+	}()
+	if chunks > 0 {
+		// -n needs the whole input to size the chunks: bound it by the
+		// sandbox's memory limit
+		var src io.Reader = rc
+		limit := int64(0)
+		if inv.Sys != nil && inv.Sys.MaxMemoryBytes > 0 {
+			limit = inv.Sys.MaxMemoryBytes
+			src = io.LimitReader(rc, limit+1)
+		}
+		data, err := io.ReadAll(src)
+		if err != nil {
+			inv.Errorf("%s: %s", input, commands.Strerror(err))
+			return 1
+		}
+		if limit > 0 && int64(len(data)) > limit {
+			inv.Errorf("%s: input larger than the sandbox memory limit (%d bytes) for -n", input, limit)
+			return 1
+		}
+		size := int64(len(data))
+		for k := int64(0); k < chunks; k++ {
+			if !open() {
+				return 1
+			}
+			out.Write(data[k*size/chunks : (k+1)*size/chunks])
+		}
+		return 0
+	}
+	br := bufio.NewReaderSize(rc, 64<<10)
+	var cur int64
+	started := false
+	if byteCount > 0 {
+		buf := make([]byte, 64<<10)
+		for {
+			if ctx.Err() != nil {
+				return 130
+			}
+			n, err := br.Read(buf)
+			p := buf[:n]
+			for len(p) > 0 {
+				if !started || cur == byteCount {
+					if !open() {
+						return 1
+					}
+					started, cur = true, 0
+				}
+				k := min(int64(len(p)), byteCount-cur)
+				out.Write(p[:k])
+				cur += k
+				p = p[k:]
+			}
+			if err != nil {
+				break
+			}
+		}
+		return 0
+	}
+	for {
+		if ctx.Err() != nil {
+			return 130
+		}
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			if !started || cur == lines {
+				if !open() {
+					return 1
+				}
+				started, cur = true, 0
+			}
+			out.Write(line)
+			if err == nil {
+				cur++
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			break
+		}
+	}
+	return 0
+}
+
+// utf8Locale reports whether the sandbox environment selects UTF-8.
+func utf8Locale(inv *commands.Invocation) bool {
+	for _, k := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if v, ok := inv.LookupEnv(k); ok && v != "" {
+			v = strings.ToLower(v)
+			return strings.Contains(v, "utf-8") || strings.Contains(v, "utf8")
+		}
+	}
+	return false
+}

@@ -1,0 +1,372 @@
+package native
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// MaybeInit turns the current process into a workspace's namespace init
+// when warren re-executed itself for that purpose, and never returns then.
+// Otherwise it returns at once. Call it first thing in main (cmd/warren does
+// it from an init function) and in TestMain of packages that use native.
+func MaybeInit() {
+	switch filepath.Base(os.Args[0]) {
+	case initArg0:
+		if err := runInit(); err != nil {
+			fmt.Fprintln(os.Stderr, "warren-native-init:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case holdArg0:
+		// Hold the user namespace until the parent closes our stdin.
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}
+}
+
+// runInit is pid 1 of a workspace: it builds the sandbox's root, then forks
+// one process per exec request until the control socket closes, at which
+// point it exits and the kernel kills everything left in its pid namespace.
+func runInit() error {
+	const ctl = 3
+	syscall.Umask(0o022)
+	// Tell the host the runtime is up (a start failure before this point
+	// shows as a missing "ready" with the init's stderr).
+	if err := sendFds(ctl, []byte("ready"), nil); err != nil {
+		return err
+	}
+	payload, files, err := recvFds(ctl, 16)
+	if err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	var setup setupMsg
+	if err := json.Unmarshal(payload, &setup); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	initProcs := files // this init's own cgroup.procs files, to move back into
+	if err := buildRoot(setup); err != nil {
+		sendFds(ctl, []byte("error: "+err.Error()), nil)
+		return err
+	}
+	if err := sendFds(ctl, []byte("ok"), nil); err != nil {
+		return err
+	}
+
+	in := &initState{waiters: map[int]chan syscall.WaitStatus{}, procs: initProcs}
+	sigs := make(chan os.Signal, 64)
+	signal.Notify(sigs, syscall.SIGCHLD)
+	go in.reap(sigs)
+	// The sandbox may signal its pid 1. Go's default handlers would exit on
+	// TERM, INT, HUP ...; catching them (not SIG_IGN, which children would
+	// inherit across exec) makes them no-ops.
+	ignored := make(chan os.Signal, 16)
+	signal.Notify(ignored, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT,
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGPIPE, syscall.SIGALRM, syscall.SIGVTALRM, syscall.SIGPROF,
+		syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
+	go func() {
+		for range ignored {
+		}
+	}()
+	for {
+		_, fds, err := recvFds(ctl, 16)
+		if err != nil {
+			return nil // host closed the control socket: workspace is going away
+		}
+		if len(fds) < 4 {
+			closeAll(fds)
+			continue
+		}
+		go in.serveExec(fds[0], fds[1], fds[2], fds[3], fds[4:])
+	}
+}
+
+type initState struct {
+	forkMu  sync.Mutex
+	procs   []*os.File
+	mu      sync.Mutex
+	waiters map[int]chan syscall.WaitStatus
+}
+
+// reap collects every child, including orphans reparented to pid 1, and
+// hands the status of exec'd processes to their waiters.
+func (in *initState) reap(sigs chan os.Signal) {
+	for range sigs {
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if pid <= 0 || err != nil {
+				break
+			}
+			in.mu.Lock()
+			ch := in.waiters[pid]
+			delete(in.waiters, pid)
+			in.mu.Unlock()
+			if ch != nil {
+				ch <- ws
+			}
+		}
+	}
+}
+
+func (in *initState) serveExec(stdin, stdout, stderr, connF *os.File, procs []*os.File) {
+	defer closeAll(procs)
+	conn, err := net.FileConn(connF)
+	connF.Close()
+	if err != nil {
+		closeAll([]*os.File{stdin, stdout, stderr})
+		return
+	}
+	defer conn.Close()
+	dec, enc := json.NewDecoder(conn), json.NewEncoder(conn)
+	var req execRequest
+	if err := dec.Decode(&req); err != nil {
+		closeAll([]*os.File{stdin, stdout, stderr})
+		return
+	}
+	path, status, err := lookPath(req.Path, req.Env)
+	if err == nil && req.Dir != "" {
+		if st, serr := os.Stat(req.Dir); serr != nil || !st.IsDir() {
+			closeAll([]*os.File{stdin, stdout, stderr})
+			if serr == nil {
+				serr = syscall.ENOTDIR
+			}
+			enc.Encode(execStarted{Err: fmt.Sprintf("working directory %s: %v", req.Dir, errText(serr)), Status: 126})
+			return
+		}
+	}
+	var pid int
+	ch := make(chan syscall.WaitStatus, 1)
+	if err == nil {
+		pid, err = in.spawn(path, req, stdin, stdout, stderr, procs, ch)
+		status = execFailStatus(err)
+	}
+	closeAll([]*os.File{stdin, stdout, stderr})
+	if err != nil {
+		enc.Encode(execStarted{Err: fmt.Sprintf("%s: %v", req.Path, errText(err)), Status: status})
+		return
+	}
+	if enc.Encode(execStarted{Pid: pid}) != nil {
+		return
+	}
+	ws := <-ch
+	enc.Encode(execExited{WaitStatus: uint32(ws)})
+}
+
+// spawn forks the command inside the exec's cgroups: the init moves itself
+// into them, forks, and moves back, so the child is born there and nothing
+// it does can happen outside its limits.
+func (in *initState) spawn(path string, req execRequest, stdin, stdout, stderr *os.File, procs []*os.File, ch chan syscall.WaitStatus) (int, error) {
+	in.forkMu.Lock()
+	defer in.forkMu.Unlock()
+	back := req.Hier
+	if len(back) != len(procs) {
+		back = nil
+	}
+	for _, f := range procs {
+		if _, err := unix.Write(int(f.Fd()), []byte("0")); err != nil {
+			in.moveBack(back)
+			return 0, fmt.Errorf("cannot enter exec cgroup: %w", err)
+		}
+	}
+	dir := req.Dir
+	if dir == "" {
+		dir = "/"
+	}
+	// no_new_privs is per thread: set it on the thread that forks, so the
+	// child inherits it whatever thread the Go runtime picked.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		in.moveBack(back)
+		return 0, fmt.Errorf("no_new_privs: %w", err)
+	}
+	in.mu.Lock() // held across fork so the reaper cannot miss a fast exit
+	pid, err := syscall.ForkExec(path, req.Args, &syscall.ProcAttr{
+		Dir:   dir,
+		Env:   req.Env,
+		Files: []uintptr{stdin.Fd(), stdout.Fd(), stderr.Fd()},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err == nil {
+		in.waiters[pid] = ch
+	}
+	in.mu.Unlock()
+	in.moveBack(back)
+	return pid, err
+}
+
+// moveBack returns the init to its own cgroup in the hierarchies hier
+// (indexes into in.procs; nil: all).
+func (in *initState) moveBack(hier []int) {
+	if hier == nil {
+		for _, f := range in.procs {
+			unix.Write(int(f.Fd()), []byte("0"))
+		}
+		return
+	}
+	for _, i := range hier {
+		if i >= 0 && i < len(in.procs) {
+			unix.Write(int(in.procs[i].Fd()), []byte("0"))
+		}
+	}
+}
+
+// lookPath resolves a command name the way execvp does, inside the sandbox.
+func lookPath(name string, env []string) (string, int, error) {
+	if name == "" {
+		return "", 127, syscall.ENOENT
+	}
+	if strings.Contains(name, "/") {
+		return name, 0, nil
+	}
+	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p, 0, nil
+		}
+	}
+	return "", 127, errors.New("command not found")
+}
+
+func execFailStatus(err error) int {
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
+		return 127
+	}
+	return 126
+}
+
+func errText(err error) string {
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		s := en.Error()
+		return strings.ToUpper(s[:1]) + s[1:]
+	}
+	return err.Error()
+}
+
+// buildRoot turns the overlay at setup.Root into this mount namespace's
+// root: private propagation, /proc for the new pid namespace, a minimal
+// /dev, pivot_root, hostname, loopback up and no_new_privs.
+func buildRoot(s setupMsg) error {
+	root := s.Root
+	step := func(what string, err error) error {
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return nil
+	}
+	if err := step("make / private", unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")); err != nil {
+		return err
+	}
+	// The overlay came from a more privileged mount namespace, so it is
+	// locked; a bind of it onto itself is a mount pivot_root accepts.
+	if err := step("bind root", unix.Mount(root, root, "", unix.MS_BIND|unix.MS_REC, "")); err != nil {
+		return err
+	}
+	mkdir := func(p string) { os.Mkdir(filepath.Join(root, p), 0o755) }
+	mkdir("proc")
+	// proc must be mounted while the host /proc is still visible, else the
+	// kernel refuses it as "too revealing".
+	if err := step("mount /proc", unix.Mount("proc", filepath.Join(root, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")); err != nil {
+		return err
+	}
+	mkdir("dev")
+	dev := filepath.Join(root, "dev")
+	if err := step("mount /dev", unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=755,size=64k,nr_inodes=64")); err != nil {
+		return err
+	}
+	for _, d := range s.Devices {
+		p := filepath.Join(dev, filepath.Base(d))
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o666)
+		if err != nil {
+			return fmt.Errorf("create %s: %w", p, err)
+		}
+		f.Close()
+		if err := step("bind "+d, unix.Mount(d, p, "", unix.MS_BIND, "")); err != nil {
+			return err
+		}
+	}
+	os.Mkdir(filepath.Join(dev, "pts"), 0o755)
+	if err := step("mount /dev/pts", unix.Mount("devpts", filepath.Join(dev, "pts"), "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620")); err != nil {
+		return err
+	}
+	os.Mkdir(filepath.Join(dev, "shm"), 0o1777)
+	if err := step("mount /dev/shm", unix.Mount("shm", filepath.Join(dev, "shm"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size=64m")); err != nil {
+		return err
+	}
+	for name, target := range map[string]string{
+		"ptmx": "pts/ptmx", "fd": "/proc/self/fd", "stdin": "/proc/self/fd/0",
+		"stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2",
+	} {
+		if err := os.Symlink(target, filepath.Join(dev, name)); err != nil {
+			return fmt.Errorf("symlink /dev/%s: %w", name, err)
+		}
+	}
+	// /dev itself is read-only from now on: the sandbox cannot plant nodes.
+	if err := step("remount /dev read-only", unix.Mount("", dev, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NOEXEC, "")); err != nil {
+		return err
+	}
+	if err := step("chdir root", unix.Chdir(root)); err != nil {
+		return err
+	}
+	if err := step("pivot_root", unix.PivotRoot(".", ".")); err != nil {
+		return err
+	}
+	if err := step("detach old root", unix.Unmount(".", unix.MNT_DETACH)); err != nil {
+		return err
+	}
+	if err := step("chdir /", unix.Chdir("/")); err != nil {
+		return err
+	}
+	if err := step("sethostname", unix.Sethostname([]byte(s.Hostname))); err != nil {
+		return err
+	}
+	if err := loopbackUp(); err != nil {
+		return err
+	}
+	return step("no_new_privs", unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+}
+
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback flags: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback up: %w", err)
+	}
+	return nil
+}
