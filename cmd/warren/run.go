@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/warren-sandbox/warren/shell"
+	"github.com/warren-sandbox/warren/vfs"
+)
+
+func init() { verbs = append(verbs, newRunCmd) }
+
+func newRunCmd() *cobra.Command {
+	var (
+		script  string
+		imgName string
+		cwd     string
+		envs    []string
+		copyIns []string
+		timeout time.Duration
+	)
+	c := &cobra.Command{
+		Use:   "run [flags] [-c SCRIPT | FILE [ARG...]]",
+		Short: "run a bash script in a fresh in-process sandbox",
+		Long: "run starts a fresh sandbox in this process and runs SCRIPT (-c), FILE (read from the host),\n" +
+			"or the script on stdin. stdout/stderr pass through; the exit status is the script's.\n" +
+			"The host environment is not passed in: use --env.",
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if imgName != "" && imgName != "default" {
+				return fmt.Errorf("--image %q: only the default image is available in this build", imgName)
+			}
+			src := script
+			var params []string
+			switch {
+			case cmd.Flags().Changed("c"):
+				params = args
+			case len(args) > 0:
+				data, err := os.ReadFile(args[0])
+				if err != nil {
+					return fmt.Errorf("cannot read script: %w", err)
+				}
+				src = string(data)
+				params = args[1:]
+			default:
+				data, err := io.ReadAll(cmd.InOrStdin())
+				if err != nil {
+					return fmt.Errorf("cannot read script from stdin: %w", err)
+				}
+				src = string(data)
+			}
+			fsys, err := defaultSandboxFS()
+			if err != nil {
+				return err
+			}
+			for _, ci := range copyIns {
+				host, dst, ok := strings.Cut(ci, ":")
+				if !ok || host == "" || !strings.HasPrefix(dst, "/") {
+					return fmt.Errorf("--copy-in %q: want HOSTPATH:/SANDBOX/PATH", ci)
+				}
+				if err := copyIn(fsys, host, dst); err != nil {
+					return err
+				}
+			}
+			for _, kv := range envs {
+				if !strings.Contains(kv, "=") {
+					return fmt.Errorf("--env %q: want K=V", kv)
+				}
+			}
+			if cwd == "" {
+				cwd = "/home/user"
+			}
+			if err := fsys.MkdirAll(cwd, 0o755); err != nil {
+				return fmt.Errorf("--cwd %s: %w", cwd, err)
+			}
+			sh, err := shell.New(shell.Config{
+				FS: fsys, Commands: residentCommands(), Env: envs, Dir: cwd,
+				Limits: shell.Limits{Timeout: timeout}, Uid: 1000, Gid: 1000, User: "user",
+			})
+			if err != nil {
+				return err
+			}
+			if len(params) > 0 {
+				src = "set -- " + shellWords(params) + "\n" + src
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			st, err := sh.Run(ctx, src, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			if st != 0 {
+				return exitStatus(st)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&script, "c", "c", "", "script text to run")
+	c.Flags().StringVar(&imgName, "image", "", "base image (only the default for now)")
+	c.Flags().StringVar(&cwd, "cwd", "", "working directory in the sandbox (default /home/user)")
+	c.Flags().StringArrayVar(&envs, "env", nil, "K=V environment variable (repeatable)")
+	c.Flags().StringArrayVar(&copyIns, "copy-in", nil, "HOSTPATH:SANDBOXPATH to copy into the sandbox first (repeatable)")
+	c.Flags().DurationVar(&timeout, "timeout", 0, "wall-time limit for the script (default 5m)")
+	return c
+}
+
+func shellWords(ws []string) string {
+	q := make([]string, len(ws))
+	for i, w := range ws {
+		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// defaultSandboxFS is the root for `warren run`: an FHS skeleton over an
+// empty base. TODO(lead): swap in the embedded default image.
+func defaultSandboxFS() (*vfs.FS, error) {
+	fsys := vfs.New(vfs.Options{})
+	for _, d := range []string{"/tmp", "/home/user", "/etc", "/bin", "/usr/bin", "/usr/local/bin", "/root", "/var/tmp", "/dev", "/proc"} {
+		if err := fsys.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("cannot create %s: %w", d, err)
+		}
+	}
+	fsys.Chmod("/tmp", 0o1777)
+	if err := shell.MakeDev(fsys); err != nil {
+		return nil, err
+	}
+	fsys.Chown("/home/user", 1000, 1000)
+	files := map[string]string{
+		"/etc/passwd":   "root:x:0:0:root:/root:/bin/bash\nuser:x:1000:1000:user:/home/user:/bin/bash\n",
+		"/etc/group":    "root:x:0:\nuser:x:1000:\n",
+		"/etc/hostname": "sandbox\n",
+	}
+	for p, s := range files {
+		if err := fsys.WriteFile(p, []byte(s), 0o644); err != nil {
+			return nil, fmt.Errorf("cannot write %s: %w", p, err)
+		}
+	}
+	return fsys, nil
+}
+
+// copyIn copies a host file or tree into the sandbox, keeping modes and
+// modification times.
+func copyIn(fsys *vfs.FS, host, dst string) error {
+	return filepath.WalkDir(host, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("--copy-in: %w", err)
+		}
+		rel, _ := filepath.Rel(host, p)
+		target := path.Join(dst, filepath.ToSlash(rel))
+		info, err := d.Info()
+		if err != nil {
+			return fmt.Errorf("--copy-in: %w", err)
+		}
+		switch {
+		case d.IsDir():
+			if err := fsys.MkdirAll(target, info.Mode().Perm()|0o700); err != nil {
+				return fmt.Errorf("--copy-in: %w", err)
+			}
+			fsys.Chmod(target, info.Mode().Perm())
+		case info.Mode()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return fmt.Errorf("--copy-in: %w", err)
+			}
+			if err := fsys.Symlink(link, target); err != nil {
+				return fmt.Errorf("--copy-in: %w", err)
+			}
+			return nil
+		case info.Mode().IsRegular():
+			if err := fsys.MkdirAll(path.Dir(target), 0o755); err != nil {
+				return fmt.Errorf("--copy-in: %w", err)
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return fmt.Errorf("--copy-in: %w", err)
+			}
+			if err := fsys.WriteFile(target, data, info.Mode().Perm()); err != nil {
+				return fmt.Errorf("--copy-in: %w", err)
+			}
+		default:
+			return nil
+		}
+		if err := fsys.Chtimes(target, info.ModTime(), info.ModTime()); err != nil {
+			return fmt.Errorf("--copy-in: %w", err)
+		}
+		return nil
+	})
+}
+
+var _ = context.Background

@@ -1,0 +1,118 @@
+package shell
+
+import (
+	"context"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/shell/testcmds"
+	"github.com/warren-sandbox/warren/vfs"
+)
+
+// reportLatency times each op and reports p50/p95/p99 (ns) with n.
+func reportLatency(b *testing.B, op func()) {
+	b.Helper()
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		op()
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return float64(lat[int(float64(len(lat)-1)*p)].Nanoseconds()) }
+	b.ReportMetric(pct(0.50), "p50-ns")
+	b.ReportMetric(pct(0.95), "p95-ns")
+	b.ReportMetric(pct(0.99), "p99-ns")
+	b.ReportMetric(float64(len(lat)), "n")
+}
+
+func benchBase(b *testing.B) (*vfs.FS, commands.Table) {
+	fsys := vfs.New(vfs.Options{})
+	for _, d := range []string{"/tmp", "/home/user", "/etc"} {
+		fsys.MkdirAll(d, 0o755)
+	}
+	fsys.WriteFile("/etc/passwd", []byte("root:x:0:0:root:/root:/bin/bash\nuser:x:1000:1000::/home/user:/bin/bash\ndaemon:x:1:1::/:/usr/sbin/nologin\n"), 0o644)
+	tbl := commands.Table{}
+	testcmds.Register(tbl)
+	return fsys, tbl
+}
+
+func benchRun(b *testing.B, script string) {
+	fsys, tbl := benchBase(b)
+	sh, err := New(Config{FS: fsys, Commands: tbl, Dir: "/home/user"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	in := strings.NewReader("")
+	reportLatency(b, func() {
+		if st, _ := sh.Run(ctx, script, in, io.Discard, io.Discard); st != 0 {
+			b.Fatalf("status %d", st)
+		}
+	})
+}
+
+func BenchmarkWarmEcho(b *testing.B) { benchRun(b, "echo hi") }
+
+func BenchmarkPipeline(b *testing.B) { benchRun(b, "cat /etc/passwd | grep root | wc -l") }
+
+// Create a sandbox over a shared base and run its first exec.
+func BenchmarkCreateFirstExec(b *testing.B) {
+	base, tbl := benchBase(b)
+	ctx := context.Background()
+	reportLatency(b, func() {
+		sh, err := New(Config{FS: base.Fork(), Commands: tbl, Dir: "/home/user"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if st, _ := sh.Run(ctx, "echo hello > /tmp/a; cat /tmp/a", nil, io.Discard, io.Discard); st != 0 {
+			b.Fatalf("status %d", st)
+		}
+	})
+}
+
+// Fork of a sandbox: vfs + shell state.
+func BenchmarkFork(b *testing.B) {
+	fsys, tbl := benchBase(b)
+	sh, _ := New(Config{FS: fsys, Commands: tbl, Dir: "/home/user"})
+	sh.Run(context.Background(), "x=1; f() { echo $x; }; a=(1 2 3)", nil, io.Discard, io.Discard)
+	reportLatency(b, func() {
+		_ = sh.Fork(sh.FS().Fork())
+	})
+}
+
+// Resident memory per idle sandbox after a few commands, beyond its delta
+// (the vfs base is shared; each sandbox gets a fork). b.N sandboxes are kept
+// alive together.
+func BenchmarkIdleMemory(b *testing.B) {
+	base, tbl := benchBase(b)
+	ctx := context.Background()
+	n := b.N
+	shells := make([]*Shell, 0, n)
+	forks := make([]*vfs.FS, 0, n)
+	for range n {
+		forks = append(forks, base.Fork())
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	for k := range n {
+		sh, _ := New(Config{FS: forks[k], Commands: tbl, Dir: "/home/user"})
+		sh.Run(ctx, "x=1; cd /tmp; echo hi; f() { echo $x; }; f", nil, io.Discard, io.Discard)
+		shells = append(shells, sh)
+	}
+	b.StopTimer()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(n), "bytes/sandbox")
+	runtime.KeepAlive(shells)
+}

@@ -1,0 +1,446 @@
+package shell
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// declareArgs runs declare & co. called with plain string arguments
+// (builtin declare, command export, ...).
+func (r *runner) declareArgs(args []string) int {
+	var flags []string
+	var ops []*syntax.Assign
+	for _, a := range args[1:] {
+		if len(a) > 1 && (a[0] == '-' || a[0] == '+') && len(ops) == 0 {
+			flags = append(flags, a)
+			continue
+		}
+		name, val, hasEq := strings.Cut(a, "=")
+		as := &syntax.Assign{Name: &syntax.Lit{Value: name}}
+		if hasEq {
+			if strings.HasSuffix(name, "+") {
+				as.Append = true
+				as.Name.Value = name[:len(name)-1]
+			}
+			if strings.HasPrefix(val, "(") && strings.HasSuffix(val, ")") {
+				if f, err := r.parse(as.Name.Value + "=" + val); err == nil && len(f.Stmts) == 1 {
+					if c, ok := f.Stmts[0].Cmd.(*syntax.CallExpr); ok && len(c.Assigns) == 1 && c.Assigns[0].Array != nil {
+						as.Array = c.Assigns[0].Array
+					}
+				}
+			}
+			if as.Array == nil {
+				as.Value = &syntax.Word{Parts: []syntax.WordPart{&syntax.SglQuoted{Value: val}}}
+			}
+		} else {
+			as.Naked = true
+		}
+		if i := strings.IndexByte(as.Name.Value, '['); i > 0 && strings.HasSuffix(as.Name.Value, "]") {
+			idx := as.Name.Value[i+1 : len(as.Name.Value)-1]
+			as.Name.Value = as.Name.Value[:i]
+			as.Index = litWord(idx)
+		}
+		ops = append(ops, as)
+	}
+	return r.declare(args[0], flags, ops)
+}
+
+func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) int {
+	var add, del uint16
+	printMode, funcMode, funcNames, global := false, false, false, false
+	for _, f := range flags {
+		on := f[0] == '-'
+		for _, c := range f[1:] {
+			var a uint16
+			switch c {
+			case 'a':
+				a = attrArray
+			case 'A':
+				a = attrAssoc
+			case 'i':
+				a = attrInteger
+			case 'l':
+				a = attrLower
+			case 'u':
+				a = attrUpper
+			case 'r':
+				a = attrReadonly
+			case 'x':
+				a = attrExport
+			case 'n':
+				if variant == "export" {
+					del |= attrExport
+					continue
+				}
+				a = attrNameref
+			case 'p':
+				printMode = true
+				continue
+			case 'f':
+				funcMode = true
+				continue
+			case 'F':
+				funcMode, funcNames = true, true
+				continue
+			case 'g':
+				global = true
+				continue
+			case 't', 'I':
+				continue
+			default:
+				r.errf("%s: %c%c: invalid option", variant, f[0], c)
+				return 2
+			}
+			if on {
+				add |= a
+			} else {
+				del |= a
+			}
+		}
+	}
+	switch variant {
+	case "export":
+		if del&attrExport == 0 {
+			add |= attrExport
+		}
+	case "readonly":
+		add |= attrReadonly
+	case "local":
+		if len(r.funcNames) == 0 {
+			r.errf("local: can only be used in a function")
+			return 1
+		}
+	}
+	if funcMode {
+		return r.declareFuncs(ops, funcNames, printMode)
+	}
+	if printMode || (len(ops) == 0 && (variant == "declare" || variant == "typeset" || variant == "local" || variant == "readonly" || variant == "export")) {
+		if len(ops) == 0 {
+			if variant == "local" && len(r.funcNames) > 0 {
+				return r.printDeclared(func(s *scope) bool { return s == r.funcScope() }, add, false)
+			}
+			if !printMode && add == 0 && (variant == "declare" || variant == "typeset") {
+				r.printVars(true)
+				return 0
+			}
+			return r.printDeclared(nil, add, printMode || variant == "export" || variant == "readonly")
+		}
+		st := 0
+		for _, op := range ops {
+			v := r.lookup(op.Name.Value)
+			if v == nil || (!v.Set && v.Attr == 0 && v.Kind != expand.Indexed && v.Kind != expand.Associative) {
+				r.errf("declare: %s: not found", op.Name.Value)
+				st = 1
+				continue
+			}
+			r.out(declLine(op.Name.Value, v) + "\n")
+		}
+		return st
+	}
+	st := 0
+	inFunc := len(r.funcNames) > 0 && !global && (variant == "declare" || variant == "typeset" || variant == "local")
+	for _, op := range ops {
+		name := op.Name.Value
+		if !syntax.ValidName(name) || (op.Index != nil && (variant == "export" || variant == "readonly")) {
+			bad := name
+			if op.Index != nil {
+				bad = name + "[" + arithText(op.Index) + "]"
+				if op.Value != nil {
+					bad += "=" + wordText(op.Value)
+				}
+			}
+			r.errf("%s: `%s': not a valid identifier", variant, bad)
+			st = 1
+			continue
+		}
+		r.own()
+		var v *Var
+		if inFunc {
+			fs := r.funcScope()
+			v = fs.vars[name]
+			if v == nil {
+				v = &Var{Kind: expand.String}
+				if prev := r.lookup(name); prev != nil && variant == "local" && false {
+					v = prev.clone()
+				}
+				fs.vars[name] = v
+			}
+		} else {
+			target := name
+			if add&attrNameref == 0 && del&attrNameref == 0 {
+				target = r.resolve(name)
+			}
+			v = r.lookup(target)
+			if v == nil {
+				v = &Var{Kind: expand.String}
+				if global || len(r.funcNames) == 0 || variant == "export" || variant == "readonly" {
+					r.global.vars[target] = v
+				} else {
+					r.global.vars[target] = v
+				}
+			}
+			name = target
+		}
+		if v.Attr&attrReadonly != 0 && (op.Value != nil || op.Array != nil || del&attrReadonly != 0) {
+			r.errf("%s: readonly variable", name)
+			st = 1
+			continue
+		}
+		v.Attr = (v.Attr | add) &^ del
+		if r.opts[optAllexport] && (op.Value != nil || op.Array != nil) {
+			v.Attr |= attrExport
+		}
+		if add&attrReadonly != 0 {
+			v.Attr |= attrReadonly
+		}
+		if add&attrUpper != 0 {
+			v.Attr &^= attrLower
+		}
+		if add&attrLower != 0 {
+			v.Attr &^= attrUpper
+		}
+		if add&attrAssoc != 0 && v.Kind != expand.Associative {
+			if v.Kind == expand.Indexed && v.Set {
+				r.errf("%s: %s: cannot convert indexed to associative array", variant, name)
+				st = 1
+				continue
+			}
+			v.Kind, v.Map, v.Str = expand.Associative, map[string]string{}, ""
+			if op.Value == nil && op.Array == nil {
+				v.Set = false
+			}
+		}
+		if add&attrArray != 0 && v.Kind != expand.Indexed {
+			if v.Kind == expand.Associative {
+				r.errf("%s: %s: cannot convert associative to indexed array", variant, name)
+				st = 1
+				continue
+			}
+			if v.Set && v.Kind == expand.String {
+				v.Kind, v.List = expand.Indexed, []string{v.Str}
+			} else {
+				v.Kind = expand.Indexed
+			}
+		}
+		if op.Array != nil {
+			ro := v.Attr & attrReadonly
+			v.Attr &^= attrReadonly
+			ok := r.assignArrayTo(v, name, op.Array, op.Append)
+			v.Attr |= ro
+			if !ok {
+				st = 1
+			}
+			continue
+		}
+		if op.Value != nil {
+			val, ok := r.assignLiteral(op.Value)
+			if !ok {
+				return 1
+			}
+			ro := v.Attr & attrReadonly
+			v.Attr &^= attrReadonly
+			if v.Attr&attrNameref != 0 {
+				if val != "" && !validRef(val) {
+					r.errf("%s: `%s': invalid variable name for name reference", variant, val)
+					v.Attr |= ro
+					st = 1
+					continue
+				}
+				v.Str, v.Set, v.Kind = val, true, expand.String
+				v.Attr |= ro
+				continue
+			}
+			if op.Index != nil {
+				v.Attr |= ro
+				v.Attr &^= attrReadonly
+				if !r.assignVarElem(v, name, op) {
+					st = 1
+				}
+				v.Attr |= ro
+				continue
+			}
+			if op.Append {
+				switch {
+				case v.Attr&attrInteger != 0:
+					a, _ := r.arithString(v.str())
+					b, err := r.arithString(val)
+					if err != nil {
+						r.arithErr(err)
+						v.Attr |= ro
+						return 1
+					}
+					val = strconv.FormatInt(a+b, 10)
+				default:
+					val = v.str() + val
+				}
+			} else if v2, ok := r.applyAttrs(v, val); ok {
+				val = v2
+			} else {
+				v.Attr |= ro
+				return 1
+			}
+			switch v.Kind {
+			case expand.Indexed:
+				v.setIndex(0, val)
+			case expand.Associative:
+				v.Map["0"] = val
+				v.Set = true
+			default:
+				v.Kind, v.Str, v.Set = expand.String, val, true
+			}
+			v.Attr |= ro
+		}
+	}
+	return st
+}
+
+func validRef(s string) bool {
+	if i := strings.IndexByte(s, '['); i > 0 && strings.HasSuffix(s, "]") {
+		s = s[:i]
+	}
+	return syntax.ValidName(s)
+}
+
+func (r *runner) assignVarElem(v *Var, name string, op *syntax.Assign) bool {
+	// Route through the normal element assignment, which finds v by name.
+	return r.assign(op, false)
+}
+
+// assignArrayTo assigns an array literal into an existing Var.
+func (r *runner) assignArrayTo(v *Var, name string, arr *syntax.ArrayExpr, appendTo bool) bool {
+	// assignArray looks the variable up by name; make sure it finds v.
+	fs := r.funcScope()
+	if fs != nil && fs.vars[name] == v {
+		saved := r.vars
+		r.vars = &scope{vars: map[string]*Var{name: v}, parent: saved, temp: true}
+		ok := r.assignArray(name, arr, appendTo, v.Attr)
+		r.vars = saved
+		return ok
+	}
+	return r.assignArray(name, arr, appendTo, v.Attr)
+}
+
+// funcScope is the scope of the innermost function call.
+func (r *runner) funcScope() *scope {
+	for s := r.vars; s != nil; s = s.parent {
+		if !s.temp {
+			return s
+		}
+	}
+	return r.global
+}
+
+func (r *runner) declareFuncs(ops []*syntax.Assign, namesOnly, _ bool) int {
+	names := []string{}
+	if len(ops) == 0 {
+		for k := range r.funcs {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+	} else {
+		for _, op := range ops {
+			names = append(names, op.Name.Value)
+		}
+	}
+	st := 0
+	for _, n := range names {
+		if _, ok := r.funcs[n]; !ok {
+			st = 1
+			continue
+		}
+		if namesOnly {
+			r.out("declare -f " + n + "\n")
+		} else {
+			r.out(r.funcSource(n))
+		}
+	}
+	return st
+}
+
+func (r *runner) printDeclared(filter func(*scope) bool, need uint16, withDeclare bool) int {
+	seen := map[string]*Var{}
+	for s := r.vars; s != nil; s = s.parent {
+		if filter != nil && !filter(s) {
+			continue
+		}
+		for k, v := range s.vars {
+			if _, ok := seen[k]; !ok {
+				seen[k] = v
+			}
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for k, v := range seen {
+		if need != 0 && v.Attr&need != need {
+			continue
+		}
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		v := seen[n]
+		if withDeclare {
+			r.out(declLine(n, v) + "\n")
+		} else if v.Set {
+			r.out(n + "=" + shellQuote(v.str()) + "\n")
+		}
+	}
+	return 0
+}
+
+// declLine renders a variable as declare -p does.
+func declLine(name string, v *Var) string {
+	flags := v.attrFlags()
+	if !v.Set {
+		return "declare " + flags + " " + name
+	}
+	switch v.Kind {
+	case expand.Indexed, expand.Associative:
+		return "declare " + flags + " " + name + "=" + arrayLiteral(v)
+	}
+	return "declare " + flags + " " + name + "=" + dquote(v.Str)
+}
+
+func dquote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, c := range s {
+		switch c {
+		case '"', '\\', '$', '`':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func arrayLiteral(v *Var) string {
+	var b strings.Builder
+	b.WriteByte('(')
+	keys := v.keys()
+	vals := v.values()
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if v.Kind == expand.Associative {
+			kq := k
+			if strings.ContainsAny(k, " \t\n\"'$`\\[]") || k == "" {
+				kq = dquote(k)
+			}
+			b.WriteString("[" + kq + "]=" + dquote(vals[i]))
+		} else {
+			b.WriteString("[" + k + "]=" + dquote(vals[i]))
+		}
+	}
+	if v.Kind == expand.Associative && len(keys) > 0 {
+		b.WriteByte(' ')
+	}
+	b.WriteByte(')')
+	return b.String()
+}

@@ -1,0 +1,817 @@
+package shell
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"io/fs"
+	"strconv"
+	"strings"
+
+	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/vfs"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+func (r *runner) countCommand() bool {
+	if n := r.rs.commands.Add(1); n > r.rs.lim.MaxCommands {
+		r.rs.fail(limitf("command limit exceeded (%d commands)", r.rs.lim.MaxCommands))
+		r.exiting = true
+		return false
+	}
+	return true
+}
+
+func (r *runner) call(c *syntax.CallExpr) {
+	if !r.countCommand() {
+		return
+	}
+	if len(r.traps) > 0 {
+		r.debugTrap()
+		if r.exiting {
+			return
+		}
+	}
+	if len(c.Args) == 0 {
+		r.substStat = 0
+		for _, as := range c.Assigns {
+			if !r.assign(as, false) {
+				if !r.exiting {
+					r.status = 1
+				}
+				return
+			}
+		}
+		if r.opts[optXtrace] {
+			r.xtraceAssigns(c.Assigns)
+		}
+		r.status = r.substStat
+		return
+	}
+	if r.shopts["expand_aliases"] && len(r.aliases) > 0 {
+		if lit := c.Args[0].Lit(); lit != "" {
+			if a, ok := r.aliases[lit]; ok {
+				r.runAlias(a, c)
+				return
+			}
+		}
+	}
+	r.substStat = 0
+	args, ok := r.fields(c.Args...)
+	if !ok {
+		return
+	}
+	if len(args) == 0 {
+		for _, as := range c.Assigns {
+			if !r.assign(as, false) {
+				r.status = 1
+				return
+			}
+		}
+		r.status = r.substStat
+		return
+	}
+	r.execWithAssigns(args, c.Assigns)
+	r.pipeMulti = nil
+	r.pipeOne = r.status
+}
+
+// runAlias re-parses a command whose first word is an alias.
+func (r *runner) runAlias(a string, c *syntax.CallExpr) {
+	var b strings.Builder
+	pr := syntax.NewPrinter()
+	for _, as := range c.Assigns {
+		pr.Print(&b, &syntax.CallExpr{Assigns: []*syntax.Assign{as}})
+		b.WriteByte(' ')
+	}
+	b.WriteString(a)
+	for _, w := range c.Args[1:] {
+		b.WriteByte(' ')
+		pr.Print(&b, w)
+	}
+	f, err := r.parse(b.String())
+	if err != nil {
+		r.status = r.syntaxError(err, b.String())
+		return
+	}
+	saved := r.aliases
+	r.own()
+	r.aliases = map[string]string{}
+	for k, v := range saved {
+		if v != a {
+			r.aliases[k] = v
+		}
+	}
+	r.stmts(f.Stmts)
+	if r.aliases != nil && len(r.aliases) == len(saved)-1 {
+		r.aliases = saved
+	} else {
+		// aliases changed inside; keep the changes but restore the one we hid
+		for k, v := range saved {
+			if _, ok := r.aliases[k]; !ok && v == a {
+				r.aliases[k] = v
+			}
+		}
+	}
+}
+
+func (r *runner) xtraceAssigns(as []*syntax.Assign) {
+	for _, a := range as {
+		v := r.lookup(a.Name.Value)
+		val := ""
+		if v != nil {
+			val = v.str()
+		}
+		r.xtrace([]string{a.Name.Value + "=" + val})
+	}
+}
+
+func (r *runner) xtrace(args []string) {
+	ps4 := "+ "
+	if v := r.lookup("PS4"); v != nil {
+		ps4 = v.str()
+	}
+	var b strings.Builder
+	b.WriteString(ps4)
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(xtraceQuote(a))
+	}
+	b.WriteByte('\n')
+	io.WriteString(r.stderr(), b.String())
+}
+
+func xtraceQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	for _, c := range s {
+		if !(c == '_' || c == '-' || c == '.' || c == '/' || c == '=' || c == ':' || c == ',' || c == '+' || c == '@' || c == '%' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+			q, err := syntax.Quote(s, syntax.LangBash)
+			if err != nil {
+				return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+			}
+			return q
+		}
+	}
+	return s
+}
+
+// execWithAssigns runs a command with prefix assignments (x=1 cmd).
+func (r *runner) execWithAssigns(args []string, assigns []*syntax.Assign) {
+	r.lastArg = args[len(args)-1]
+	if r.opts[optXtrace] {
+		r.xtrace(args)
+	}
+	if len(assigns) == 0 {
+		r.exec(args, nil)
+		return
+	}
+	// A temporary scope holds the bindings, exported to children; each
+	// value sees the bindings before it.
+	r.own()
+	tmp := &scope{vars: map[string]*Var{}, parent: r.vars, temp: true}
+	r.vars = tmp
+	for _, as := range assigns {
+		val := ""
+		if as.Value != nil {
+			v, ok := r.assignLiteral(as.Value)
+			if !ok {
+				r.popScope(tmp)
+				return
+			}
+			val = v
+		}
+		if as.Array != nil {
+			// bash passes the array text through as a string
+			val = strings.TrimPrefix(wordText(&syntax.Word{Parts: []syntax.WordPart{&syntax.Lit{Value: arrayText(as.Array)}}}), "")
+		} else if as.Index != nil {
+			continue
+		}
+		if old := r.lookup(as.Name.Value); old != nil && old.Attr&attrReadonly != 0 {
+			r.errf("%s: readonly variable", as.Name.Value)
+			r.status = 1
+			r.popScope(tmp)
+			return
+		}
+		if as.Append {
+			if old := r.lookup(as.Name.Value); old != nil {
+				val = old.str() + val
+			}
+		}
+		tmp.vars[as.Name.Value] = &Var{Set: true, Kind: expand.String, Str: val, Attr: attrExport}
+	}
+	r.exec(args, nil)
+	r.popScope(tmp)
+}
+
+func (r *runner) popScope(s *scope) {
+	// The scope may have been replaced by own(); find it by depth.
+	r.own()
+	if r.vars.temp {
+		r.vars = r.vars.parent
+	}
+}
+
+// exec runs argv through the ladder: function, builtin, nested shell,
+// resident command, script or binary in the vfs.
+func (r *runner) exec(args []string, extraEnv []string) {
+	name := args[0]
+	if body, ok := r.funcs[name]; ok {
+		r.callFunc(name, body, args[1:])
+		return
+	}
+	if b, ok := builtins[name]; ok {
+		r.outErr = nil
+		r.status = b(r, args)
+		if r.outErr != nil {
+			err := r.outErr
+			r.outErr = nil
+			if r.status == 0 {
+				r.status = r.writeErr(name, err)
+			}
+		}
+		return
+	}
+	r.external(args, extraEnv)
+}
+
+func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
+	if r.callDepth >= r.rs.lim.MaxCallDepth {
+		r.errf("%s: maximum function nesting level exceeded (%d)", name, r.rs.lim.MaxCallDepth)
+		r.rs.fail(limitf("function nesting limit exceeded (%d)", r.rs.lim.MaxCallDepth))
+		r.exiting = true
+		r.status = 1
+		return
+	}
+	r.own()
+	savedParams := r.params
+	r.params = args
+	fscope := &scope{vars: map[string]*Var{}, parent: r.vars}
+	r.vars = fscope
+	r.funcNames = append(r.funcNames, name)
+	r.frames = append(r.frames, frame{name: name, file: r.funcFile[name], line: r.lineno})
+	r.callDepth++
+	savedLoops := r.loopDepth
+	r.loopDepth = 0
+	r.stmt(body)
+	r.loopDepth = savedLoops
+	r.callDepth--
+	if r.returning {
+		r.returning = false
+	}
+	if t, ok := r.traps["RETURN"]; ok && t != "" && !r.inTrap {
+		st := r.status
+		r.inTrap = true
+		r.runScript(t, "")
+		r.inTrap = false
+		r.status = st
+	}
+	r.funcNames = r.funcNames[:len(r.funcNames)-1]
+	r.frames = r.frames[:len(r.frames)-1]
+	r.own()
+	// pop to the scope below the function scope
+	depth := 0
+	for s := r.vars; s != nil; s = s.parent {
+		if s.temp || len(r.funcNames) >= 0 {
+			break
+		}
+		depth++
+	}
+	r.vars = r.popFuncScope()
+	r.params = savedParams
+}
+
+// popFuncScope drops the innermost non-temp scope and everything above it.
+func (r *runner) popFuncScope() *scope {
+	for s := r.vars; s != nil; s = s.parent {
+		if !s.temp {
+			return s.parent
+		}
+	}
+	return r.global
+}
+
+// invocation builds what a resident command sees.
+func (r *runner) invocation(args, extraEnv []string) *commands.Invocation {
+	env := r.environ()
+	if len(extraEnv) > 0 {
+		env = append(env, extraEnv...)
+	}
+	inv := &commands.Invocation{
+		Args:     args,
+		Stdin:    r.stdin(),
+		Stdout:   r.stdout(),
+		Stderr:   r.stderr(),
+		Dir:      r.cwd,
+		Env:      env,
+		FS:       r.sh.cfg.FS,
+		OpenHook: r.openHook,
+		Exec:     r.execHook,
+		Sys: &commands.System{
+			Hostname:       r.sh.cfg.Hostname,
+			Uid:            r.sh.cfg.Uid,
+			Gid:            r.sh.cfg.Gid,
+			User:           r.sh.cfg.User,
+			NumCPU:         1,
+			Started:        r.start,
+			MaxMemoryBytes: int64(r.rs.lim.MaxStringBytes) * 4,
+			Now:            r.sh.cfg.Now,
+		},
+	}
+	return inv
+}
+
+func (r *runner) openHook(name string, flag int, perm fs.FileMode) (commands.File, bool, error) {
+	f, handled, err := r.openSpecial(name, flag)
+	if !handled {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, err
+	}
+	return asFile(f), true, nil
+}
+
+func (r *runner) execHook(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+	if len(argv) == 0 {
+		return 0
+	}
+	sub := r.subshellRunner()
+	sub.own()
+	sub.fds = []*fdesc{{r: stdin}, {w: stdout}, {w: stderr}}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && syntax.ValidName(k) {
+			if cur := sub.lookup(k); cur == nil || cur.str() != v {
+				sub.global.vars[k] = &Var{Set: true, Kind: expand.String, Str: v, Attr: attrExport}
+			}
+		}
+	}
+	sub.exec(argv, nil)
+	return sub.status
+}
+
+// external runs a non-builtin command.
+func (r *runner) external(args []string, extraEnv []string) {
+	name := args[0]
+	if name == "bash" || name == "sh" {
+		r.status = r.nestedShell(args, extraEnv)
+		return
+	}
+	if !strings.Contains(name, "/") {
+		if fn, ok := r.sh.cfg.Commands[name]; ok {
+			// A script of that name earlier in PATH wins (test doubles).
+			if !r.customPath() {
+				r.status = r.runResident(fn, args, extraEnv)
+				return
+			}
+			if p, found := r.pathLookup(name); !found || p == "/bin/"+name || !r.isScript(p) {
+				r.status = r.runResident(fn, args, extraEnv)
+				return
+			}
+		}
+		p, ok := r.pathLookup(name)
+		if !ok {
+			r.errf("%s: command not found", name)
+			r.status = 127
+			return
+		}
+		r.runFile(r.abs(p), args, extraEnv)
+		return
+	}
+	r.runFile(r.abs(name), args, extraEnv)
+}
+
+func (r *runner) runResident(fn commands.Func, args, extraEnv []string) int {
+	inv := r.invocation(args, extraEnv)
+	st := fn(r.context(), inv)
+	if p, ok := inv.Stdout.(*pipe); ok && st != 0 && p.broken() {
+		st = 141 // killed by SIGPIPE, as a process would be
+	}
+	if r.cancelled() {
+		r.exiting = true
+	}
+	return st
+}
+
+// pathLookup searches $PATH in the vfs for an executable file.
+func (r *runner) pathLookup(name string) (string, bool) {
+	pathv := ""
+	if v := r.lookup("PATH"); v != nil {
+		pathv = v.str()
+	}
+	for _, dir := range strings.Split(pathv, ":") {
+		if dir == "" {
+			dir = "."
+		}
+		p := strings.TrimSuffix(dir, "/") + "/" + name
+		fi, err := r.sh.cfg.FS.Stat(r.abs(p))
+		if err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, true
+		}
+		if err != nil && (dir == "/bin" || dir == "/usr/bin") && r.resident(name) {
+			// resident commands appear to live in /bin
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// runFile executes a file of the sandbox: a script (nested shell), an ELF
+// binary (native tier or a resident command of the same name) or a wasm
+// module (not available here).
+func (r *runner) runFile(p string, args, extraEnv []string) {
+	fsys := r.sh.cfg.FS
+	fi, err := fsys.Stat(p)
+	if err != nil && (strings.HasPrefix(p, "/bin/") || strings.HasPrefix(p, "/usr/bin/")) {
+		// /bin/NAME for a resident command or builtin that has no file
+		base := p[strings.LastIndexByte(p, '/')+1:]
+		if fn, ok := r.sh.cfg.Commands[base]; ok {
+			r.status = r.runResident(fn, args, extraEnv)
+			return
+		}
+		if b, ok := builtins[base]; ok && base != "cd" && base != "exit" {
+			r.status = b(r, args)
+			return
+		}
+		if base == "bash" || base == "sh" {
+			r.status = r.nestedShell(args, extraEnv)
+			return
+		}
+	}
+	if err != nil {
+		r.errf("%s: %s", args[0], errText(err))
+		r.status = 127
+		return
+	}
+	if fi.IsDir() {
+		r.errf("%s: Is a directory", args[0])
+		r.status = 126
+		return
+	}
+	if fi.Mode()&0o111 == 0 {
+		r.errf("%s: Permission denied", args[0])
+		r.status = 126
+		return
+	}
+	base := p[strings.LastIndexByte(p, '/')+1:]
+	head := make([]byte, 256)
+	n := 0
+	if f, err := fsys.Open(p); err == nil {
+		n, _ = io.ReadFull(f, head)
+		f.Close()
+	}
+	head = head[:n]
+	switch {
+	case bytes.HasPrefix(head, []byte("\x7fELF")):
+		if r.sh.cfg.Native != nil {
+			inv := r.invocation(args, extraEnv)
+			r.status = r.sh.cfg.Native(r.context(), inv, p)
+			return
+		}
+		if fn, ok := r.sh.cfg.Commands[base]; ok {
+			r.status = r.runResident(fn, args, extraEnv)
+			return
+		}
+		r.errf("%s: cannot execute binary file: Exec format error", args[0])
+		r.status = 126
+		return
+	case bytes.HasPrefix(head, []byte("\x00asm")):
+		r.errf("%s: cannot execute WebAssembly module: wasm tier not available", args[0])
+		r.status = 126
+		return
+	}
+	if fn, ok := r.sh.cfg.Commands[base]; ok && n == 0 {
+		// An empty placeholder file named like a resident command.
+		r.status = r.runResident(fn, args, extraEnv)
+		return
+	}
+	interp := ""
+	if bytes.HasPrefix(head, []byte("#!")) {
+		line := string(head[2:])
+		if i := strings.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+		}
+		interp = strings.TrimSpace(line)
+	}
+	if interp != "" {
+		fields := strings.Fields(interp)
+		prog := fields[0]
+		pbase := prog[strings.LastIndexByte(prog, '/')+1:]
+		if pbase == "env" && len(fields) > 1 {
+			fields = fields[1:]
+			pbase = fields[0]
+		}
+		if pbase != "bash" && pbase != "sh" {
+			argv := append(append([]string{pbase}, fields[1:]...), p)
+			argv = append(argv, args[1:]...)
+			if fn, ok := r.sh.cfg.Commands[pbase]; ok {
+				r.status = r.runResident(fn, argv, extraEnv)
+				return
+			}
+			r.errf("%s: %s: bad interpreter: No such file or directory", args[0], prog)
+			r.status = 126
+			return
+		}
+	}
+	argv := append([]string{"bash", p}, args[1:]...)
+	r.status = r.nestedShell(argv, extraEnv)
+}
+
+// nestedShell runs `bash ARGS` as a new interpreter over the same vfs.
+func (r *runner) nestedShell(args, extraEnv []string) int {
+	if r.callDepth >= r.rs.lim.MaxCallDepth {
+		r.errf("%s: maximum nesting level exceeded", args[0])
+		r.rs.fail(limitf("nesting limit exceeded (%d)", r.rs.lim.MaxCallDepth))
+		r.exiting = true
+		return StatusLimit
+	}
+	n := newRunner(&Shell{cfg: r.sh.cfg, lim: r.sh.lim})
+	n.sh.cfg.Env = append(r.environ(), extraEnv...)
+	n = newRunner(n.sh)
+	n.sh.st = n
+	n.rs = r.rs
+	n.pidNext = r.pidNext
+	n.pid = r.newPid()
+	n.bashpid = n.pid
+	n.ppid = r.pid
+	n.cwd = r.cwd
+	n.setVar("PWD", r.cwd)
+	n.callDepth = r.callDepth + 1
+	n.fds = append([]*fdesc(nil), r.fds...)
+	n.arg0 = args[0]
+	i := 1
+	script := ""
+	haveC := false
+	readStdin := false
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			i++
+			break
+		}
+		if a == "-c" {
+			haveC = true
+			continue
+		}
+		if a == "-s" {
+			readStdin = true
+			continue
+		}
+		if a == "-o" || a == "+o" {
+			if i+1 < len(args) {
+				i++
+				n.setOption(args[i], a == "-o")
+			}
+			continue
+		}
+		if a == "-O" || a == "+O" {
+			if i+1 < len(args) {
+				i++
+				n.shopts[args[i]] = a == "-O"
+			}
+			continue
+		}
+		if a == "--norc" || a == "--noprofile" || a == "--posix" || a == "--login" || a == "-l" || a == "-i" || a == "-p" {
+			continue
+		}
+		if len(a) > 1 && (a[0] == '-' || a[0] == '+') && a != "-" {
+			ok := true
+			for _, c := range a[1:] {
+				if c == 'c' {
+					haveC = true
+					continue
+				}
+				if c == 's' {
+					readStdin = true
+					continue
+				}
+				if c == 'i' || c == 'l' {
+					continue
+				}
+				if !n.setFlag(byte(c), a[0] == '-') {
+					ok = false
+				}
+			}
+			if !ok {
+				r.errf("%s: invalid option", a)
+				return 2
+			}
+			continue
+		}
+		break
+	}
+	rest := args[i:]
+	switch {
+	case haveC:
+		n.dashC = true
+		if len(rest) == 0 {
+			r.errf("-c: option requires an argument")
+			return 2
+		}
+		script = rest[0]
+		if len(rest) > 1 {
+			n.arg0 = rest[1]
+			n.params = append([]string(nil), rest[2:]...)
+		} else {
+			n.arg0 = args[0]
+		}
+		n.arg0bash(args[0], len(rest) > 1)
+	case len(rest) > 0 && !readStdin:
+		p := rest[0]
+		data, err := r.readFileAll(p)
+		if err != nil {
+			if ap, ok := r.pathLookup(p); ok && !strings.Contains(p, "/") {
+				data, err = r.readFileAll(ap)
+			}
+		}
+		if err != nil {
+			io.WriteString(r.stderr(), args[0]+": "+p+": "+errText(err)+"\n")
+			return 127
+		}
+		script = string(data)
+		n.arg0 = p
+		n.params = append([]string(nil), rest[1:]...)
+		n.srcNames = []string{p}
+		n.topSrc, n.curSrc = p, p
+	default:
+		data, err := io.ReadAll(io.LimitReader(r.stdin(), int64(r.rs.lim.MaxStringBytes)))
+		if err != nil && len(data) == 0 {
+			data = nil
+		}
+		script = string(data)
+		n.params = append([]string(nil), rest...)
+	}
+	if n.opts[optNoexec] {
+		if _, err := n.parse(script); err != nil {
+			return n.syntaxError(err, script)
+		}
+		return 0
+	}
+	n.runScript(script, "")
+	n.runExitTrap()
+	n.waitJobs()
+	if r.cancelled() {
+		r.exiting = true
+	}
+	return n.status
+}
+
+func (n *runner) arg0bash(shell string, explicit bool) {
+	if !explicit {
+		n.arg0 = shell
+	}
+}
+
+func (r *runner) readFileAll(p string) ([]byte, error) {
+	f, err := r.openFile(p, vfs.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer closeIf(f)
+	return io.ReadAll(io.LimitReader(f.(io.Reader), int64(r.rs.lim.MaxStringBytes)))
+}
+
+func closeIf(x any) {
+	if c, ok := x.(io.Closer); ok {
+		c.Close()
+	}
+}
+
+func (r *runner) setFlag(c byte, on bool) bool {
+	for i, l := range optLetters {
+		if l == c && l != 0 {
+			r.opts[i] = on
+			return true
+		}
+	}
+	return false
+}
+
+func (r *runner) setOption(name string, on bool) bool {
+	for i, n := range optNames {
+		if n == name {
+			r.opts[i] = on
+			return true
+		}
+	}
+	switch name {
+	case "vi", "emacs", "history", "ignoreeof", "keyword", "onecmd", "physical", "privileged", "notify", "nolog", "histexpand":
+		return true
+	}
+	return false
+}
+
+// declClause runs declare/typeset/local/export/readonly/nameref.
+func (r *runner) declClause(c *syntax.DeclClause) {
+	if !r.countCommand() {
+		return
+	}
+	r.debugTrap()
+	variant := c.Variant.Value
+	var flags []string
+	var operands []*syntax.Assign
+	for _, as := range c.Args {
+		if as.Naked && as.Name == nil && as.Value != nil {
+			// an option or an expanded word
+			ws, ok := r.fields(as.Value)
+			if !ok {
+				return
+			}
+			for _, w := range ws {
+				if len(w) > 1 && (w[0] == '-' || w[0] == '+') && len(operands) == 0 {
+					flags = append(flags, w)
+					continue
+				}
+				// a word like "a=b" produced by expansion
+				name, val, hasEq := strings.Cut(w, "=")
+				na := &syntax.Assign{Name: &syntax.Lit{Value: name}}
+				if hasEq {
+					if strings.HasSuffix(name, "+") {
+						na.Append = true
+						na.Name.Value = name[:len(name)-1]
+					}
+					na.Value = &syntax.Word{Parts: []syntax.WordPart{&syntax.SglQuoted{Value: val}}}
+				} else {
+					na.Naked = true
+				}
+				if i := strings.IndexByte(na.Name.Value, '['); i > 0 && strings.HasSuffix(na.Name.Value, "]") {
+					idx := na.Name.Value[i+1 : len(na.Name.Value)-1]
+					na.Name.Value = na.Name.Value[:i]
+					na.Index = litWord(idx)
+				}
+				operands = append(operands, na)
+			}
+			continue
+		}
+		operands = append(operands, as)
+	}
+	r.status = r.declare(variant, flags, operands)
+}
+
+var _ = strconv.Itoa
+
+func (r *runner) resident(name string) bool {
+	_, ok := r.sh.cfg.Commands[name]
+	return ok || binaryBuiltins[name]
+}
+
+// binaryBuiltins are builtins that a Linux system also has as files in
+// /usr/bin (type -a lists both).
+var binaryBuiltins = map[string]bool{"bash": true, "sh": true, "echo": true, "printf": true, "pwd": true, "test": true, "[": true, "true": true, "false": true, "kill": true}
+
+// isScript reports whether p is an executable text file of the sandbox.
+func (r *runner) isScript(p string) bool {
+	f, err := r.sh.cfg.FS.Open(r.abs(p))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	if n == 0 {
+		return false
+	}
+	return !bytes.HasPrefix(head[:n], []byte("\x7fELF")) && !bytes.HasPrefix(head[:n], []byte("\x00asm"))
+}
+
+var stdPathDirs = map[string]bool{"/usr/local/sbin": true, "/usr/local/bin": true, "/usr/sbin": true, "/usr/bin": true, "/sbin": true, "/bin": true}
+
+// customPath reports whether PATH holds directories beyond the standard
+// ones, where a script could shadow a resident command.
+func (r *runner) customPath() bool {
+	v := r.lookup("PATH")
+	if v == nil {
+		return false
+	}
+	for _, d := range strings.Split(v.str(), ":") {
+		if !stdPathDirs[d] {
+			return true
+		}
+	}
+	return false
+}
+
+func arrayText(a *syntax.ArrayExpr) string {
+	var b strings.Builder
+	b.WriteByte('(')
+	pr := syntax.NewPrinter()
+	for i, e := range a.Elems {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if e.Index != nil {
+			b.WriteByte('[')
+			pr.Print(&b, e.Index)
+			b.WriteString("]=")
+		}
+		if e.Value != nil {
+			pr.Print(&b, e.Value)
+		}
+	}
+	b.WriteByte(')')
+	return b.String()
+}

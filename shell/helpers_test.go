@@ -1,0 +1,47 @@
+package shell
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/shell/testcmds"
+	"github.com/warren-sandbox/warren/vfs"
+)
+
+// newTestShell returns a shell over a fresh vfs with an FHS skeleton and
+// the minimal test commands.
+func newTestShell(t testing.TB, lim Limits) *Shell {
+	t.Helper()
+	fsys := vfs.New(vfs.Options{})
+	for _, d := range []string{"/tmp", "/home/user", "/etc", "/bin", "/usr/bin"} {
+		if err := fsys.MkdirAll(d, 0o755); err != nil {
+			t.Fatalf("mkdir %s: %v", d, err)
+		}
+	}
+	if err := MakeDev(fsys); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.WriteFile("/etc/passwd", []byte("root:x:0:0:root:/root:/bin/bash\nuser:x:1000:1000::/home/user:/bin/bash\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tbl := commands.Table{}
+	testcmds.Register(tbl)
+	sh, err := New(Config{FS: fsys, Commands: tbl, Dir: "/home/user", Uid: 1000, Gid: 1000, User: "user", Limits: lim, Seed: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sh
+}
+
+func runScript(t testing.TB, sh *Shell, script string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	st, err := sh.Run(context.Background(), script, strings.NewReader(""), &out, &errb)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return out.String(), errb.String(), st
+}

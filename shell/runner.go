@@ -1,0 +1,1316 @@
+package shell
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Shell options (set -o).
+const (
+	optErrexit = iota
+	optNounset
+	optPipefail
+	optXtrace
+	optNoglob
+	optNoclobber
+	optVerbose
+	optAllexport
+	optNoexec
+	optErrtrace
+	optFunctrace
+	optPosix
+	optHashall
+	optBraceexpand
+	optMonitor
+	optInteractive
+	numOpts
+)
+
+var optNames = [numOpts]string{"errexit", "nounset", "pipefail", "xtrace", "noglob", "noclobber", "verbose", "allexport", "noexec", "errtrace", "functrace", "posix", "hashall", "braceexpand", "monitor", "interactive-comments"}
+var optLetters = [numOpts]byte{'e', 'u', 0, 'x', 'f', 'C', 'v', 'a', 'n', 'E', 'T', 0, 'h', 'B', 'm', 0}
+
+// shopt options we honour (others are accepted and stored).
+var shoptNames = []string{"autocd", "cdable_vars", "checkwinsize", "cmdhist", "dotglob", "expand_aliases", "extglob", "extquote", "failglob", "globasciiranges", "globstar", "inherit_errexit", "lastpipe", "nocaseglob", "nocasematch", "nullglob", "progcomp", "promptvars", "sourcepath", "xpg_echo", "assoc_expand_once", "globskipdots", "interactive_comments", "hostcomplete", "complete_fullquote", "force_fignore", "patsub_replacement", "shift_verbose"}
+
+// runState is what all runners of one Run share.
+type runState struct {
+	ctx      context.Context
+	commands atomic.Int64
+	loops    atomic.Int64
+	jobs     atomic.Int64 // live goroutines
+	out      atomic.Int64 // output bytes
+	lim      *Limits
+	fatal    atomic.Pointer[limitError]
+	wg       sync.WaitGroup
+	pipesMu  sync.Mutex
+	pipes    map[*pipe]struct{}
+	stderr   io.Writer
+	stdinTop io.Reader
+	outMu    sync.Mutex
+}
+
+func (rs *runState) fail(le *limitError) {
+	rs.fatal.CompareAndSwap(nil, le)
+}
+
+// errCancelled unwinds after the Run's context ended or a limit was hit.
+var errCancelled = errors.New("cancelled")
+
+// fdesc is an open file descriptor of the shell.
+type fdesc struct {
+	r    io.Reader
+	w    io.Writer
+	c    io.Closer // closed when the last reference goes (only for files we opened)
+	path string
+	refs *int32
+}
+
+// job is a background job.
+type job struct {
+	id, pid int
+	done    chan struct{}
+	status  int
+	cmd     string
+	cancel  context.CancelFunc
+}
+
+// runner executes shell code. The session (vars, funcs, options...) lives in
+// it; subshells are clones sharing maps until they write (own()).
+type runner struct {
+	sh *Shell
+	rs *runState
+
+	global  *scope
+	vars    *scope
+	funcs   map[string]*syntax.Stmt
+	aliases map[string]string
+	traps   map[string]string
+	shared  bool // maps above are borrowed from a parent: copy before writing
+
+	params   []string
+	arg0     string
+	opts     [numOpts]bool
+	shopts   map[string]bool
+	cwd      string
+	dirs     []string
+	umask    uint32
+	status   int
+	pid      int // $$
+	bashpid  int
+	ppid     int
+	lastBg   int
+	seed     uint64
+	start    time.Time
+	shlvl    int
+	jobs     []*job
+	pidNext  *atomic.Int64
+	subshell int
+
+	fds []*fdesc
+
+	// control flow
+	exiting     bool
+	breakN      int
+	contN       int
+	returning   bool
+	callDepth   int
+	noErrExit   int // >0 in conditions, where errexit is off
+	funcNames   []string
+	srcNames    []string
+	frames      []frame
+	topSrc      string // script file of this shell ("" for stdin/-c)
+	curSrc      string // file being read (for functions' BASH_SOURCE)
+	funcFile    map[string]string
+	lineno      int
+	ecfg        expand.Config
+	substStat   int // status of the last command substitution
+	lastArg     string
+	inTrap      bool
+	optind      int // getopts char position within a word
+	fdLinks     map[string]*fdesc
+	outErr      error
+	inBracket   bool
+	jobCtx      context.Context // a background job's own context (kill %N)
+	exitCalled  bool
+	cdPhysical  bool
+	loopDepth   int               // enclosing loops in this function (break/continue)
+	envCache    []string          // exported environment, rebuilt after any write
+	parentTraps map[string]string // what `trap` lists in a subshell (bash shows the parent's)
+	andOrFail   bool              // status comes from a short-circuited && / || list
+	pipeOne     int
+	pipeMulti   []int
+	dashC       bool
+	failglob    bool
+	lineBase    int
+	goptInd     int
+	permRedir   bool
+	procFds     []procEnt
+}
+
+func newRunner(s *Shell) *runner {
+	r := &runner{
+		sh:      s,
+		global:  &scope{vars: map[string]*Var{}},
+		funcs:   map[string]*syntax.Stmt{},
+		aliases: map[string]string{},
+		traps:   map[string]string{},
+		shopts:  map[string]bool{"extglob": true, "interactive_comments": true, "globskipdots": true, "sourcepath": true, "cmdhist": true, "extquote": true, "progcomp": true, "promptvars": true, "hostcomplete": true, "complete_fullquote": true, "checkwinsize": true, "patsub_replacement": true},
+		cwd:     s.cfg.Dir,
+		umask:   0o022,
+		arg0:    "bash",
+		pidNext: new(atomic.Int64),
+		start:   time.Now(),
+	}
+	r.opts[optHashall] = true
+	r.opts[optInteractive] = true // interactive-comments
+	r.opts[optBraceexpand] = true
+	r.vars = r.global
+	r.pipeMulti = []int{}
+	r.pidNext.Store(1)
+	r.pid = r.newPid()
+	r.bashpid = r.pid
+	r.ppid = 0
+	r.seed = s.cfg.Seed
+	if r.seed == 0 {
+		r.seed = uint64(r.now().UnixNano())
+	}
+	set := func(k, v string, attr uint16) {
+		r.global.vars[k] = &Var{Set: true, Kind: expand.String, Str: v, Attr: attr}
+	}
+	set("IFS", " \t\n", 0)
+	set("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin", attrExport)
+	set("HOME", s.cfg.Home, attrExport)
+	set("USER", s.cfg.User, attrExport)
+	set("LOGNAME", s.cfg.User, attrExport)
+	set("HOSTNAME", s.cfg.Hostname, 0)
+	set("SHELL", "/bin/bash", attrExport)
+	set("TERM", "dumb", attrExport)
+	set("UID", strconv.Itoa(s.cfg.Uid), attrReadonly|attrInteger)
+	set("EUID", strconv.Itoa(s.cfg.Uid), attrReadonly|attrInteger)
+	set("PPID", "0", attrReadonly|attrInteger)
+	set("OPTIND", "1", 0)
+	set("OPTERR", "1", 0)
+	set("PS4", "+ ", 0)
+	set("BASH", "/bin/bash", 0)
+	set("BASH_VERSION", "5.2.15(1)-release", 0)
+	set("HOSTTYPE", "x86_64", 0)
+	set("OSTYPE", "linux-gnu", 0)
+	set("MACHTYPE", "x86_64-pc-linux-gnu", 0)
+	r.global.vars["BASH_VERSINFO"] = &Var{Set: true, Kind: expand.Indexed, List: []string{"5", "2", "15", "1", "release", "x86_64-pc-linux-gnu"}, Attr: attrReadonly}
+	for _, kv := range s.cfg.Env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !syntax.ValidName(k) {
+			continue
+		}
+		set(k, v, attrExport)
+	}
+	shlvl := 0
+	if v := r.global.vars["SHLVL"]; v != nil {
+		shlvl, _ = strconv.Atoi(v.Str)
+	}
+	set("SHLVL", strconv.Itoa(shlvl+1), attrExport)
+	set("PWD", r.cwd, attrExport)
+	return r
+}
+
+func (r *runner) now() time.Time {
+	if r.sh.cfg.Now != nil {
+		return r.sh.cfg.Now()
+	}
+	return time.Now()
+}
+
+func (r *runner) newPid() int {
+	return int(r.pidNext.Add(1))
+}
+
+// own makes the runner's maps private before a write.
+func (r *runner) own() {
+	r.envCache = nil
+	if !r.shared {
+		return
+	}
+	r.shared = false
+	// Clone the scope chain, keeping the position of r.vars in it.
+	depth := 0
+	for s := r.vars; s != r.global; s = s.parent {
+		depth++
+	}
+	r.vars = r.vars.cloneChain()
+	g := r.vars
+	for range depth {
+		g = g.parent
+	}
+	r.global = g
+	r.funcs = maps.Clone(r.funcs)
+	r.funcFile = maps.Clone(r.funcFile)
+	r.aliases = maps.Clone(r.aliases)
+	r.traps = maps.Clone(r.traps)
+	r.shopts = maps.Clone(r.shopts)
+}
+
+// subshell returns a child runner: same state, copy-on-write maps, its own
+// control flow.
+func (r *runner) subshellRunner() *runner {
+	c := *r
+	c.shared = true
+	r.shared = true // the parent must not write into maps the child reads
+	c.fds = append([]*fdesc(nil), r.fds...)
+	c.params = r.params
+	// Clip the stacks: the child's appends must not write into the
+	// parent's (or a sibling stage's) backing arrays.
+	c.funcNames = c.funcNames[:len(c.funcNames):len(c.funcNames)]
+	c.frames = c.frames[:len(c.frames):len(c.frames)]
+	c.srcNames = c.srcNames[:len(c.srcNames):len(c.srcNames)]
+	c.procFds = c.procFds[:len(c.procFds):len(c.procFds)]
+	c.params = c.params[:len(c.params):len(c.params)]
+	c.dirs = append([]string(nil), r.dirs...)
+	c.jobs = nil
+	c.exiting, c.breakN, c.contN, c.returning = false, 0, 0, false
+	c.subshell++
+	c.bashpid = r.newPid()
+	c.ecfg = expand.Config{}
+	// EXIT traps do not carry into subshells, other traps do.
+	_, e := c.traps["EXIT"]
+	_, d := c.traps["DEBUG"]
+	if e || d {
+		c.parentTraps = r.traps
+		c.own()
+		delete(c.traps, "EXIT")
+		delete(c.traps, "DEBUG")
+	}
+	return &c
+}
+
+// cloneSession copies the session for Shell.Fork.
+func (r *runner) cloneSession(s *Shell) *runner {
+	c := *r
+	c.sh = s
+	c.shared = true
+	r.shared = true
+	c.own()
+	c.rs = nil
+	c.fds = nil
+	c.jobs = nil
+	c.dirs = append([]string(nil), r.dirs...)
+	c.params = append([]string(nil), r.params...)
+	c.pidNext = new(atomic.Int64)
+	c.pidNext.Store(r.pidNext.Load())
+	c.ecfg = expand.Config{}
+	return &c
+}
+
+// lineErr prints "bash: line N: msg" to the shell's stderr.
+func (r *runner) errf(format string, args ...any) {
+	r.errPrefix()
+	fmt.Fprintf(r.stderr(), format, args...)
+	if !strings.HasSuffix(format, "\n") {
+		io.WriteString(r.stderr(), "\n")
+	}
+}
+
+func (r *runner) errPrefix() {
+	if r.lineno > 0 {
+		fmt.Fprintf(r.stderr(), "%s: line %d: ", r.arg0, r.lineno)
+	} else {
+		fmt.Fprintf(r.stderr(), "%s: ", r.arg0)
+	}
+}
+
+func (r *runner) stdout() io.Writer {
+	if len(r.fds) > 1 && r.fds[1] != nil && r.fds[1].w != nil {
+		return r.fds[1].w
+	}
+	return badFD{}
+}
+
+func (r *runner) stderr() io.Writer {
+	if len(r.fds) > 2 && r.fds[2] != nil && r.fds[2].w != nil {
+		return r.fds[2].w
+	}
+	return io.Discard
+}
+
+func (r *runner) stdin() io.Reader {
+	if len(r.fds) > 0 && r.fds[0] != nil && r.fds[0].r != nil {
+		return r.fds[0].r
+	}
+	return badFD{}
+}
+
+type badFD struct{}
+
+var errBadFD = errors.New("Bad file descriptor")
+
+func (badFD) Write([]byte) (int, error) { return 0, errBadFD }
+func (badFD) Read([]byte) (int, error)  { return 0, errBadFD }
+
+// limitWriter counts output bytes against the Run's limit.
+type limitWriter struct {
+	w  io.Writer
+	rs *runState
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if n := l.rs.out.Add(int64(len(p))); n > l.rs.lim.MaxOutputBytes {
+		l.rs.fail(limitf("output limit exceeded (%d bytes)", l.rs.lim.MaxOutputBytes))
+		return 0, errCancelled
+	}
+	// Stages of a pipeline and background jobs write concurrently; the
+	// caller's writers (often one buffer for both streams) are not safe
+	// for that, and a process's write(2) would not interleave bytes either.
+	l.rs.outMu.Lock()
+	defer l.rs.outMu.Unlock()
+	return l.w.Write(p)
+}
+
+// runTop runs a script as the session's top level.
+func (r *runner) runTop(ctx context.Context, script string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	return r.runTopWith(ctx, stdin, stdout, stderr, func() { r.runScript(script, "") })
+}
+
+func (r *runner) runTopWith(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, body func()) (int, error) {
+	lim := r.sh.lim
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, lim.Timeout, &limitError{what: fmt.Sprintf("time limit exceeded (%s)", lim.Timeout), status: StatusTimeout})
+	defer cancel()
+	rs := &runState{ctx: ctx, lim: &lim, pipes: map[*pipe]struct{}{}}
+	rs.stderr = stderr
+	stop := context.AfterFunc(ctx, rs.closePipes)
+	defer stop()
+	r.rs = rs
+	ow := &limitWriter{w: stdout, rs: rs}
+	ew := &limitWriter{w: stderr, rs: rs}
+	r.fds = []*fdesc{{r: stdin, path: "/dev/stdin"}, {w: ow, path: "/dev/stdout"}, {w: ew, path: "/dev/stderr"}}
+	r.exiting, r.breakN, r.contN, r.returning = false, 0, 0, false
+	r.callDepth = 0
+	r.safe(body)
+	if !r.inTrap {
+		r.runExitTrap()
+	}
+	// Background jobs end with the Run.
+	// Background jobs (and their children) end with the Run: it waits for
+	// them, bounded by the Run's time limit, as a harness waiting for the
+	// script's stdout to close would.
+	r.waitJobs()
+	rs.wg.Wait()
+	ctxErr, cause := ctx.Err(), context.Cause(ctx)
+	cancel()
+	st := r.status
+	if le := rs.fatal.Load(); le != nil {
+		fmt.Fprintf(stderr, "warren: %s\n", le.what)
+		st = le.status
+	} else if ctxErr != nil {
+		if le, ok := cause.(*limitError); ok {
+			fmt.Fprintf(stderr, "warren: %s\n", le.what)
+			st = le.status
+		} else {
+			st = StatusTimeout
+		}
+	}
+	r.closeFds()
+	r.fds = nil
+	r.rs = nil
+	r.status = st
+	return st, nil
+}
+
+func (r *runner) closeFds() {
+	for i := 3; i < len(r.fds); i++ {
+		if f := r.fds[i]; f != nil {
+			r.release(f)
+		}
+	}
+}
+
+func (r *runner) runExitTrap() {
+	if t, ok := r.traps["EXIT"]; ok && t != "" {
+		st := r.status
+		r.own()
+		delete(r.traps, "EXIT")
+		r.exiting = false
+		r.exitCalled = false
+		r.inTrap = true
+		r.runScript(t, "")
+		r.inTrap = false
+		if !r.exitCalled {
+			r.status = st
+		}
+		r.exiting = true
+	}
+}
+
+// cancelled reports whether the Run must stop.
+func (r *runner) cancelled() bool {
+	return r.context().Err() != nil || r.rs.fatal.Load() != nil
+}
+
+// runScript parses and runs src statement by statement, like bash reading a
+// script: statements before a syntax error run.
+func (r *runner) runScript(src, name string) {
+	stmts, err := r.sh.parseCached(src)
+	// Running must happen after parsing: the parser is not reentrant (and
+	// pooled). Statements before the error still run, as in bash.
+	errLine := uint(0)
+	if err != nil {
+		var pe syntax.ParseError
+		if errors.As(err, &pe) {
+			errLine = pe.Pos.Line()
+		}
+	}
+	for _, st := range stmts {
+		if r.exiting || r.cancelled() {
+			return
+		}
+		if errLine > 0 && st.End().Line() >= errLine {
+			// bash reads a line at a time: nothing on the bad line runs
+			break
+		}
+		r.stmt(st)
+		if r.exiting || r.returning || r.breakN > 0 || r.contN > 0 {
+			return
+		}
+	}
+	if err != nil && !r.exiting {
+		r.status = r.syntaxError(err, src)
+		r.exiting = true
+	}
+}
+
+// parseAll parses src fully (for eval, functions from state, -c).
+func (r *runner) parse(src string) (f *syntax.File, err error) {
+	p := parserPool.Get().(*syntax.Parser)
+	defer func() {
+		if e := recover(); e != nil {
+			f, err = nil, fmt.Errorf("syntax error: cannot parse input (%v)", e)
+			return
+		}
+		parserPool.Put(p)
+	}()
+	return p.Parse(strings.NewReader(src), "")
+}
+
+// syntaxError reports a parse error as bash does and returns the status:
+// 2, or 1 for what bash only detects when expanding (bad substitution).
+func (r *runner) syntaxError(err error, src string) int {
+	var pe syntax.ParseError
+	line := 0
+	msg := err.Error()
+	if errors.As(err, &pe) {
+		line = int(pe.Pos.Line())
+		msg = pe.Text
+	}
+	old := r.lineno
+	if line > 0 {
+		r.lineno = line + r.lineBase
+	}
+	defer func() { r.lineno = old }()
+	if strings.Contains(msg, "invalid parameter name") || strings.Contains(msg, "cannot combine multiple parameter expansion operators") || strings.Contains(msg, "parameter expansion requires a literal") {
+		bad := ""
+		if pe.Pos.IsValid() && int(pe.Pos.Offset()) < len(src) {
+			rest := src[pe.Pos.Offset():]
+			if i := strings.IndexByte(rest, '}'); i >= 0 {
+				bad = rest[:i+1]
+			}
+			if j := strings.LastIndex(src[:pe.Pos.Offset()], "${"); j >= 0 && bad != "" {
+				bad = src[j:pe.Pos.Offset()] + bad
+			}
+		}
+		if bad == "" {
+			bad = "${}"
+		}
+		r.errf("%s: bad substitution", bad)
+		return 1
+	}
+	tok := ""
+	if i := strings.Index(msg, "`"); i >= 0 {
+		tok = msg[i:]
+		if j := strings.Index(tok[1:], "'"); j >= 0 {
+			tok = tok[:j+2]
+		} else if j := strings.Index(tok[1:], "`"); j >= 0 {
+			tok = "`" + tok[1:j+1] + "'"
+		}
+	}
+	switch {
+	case strings.Contains(msg, "reached EOF") || strings.Contains(msg, "must be followed") || strings.Contains(msg, "unclosed") || strings.Contains(msg, "must end with"):
+		r.errf("syntax error: unexpected end of file")
+	case tok != "":
+		r.errf("syntax error near unexpected token %s", tok)
+	default:
+		r.errf("syntax error: %s", msg)
+	}
+	return 2
+}
+
+// ---- statements ----
+
+func (r *runner) stmts(list []*syntax.Stmt) {
+	for _, st := range list {
+		if r.exiting || r.returning || r.breakN > 0 || r.contN > 0 {
+			return
+		}
+		r.stmt(st)
+	}
+}
+
+func (r *runner) stmt(st *syntax.Stmt) {
+	if r.cancelled() {
+		r.exiting = true
+		return
+	}
+	if r.opts[optNoexec] {
+		return
+	}
+	if st.Background {
+		r.background(st)
+		return
+	}
+	if !r.inTrap {
+		r.lineno = int(st.Position.Line()) + r.lineBase
+	}
+	if st.Negated {
+		r.noErrExit++
+	}
+	r.andOrFail = false
+	nproc := len(r.procFds)
+	if len(st.Redirs) > 0 && assignOnly(st.Cmd) {
+		// bash expands the assignments first, then performs the
+		// redirections (creating files) for a command without a name.
+		r.cmd(st.Cmd)
+		st0 := r.status
+		saved, ok := r.redirects(st.Redirs)
+		r.restoreFds(saved)
+		if ok {
+			r.status = st0
+		}
+	} else if len(st.Redirs) > 0 {
+		saved, ok := r.redirects(st.Redirs)
+		if ok {
+			r.cmd(st.Cmd)
+		}
+		if r.permRedir {
+			r.permRedir = false
+			r.keepFds(saved)
+		} else {
+			r.restoreFds(saved)
+		}
+	} else {
+		r.cmd(st.Cmd)
+		r.permRedir = false
+	}
+	if len(r.procFds) > nproc {
+		r.closeProcFds(nproc)
+	}
+	if st.Negated {
+		r.noErrExit--
+		if r.status == 0 {
+			r.status = 1
+		} else {
+			r.status = 0
+		}
+		return
+	}
+	r.checkErr(st)
+}
+
+// checkErr implements set -e and the ERR trap after a statement.
+func (r *runner) checkErr(st *syntax.Stmt) {
+	if r.status == 0 || r.noErrExit > 0 || r.exiting || r.returning || r.breakN > 0 || r.contN > 0 || r.andOrFail {
+		return
+	}
+	if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.AndStmt || b.Op == syntax.OrStmt) {
+		// Only the last command of an && || list counts; it was checked.
+		return
+	}
+	if t, ok := r.traps["ERR"]; ok && t != "" && !r.inTrap && (len(r.funcNames) == 0 || r.opts[optErrtrace]) {
+		st := r.status
+		r.inTrap = true
+		r.runScript(t, "")
+		r.inTrap = false
+		r.status = st
+	}
+	if r.opts[optErrexit] {
+		r.exiting = true
+	}
+}
+
+func (r *runner) cmd(c syntax.Command) {
+	switch c := c.(type) {
+	case nil:
+		r.status = 0
+	case *syntax.CallExpr:
+		r.call(c)
+	case *syntax.Block:
+		r.stmts(c.Stmts)
+	case *syntax.Subshell:
+		sub := r.subshellRunner()
+		sub.stmts(c.Stmts)
+		sub.runExitTrap()
+		r.status = sub.status
+	case *syntax.BinaryCmd:
+		switch c.Op {
+		case syntax.AndStmt, syntax.OrStmt:
+			r.noErrExit++
+			r.stmt(c.X)
+			r.noErrExit--
+			if r.exiting || r.returning || r.breakN > 0 || r.contN > 0 {
+				return
+			}
+			if (r.status == 0) != (c.Op == syntax.AndStmt) {
+				r.andOrFail = true
+			}
+			if (r.status == 0) == (c.Op == syntax.AndStmt) {
+				r.stmt(c.Y)
+				if r.status != 0 && r.noErrExit == 0 && r.opts[optErrexit] && !c.Y.Negated {
+					if _, isList := c.Y.Cmd.(*syntax.BinaryCmd); !isList {
+						// errexit on the last command of the list: handled by stmt's checkErr
+					}
+				}
+			}
+		case syntax.Pipe, syntax.PipeAll:
+			r.pipeline(c)
+		}
+	case *syntax.IfClause:
+		r.ifClause(c)
+	case *syntax.WhileClause:
+		r.loopDepth++
+		r.whileClause(c)
+		r.loopDepth--
+	case *syntax.ForClause:
+		r.loopDepth++
+		r.forClause(c)
+		r.loopDepth--
+	case *syntax.CaseClause:
+		r.caseClause(c)
+	case *syntax.FuncDecl:
+		if c.Name == nil {
+			r.errf("syntax error near unexpected token `('")
+			r.status = 2
+			return
+		}
+		r.own()
+		name := c.Name.Value
+		r.funcs[name] = c.Body
+		if r.curSrc != "" || r.funcFile != nil {
+			if r.funcFile == nil {
+				r.funcFile = map[string]string{}
+			}
+			r.funcFile[name] = r.curSrc
+		}
+		r.status = 0
+	case *syntax.ArithmCmd:
+		r.debugTrap()
+		n, err := r.arith(c.X)
+		if err != nil {
+			r.arithErr(err)
+			return
+		}
+		r.status = b2i(n == 0)
+	case *syntax.TestClause:
+		r.debugTrap()
+		ok, err := r.testExpr(c.X)
+		if err != nil {
+			r.errf("%v", err)
+			r.status = 2
+			return
+		}
+		r.status = b2i(!ok)
+	case *syntax.DeclClause:
+		r.declClause(c)
+	case *syntax.LetClause:
+		st := 1
+		for _, e := range c.Exprs {
+			n, err := r.arith(e)
+			if err != nil {
+				r.arithErr(err)
+				return
+			}
+			st = b2i(n == 0)
+		}
+		r.status = st
+	case *syntax.TimeClause:
+		start := time.Now()
+		if c.Stmt != nil {
+			r.stmt(c.Stmt)
+		}
+		el := time.Since(start)
+		fmt.Fprintf(r.stderr(), "\nreal\t%dm%.3fs\nuser\t0m0.000s\nsys\t0m0.000s\n", int(el.Minutes()), el.Seconds()-60*float64(int(el.Minutes())))
+	case *syntax.CoprocClause:
+		r.errf("coproc: not supported")
+		r.status = 1
+	default:
+		r.errf("unsupported command %T", c)
+		r.status = 1
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (r *runner) loopTick() bool {
+	if n := r.rs.loops.Add(1); n > r.rs.lim.MaxLoopIters {
+		r.rs.fail(limitf("loop iteration limit exceeded (%d)", r.rs.lim.MaxLoopIters))
+		r.exiting = true
+		return false
+	}
+	if r.cancelled() {
+		r.exiting = true
+		return false
+	}
+	return true
+}
+
+// loopCtl handles break/continue after a loop body; it reports whether the
+// loop must stop.
+func (r *runner) loopCtl() bool {
+	if r.breakN > 0 {
+		r.breakN--
+		return true
+	}
+	if r.contN > 0 {
+		r.contN--
+		if r.contN > 0 {
+			return true
+		}
+	}
+	return r.exiting || r.returning
+}
+
+func (r *runner) ifClause(c *syntax.IfClause) {
+	r.noErrExit++
+	r.stmts(c.Cond)
+	r.noErrExit--
+	if r.exiting || r.returning || r.breakN > 0 || r.contN > 0 {
+		return
+	}
+	if r.status == 0 {
+		r.stmts(c.Then)
+		return
+	}
+	if c.Else != nil {
+		if len(c.Else.Cond) == 0 && c.Else.ThenPos == (syntax.Pos{}) {
+			r.stmts(c.Else.Then)
+			return
+		}
+		r.ifClause(c.Else)
+		return
+	}
+	r.status = 0
+}
+
+func (r *runner) whileClause(c *syntax.WhileClause) {
+	st := 0
+	for r.loopTick() {
+		r.noErrExit++
+		r.stmts(c.Cond)
+		r.noErrExit--
+		if r.exiting || r.returning {
+			break
+		}
+		if r.breakN > 0 || r.contN > 0 {
+			if r.loopCtl() {
+				break
+			}
+			continue
+		}
+		if (r.status == 0) == c.Until {
+			break
+		}
+		r.stmts(c.Do)
+		st = r.status
+		if r.loopCtl() {
+			break
+		}
+	}
+	r.status = st
+}
+
+func (r *runner) forClause(c *syntax.ForClause) {
+	switch l := c.Loop.(type) {
+	case *syntax.WordIter:
+		var items []string
+		if l.InPos.IsValid() {
+			var ok bool
+			items, ok = r.fields(l.Items...)
+			if !ok {
+				return
+			}
+		} else {
+			items = append([]string(nil), r.params...)
+		}
+		name := l.Name.Value
+		if c.Select {
+			r.selectLoop(name, items, c.Do)
+			return
+		}
+		r.status = 0
+		forLine := r.lineno
+		for _, it := range items {
+			if !r.loopTick() {
+				return
+			}
+			r.lineno = forLine
+			r.debugTrap()
+			if !r.setVar(name, it) {
+				return
+			}
+			r.stmts(c.Do)
+			if r.loopCtl() {
+				break
+			}
+		}
+	case *syntax.CStyleLoop:
+		forLine := r.lineno
+		r.debugTrap()
+		if l.Init != nil {
+			if _, err := r.arith(l.Init); err != nil {
+				r.arithErr(err)
+				return
+			}
+		}
+		r.status = 0
+		for r.loopTick() {
+			r.lineno = forLine
+			r.debugTrap()
+			if l.Cond != nil {
+				n, err := r.arith(l.Cond)
+				if err != nil {
+					r.arithErr(err)
+					return
+				}
+				if n == 0 {
+					break
+				}
+			}
+			r.stmts(c.Do)
+			if r.loopCtl() {
+				break
+			}
+			if l.Post != nil {
+				r.lineno = forLine
+				r.debugTrap()
+				if _, err := r.arith(l.Post); err != nil {
+					r.arithErr(err)
+					return
+				}
+			}
+		}
+	}
+}
+
+func (r *runner) selectLoop(name string, items []string, body []*syntax.Stmt) {
+	for r.loopTick() {
+		for i, it := range items {
+			fmt.Fprintf(r.stderr(), "%d) %s\n", i+1, it)
+		}
+		ps3 := "#? "
+		if v := r.lookup("PS3"); v != nil {
+			ps3 = v.str()
+		}
+		io.WriteString(r.stderr(), ps3)
+		line, err := readLine(r.stdin())
+		if err != nil && line == "" {
+			r.status = 1
+			return
+		}
+		r.setVar("REPLY", line)
+		n, _ := strconv.Atoi(strings.TrimSpace(line))
+		val := ""
+		if n >= 1 && n <= len(items) {
+			val = items[n-1]
+		}
+		r.setVar(name, val)
+		r.stmts(body)
+		if r.loopCtl() {
+			break
+		}
+	}
+}
+
+func readLine(rd io.Reader) (string, error) {
+	var b []byte
+	var one [1]byte
+	for {
+		n, err := rd.Read(one[:])
+		if n > 0 {
+			if one[0] == '\n' {
+				return string(b), nil
+			}
+			b = append(b, one[0])
+		}
+		if err != nil {
+			return string(b), err
+		}
+	}
+}
+
+func (r *runner) caseClause(c *syntax.CaseClause) {
+	r.debugTrap()
+	word, ok := r.literal(c.Word)
+	if !ok {
+		return
+	}
+	r.status = 0
+	fall := false
+	for i := 0; i < len(c.Items); i++ {
+		ci := c.Items[i]
+		match := fall
+		if !match {
+			for _, pw := range ci.Patterns {
+				pat, ok := r.pattern(pw)
+				if !ok {
+					return
+				}
+				if r.matchPattern(pat, word, false) {
+					match = true
+					break
+				}
+			}
+		}
+		if !match {
+			continue
+		}
+		r.stmts(ci.Stmts)
+		switch ci.Op {
+		case syntax.Fallthrough:
+			fall = true
+			continue
+		case syntax.Resume, syntax.ResumeKorn:
+			fall = false
+			continue
+		}
+		return
+	}
+}
+
+// ---- pipelines and background jobs ----
+
+func (r *runner) pipeline(c *syntax.BinaryCmd) {
+	var stages []*syntax.Stmt
+	var all []bool
+	var flatten func(st *syntax.Stmt, pipeAll bool)
+	flatten = func(st *syntax.Stmt, pipeAll bool) {
+		if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) && !st.Negated && !st.Background && len(st.Redirs) == 0 {
+			flatten(b.X, b.Op == syntax.PipeAll)
+			flatten(b.Y, pipeAll)
+			return
+		}
+		stages = append(stages, st)
+		all = append(all, pipeAll)
+	}
+	flatten(c.X, c.Op == syntax.PipeAll)
+	flatten(c.Y, false)
+	n := len(stages)
+	statuses := make([]int, n)
+	r.environ() // built once here, shared by the stages' copies
+	lastpipe := r.shopts["lastpipe"] && !r.opts[optMonitor]
+	var wg sync.WaitGroup
+	var in io.Reader = nil
+	var inPipe *pipe
+	for i, st := range stages {
+		var out *pipe
+		if i < n-1 {
+			out = r.newPipe()
+		}
+		var sub *runner
+		if i == n-1 && lastpipe {
+			sub = r
+		} else {
+			sub = r.subshellRunner()
+		}
+		fds := sub.fds
+		if len(fds) < 3 {
+			fds = append(fds, make([]*fdesc, 3-len(fds))...)
+		}
+		if inPipe != nil {
+			fds[0] = &fdesc{r: in, path: "pipe:[" + strconv.Itoa(inPipe.id) + "]"}
+		}
+		if out != nil {
+			fds[1] = &fdesc{w: out, path: "pipe:[" + strconv.Itoa(out.id) + "]"}
+			if all[i] {
+				fds[2] = fds[1]
+			}
+		}
+		sub.fds = fds
+		myIn, myOut := inPipe, out
+		i := i
+		if i < n-1 {
+			if !r.startJob() {
+				myOut.CloseWrite()
+				if myIn != nil {
+					myIn.CloseRead()
+				}
+				statuses[i] = 1
+				inPipe = out
+				in = out
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer r.endJob()
+				defer sub.recoverPanic()
+				sub.stmt(st)
+				sub.runExitTrap()
+				statuses[i] = sub.status
+				myOut.CloseWrite()
+				if myIn != nil {
+					myIn.CloseRead()
+				}
+			}()
+		} else {
+			if sub == r {
+				saved := r.fds
+				r.fds = fds
+				r.stmt(st)
+				r.fds = saved
+			} else {
+				sub.stmt(st)
+				sub.runExitTrap()
+			}
+			statuses[i] = sub.status
+			if myIn != nil {
+				myIn.CloseRead()
+			}
+		}
+		inPipe = out
+		in = out
+	}
+	wg.Wait()
+	st := statuses[n-1]
+	if r.opts[optPipefail] {
+		for _, s := range statuses {
+			if s != 0 {
+				st = s
+			}
+		}
+	}
+	r.pipeMulti = statuses
+	r.status = st
+}
+
+func (r *runner) setPipestatus(st []int) {
+	l := make([]string, len(st))
+	for i, s := range st {
+		l[i] = strconv.Itoa(s)
+	}
+	r.own()
+	r.global.vars["PIPESTATUS"] = &Var{Set: true, Kind: expand.Indexed, List: l}
+}
+
+// startJob accounts one more goroutine; false (with a bash-like message)
+// when the limit is reached.
+func (r *runner) startJob() bool {
+	if n := r.rs.jobs.Add(1); n > int64(r.rs.lim.MaxJobs) {
+		r.rs.jobs.Add(-1)
+		r.errf("fork: retry: Resource temporarily unavailable (warren: at most %d concurrent jobs)", r.rs.lim.MaxJobs)
+		r.rs.fail(limitf("job limit exceeded (%d concurrent)", r.rs.lim.MaxJobs))
+		return false
+	}
+	return true
+}
+
+func (r *runner) endJob() { r.rs.jobs.Add(-1) }
+
+func (r *runner) background(st *syntax.Stmt) {
+	cp := *st
+	cp.Background = false
+	sub := r.subshellRunner()
+	sub.own() // the parent goes on writing its maps
+	r.own()
+	if len(sub.fds) > 0 && r.opts[optMonitor] == false {
+		// stdin of a background job is /dev/null in a non-interactive shell
+		sub.fds[0] = &fdesc{r: strings.NewReader(""), path: "/dev/null"}
+	}
+	if !r.startJob() {
+		r.status = 1
+		return
+	}
+	ctx, cancel := context.WithCancel(r.rs.ctx)
+	j := &job{id: len(r.jobs) + 1, pid: sub.bashpid, done: make(chan struct{}), cancel: cancel, cmd: jobText(&cp)}
+	sub.jobCtx = ctx
+	sub.pid = r.pid
+	r.jobs = append(r.jobs, j)
+	r.lastBg = j.pid
+	r.rs.wg.Add(1)
+	go func() {
+		defer r.rs.wg.Done()
+		defer r.endJob()
+		defer cancel()
+		defer sub.recoverPanic()
+		sub.stmt(&cp)
+		sub.runExitTrap()
+		j.status = sub.status
+		if ctx.Err() != nil && r.rs.ctx.Err() == nil {
+			j.status = 143 // killed with SIGTERM
+		}
+		close(j.done)
+	}()
+	r.status = 0
+}
+
+func (r *runner) waitJobs() {
+	for _, j := range r.jobs {
+		<-j.done
+	}
+	r.jobs = nil
+}
+
+// ---- helpers for output of builtins ----
+
+// out writes a builtin's output; a write error (full disk, closed pipe)
+// is remembered so the builtin fails as in bash.
+func (r *runner) out(s string) {
+	if _, err := io.WriteString(r.stdout(), s); err != nil && r.outErr == nil {
+		r.outErr = err
+	}
+}
+
+func (r *runner) outf(format string, args ...any) {
+	r.out(fmt.Sprintf(format, args...))
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// safe runs fn, turning a panic (a bug in warren or a library) into a
+// message and status 2 instead of a crashed process.
+func (r *runner) safe(fn func()) {
+	defer r.recoverPanic()
+	fn()
+}
+
+func (r *runner) recoverPanic() {
+	if p := recover(); p != nil {
+		if debugPanics {
+			panic(p)
+		}
+		fmt.Fprintf(r.stderr(), "%s: line %d: warren: internal error: %v\n", r.arg0, r.lineno, p)
+		r.status = 2
+		r.exiting = true
+	}
+}
+
+// debugTrap runs the DEBUG trap before a command; its status does not
+// change $? unless errexit ends the shell.
+func (r *runner) debugTrap() {
+	t, ok := r.traps["DEBUG"]
+	if !ok || t == "" || r.inTrap {
+		return
+	}
+	if len(r.funcNames) > 0 && !r.opts[optFunctrace] {
+		return
+	}
+	st := r.status
+	r.inTrap = true
+	r.runScript(t, "")
+	r.inTrap = false
+	r.returning = false
+	if r.exiting {
+		return
+	}
+	r.status = st
+}
+
+func assignOnly(c syntax.Command) bool {
+	if c, ok := c.(*syntax.CallExpr); ok {
+		return len(c.Args) == 0
+	}
+	return false
+}
+
+// parsed is a cached parse of a script: statements up to the first error.
+type parsed struct {
+	stmts []*syntax.Stmt
+	err   error
+}
+
+const parseCacheSize = 1024
+
+// parseCached parses src, reusing earlier parses of the same text (agents
+// repeat commands; the AST is never modified while running).
+func (s *Shell) parseCached(src string) ([]*syntax.Stmt, error) {
+	pc := &globalParseCache
+	pc.mu.Lock()
+	if p, ok := pc.m[src]; ok {
+		pc.mu.Unlock()
+		return p.stmts, p.err
+	}
+	pc.mu.Unlock()
+	stmts, err := parseStmts(src)
+	if len(src) <= 4096 {
+		pc.mu.Lock()
+		if pc.m == nil || len(pc.m) >= parseCacheSize {
+			pc.m = make(map[string]parsed, 64)
+		}
+		pc.m[src] = parsed{stmts, err}
+		pc.mu.Unlock()
+	}
+	return stmts, err
+}
+
+// globalParseCache is shared by every Shell of the process: parsed ASTs
+// are immutable, and sandboxes run the same small scripts again and again.
+var globalParseCache struct {
+	mu sync.Mutex
+	m  map[string]parsed
+}
+
+// context is the Run's context, or a background job's.
+func (r *runner) context() context.Context {
+	if r.jobCtx != nil {
+		return r.jobCtx
+	}
+	return r.rs.ctx
+}
+
+func jobText(st *syntax.Stmt) string {
+	var b strings.Builder
+	syntax.NewPrinter(syntax.SingleLine(true)).Print(&b, st)
+	return b.String()
+}
+
+// parseStmts parses src statement by statement. A panic inside the parser
+// (seen with invalid UTF-8 while fuzzing) becomes a syntax error; the parser
+// that panicked is not reused.
+func parseStmts(src string) (stmts []*syntax.Stmt, err error) {
+	p := parserPool.Get().(*syntax.Parser)
+	defer func() {
+		if e := recover(); e != nil {
+			stmts, err = nil, fmt.Errorf("syntax error: cannot parse input (%v)", e)
+			return
+		}
+		parserPool.Put(p)
+	}()
+	err = p.Stmts(strings.NewReader(src), func(st *syntax.Stmt) bool {
+		stmts = append(stmts, st)
+		return true
+	})
+	return stmts, err
+}
+
+// debugPanics re-raises recovered panics (tests flip it to get stacks).
+var debugPanics = false

@@ -1,0 +1,504 @@
+package shell
+
+import (
+	"strconv"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// lookup finds a variable without following namerefs.
+func (r *runner) lookup(name string) *Var {
+	for s := r.vars; s != nil; s = s.parent {
+		if v, ok := s.vars[name]; ok {
+			return v
+		}
+	}
+	return nil
+}
+
+// resolve follows namerefs; it returns the final name (which may carry an
+// index, as in declare -n r=a[1]).
+func (r *runner) resolve(name string) string {
+	for range 16 {
+		v := r.lookup(name)
+		if v == nil || v.Attr&attrNameref == 0 || !v.Set || v.Str == "" {
+			return name
+		}
+		name = v.Str
+	}
+	return name
+}
+
+func (r *runner) lookupRef(name string) *Var {
+	return r.lookup(r.resolve(name))
+}
+
+// varForWrite returns the variable to modify, creating it in the global
+// scope; nil (after a message) when it is readonly.
+func (r *runner) varForWrite(name string) *Var {
+	r.own()
+	name = r.resolve(name)
+	if name == "SHELLOPTS" || name == "BASHOPTS" {
+		r.errf("%s: readonly variable", name)
+		r.status = 1
+		return nil
+	}
+	for s := r.vars; s != nil; s = s.parent {
+		if v, ok := s.vars[name]; ok {
+			if v.Attr&attrReadonly != 0 {
+				r.errf("%s: readonly variable", name)
+				r.status = 1
+				return nil
+			}
+			return v
+		}
+	}
+	v := &Var{Kind: expand.String}
+	if r.opts[optAllexport] {
+		v.Attr |= attrExport
+	}
+	r.global.vars[name] = v
+	return v
+}
+
+// setVar assigns a string value to name (element 0 of an array), applying
+// the variable's attributes. It returns false on a readonly variable.
+func (r *runner) setVar(name, val string) bool {
+	if i := strings.IndexByte(name, '['); i > 0 && strings.HasSuffix(name, "]") {
+		return r.setElem(name[:i], name[i+1:len(name)-1], val, false)
+	}
+	rn := r.resolve(name)
+	if rn != name {
+		if i := strings.IndexByte(rn, '['); i > 0 && strings.HasSuffix(rn, "]") {
+			return r.setElem(rn[:i], rn[i+1:len(rn)-1], val, false)
+		}
+	}
+	v := r.varForWrite(name)
+	if v == nil {
+		return false
+	}
+	val, ok := r.applyAttrs(v, val)
+	if !ok {
+		return false
+	}
+	if len(val) > r.rs.lim.MaxStringBytes {
+		r.rs.fail(limitf("string size limit exceeded (%d bytes, max %d)", len(val), r.rs.lim.MaxStringBytes))
+		r.exiting = true
+		return false
+	}
+	switch v.Kind {
+	case expand.Indexed:
+		v.setIndex(0, val)
+	case expand.Associative:
+		v.Map["0"] = val
+	default:
+		v.Kind = expand.String
+		v.Str = val
+		v.Set = true
+	}
+	if r.opts[optAllexport] {
+		v.Attr |= attrExport
+	}
+	return true
+}
+
+func (r *runner) applyAttrs(v *Var, val string) (string, bool) {
+	if v.Attr&attrInteger != 0 {
+		n, err := r.arithString(val)
+		if err != nil {
+			r.arithErr(err)
+			return "", false
+		}
+		val = strconv.FormatInt(n, 10)
+	}
+	if v.Attr&attrLower != 0 {
+		val = strings.ToLower(val)
+	}
+	if v.Attr&attrUpper != 0 {
+		val = strings.ToUpper(val)
+	}
+	return val, true
+}
+
+// setElem assigns name[key]=val.
+func (r *runner) setElem(name, key, val string, appendTo bool) bool {
+	v := r.varForWrite(name)
+	if v == nil {
+		return false
+	}
+	if v.Kind == expand.Associative || v.Attr&attrAssoc != 0 {
+		if v.Kind != expand.Associative {
+			v.Kind, v.Map = expand.Associative, map[string]string{}
+		}
+		if v.Map == nil {
+			v.Map = map[string]string{}
+		}
+		k, ok := r.assocKey(key)
+		if !ok {
+			return false
+		}
+		if appendTo {
+			val = v.Map[k] + val
+		}
+		val, ok = r.applyAttrs(v, val)
+		if !ok {
+			return false
+		}
+		v.Map[k] = val
+		v.Set = true
+		return r.checkArray(v)
+	}
+	n, err := r.arithString(key)
+	if err != nil {
+		r.arithErr(err)
+		return false
+	}
+	i := int(n)
+	if i < 0 {
+		i += v.maxIndex() + 1
+		if v.Kind != expand.Indexed && v.Set {
+			i = int(n) + 1
+		}
+		if i < 0 {
+			r.errf("%s[%d]: bad array subscript", name, n)
+			r.status = 1
+			return false
+		}
+	}
+	if appendTo {
+		old, _ := v.index(i)
+		if v.Attr&attrInteger != 0 {
+			a, _ := r.arithString(old)
+			b, err := r.arithString(val)
+			if err != nil {
+				r.arithErr(err)
+				return false
+			}
+			val = strconv.FormatInt(a+b, 10)
+		} else {
+			val = old + val
+		}
+	}
+	val, ok := r.applyAttrs(v, val)
+	if !ok {
+		return false
+	}
+	v.setIndex(i, val)
+	return r.checkArray(v)
+}
+
+func (r *runner) checkArray(v *Var) bool {
+	if v.count() > r.rs.lim.MaxArrayElems {
+		r.rs.fail(limitf("array size limit exceeded (%d elements)", r.rs.lim.MaxArrayElems))
+		r.exiting = true
+		return false
+	}
+	return true
+}
+
+// assocKey expands an associative array subscript given as text
+// ('A["k"]', 'A[$key]'): quotes are removed and expansions done.
+func (r *runner) assocKey(key string) (string, bool) {
+	if !strings.ContainsAny(key, "$`'\"\\") {
+		return key, true
+	}
+	return r.literal(keyWord(key))
+}
+
+// keyWord parses subscript text as one word (quotes and expansions kept).
+func keyWord(key string) *syntax.Word {
+	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	var ws []*syntax.Word
+	if err := p.Words(strings.NewReader(key), func(w *syntax.Word) bool {
+		ws = append(ws, w)
+		return true
+	}); err == nil && len(ws) == 1 {
+		return ws[0]
+	}
+	return &syntax.Word{Parts: []syntax.WordPart{&syntax.SglQuoted{Value: key}}}
+}
+
+func (r *runner) unsetVar(name string) bool {
+	r.own()
+	if i := strings.IndexByte(name, '['); i > 0 && strings.HasSuffix(name, "]") {
+		base, key := name[:i], name[i+1:len(name)-1]
+		v := r.lookupRef(base)
+		if v == nil {
+			return true
+		}
+		if v.Attr&attrReadonly != 0 {
+			r.errf("%s: cannot unset: readonly variable", base)
+			return false
+		}
+		if key == "@" || key == "*" {
+			return r.unsetVar(base)
+		}
+		if v.Kind == expand.Associative {
+			k, ok := r.assocKey(key)
+			if !ok {
+				return false
+			}
+			delete(v.Map, k)
+			return true
+		}
+		n, err := r.arithString(key)
+		if err != nil {
+			r.arithErr(err)
+			return false
+		}
+		if n < 0 {
+			n += int64(v.maxIndex() + 1)
+			if n < 0 {
+				r.errf("%s[%s]: bad array subscript", base, key)
+				return false
+			}
+		}
+		v.unsetIndex(int(n))
+		return true
+	}
+	name = r.resolve(name)
+	for s := r.vars; s != nil; s = s.parent {
+		if v, ok := s.vars[name]; ok {
+			if v.Attr&attrReadonly != 0 {
+				r.errf("%s: cannot unset: readonly variable", name)
+				return false
+			}
+			if s == r.global || s.temp {
+				delete(s.vars, name)
+			} else if s == r.funcScope() {
+				// A local unset in its own function stays a local, unset:
+				// ${x-default} does not see the global.
+				s.vars[name] = &Var{Kind: expand.String, Attr: v.Attr &^ (attrExport | attrNameref)}
+			} else {
+				delete(s.vars, name)
+			}
+			return true
+		}
+	}
+	return true
+}
+
+// environ returns the exported variables as K=V (cached until a write).
+func (r *runner) environ() []string {
+	if r.envCache != nil {
+		return r.envCache
+	}
+	seen := map[string]bool{}
+	var out []string
+	for s := r.vars; s != nil; s = s.parent {
+		for k, v := range s.vars {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if v.Attr&attrExport != 0 && v.Set && v.Kind == expand.String {
+				out = append(out, k+"="+v.Str)
+			}
+		}
+	}
+	sortStrings(out)
+	if out == nil {
+		out = []string{}
+	}
+	r.envCache = out
+	return out
+}
+
+// assign performs one assignment word (a=b, a+=b, a[i]=b, a=(...)).
+func (r *runner) assign(as *syntax.Assign, local bool) bool {
+	name := as.Name.Value
+	if as.Naked {
+		return true
+	}
+	if as.Array != nil {
+		return r.assignArray(name, as.Array, as.Append, 0)
+	}
+	val, ok := r.assignLiteral(as.Value)
+	if !ok {
+		return false
+	}
+	if as.Index != nil {
+		key := ""
+		if r.isAssoc(name) {
+			k, ok := r.indexLiteral(as.Index)
+			if !ok {
+				return false
+			}
+			v := r.varForWrite(name)
+			if v == nil {
+				return false
+			}
+			if v.Kind != expand.Associative {
+				v.Kind, v.Map = expand.Associative, map[string]string{}
+			}
+			if as.Append {
+				val = v.Map[k] + val
+			}
+			val, ok = r.applyAttrs(v, val)
+			if !ok {
+				return false
+			}
+			v.Map[k] = val
+			v.Set = true
+			return r.checkArray(v)
+		}
+		n, err := r.arith(as.Index)
+		if err != nil {
+			r.arithErr(err)
+			return false
+		}
+		key = strconv.FormatInt(n, 10)
+		return r.setElem(name, key, val, as.Append)
+	}
+	if as.Append {
+		v := r.lookupRef(name)
+		if v != nil && v.Set {
+			switch {
+			case v.Kind == expand.Indexed:
+				return r.setElem(name, "0", val, true)
+			case v.Attr&attrInteger != 0:
+				a, _ := r.arithString(v.Str)
+				b, err := r.arithString(val)
+				if err != nil {
+					r.arithErr(err)
+					return false
+				}
+				val = strconv.FormatInt(a+b, 10)
+			default:
+				val = v.str() + val
+			}
+		}
+	}
+	return r.setVar(name, val)
+}
+
+func (r *runner) indexLiteral(idx syntax.ArithmExpr) (string, bool) {
+	if w, ok := idx.(*syntax.Word); ok {
+		return r.literal(w)
+	}
+	// expand parsed the subscript as arithmetic; print it back.
+	var b strings.Builder
+	syntax.NewPrinter().Print(&b, idx)
+	return b.String(), true
+}
+
+// assignArray performs name=(...) or name+=(...).
+func (r *runner) assignArray(name string, arr *syntax.ArrayExpr, appendTo bool, forceAttr uint16) bool {
+	v := r.varForWrite(name)
+	if v == nil {
+		return false
+	}
+	assoc := v.Kind == expand.Associative || v.Attr&attrAssoc != 0 || forceAttr&attrAssoc != 0
+	if assoc {
+		m := map[string]string{}
+		if appendTo && v.Kind == expand.Associative {
+			for k, x := range v.Map {
+				m[k] = x
+			}
+		}
+		for _, e := range arr.Elems {
+			if e.Index == nil {
+				r.errf("%s: %s: must use subscript when assigning associative array", name, wordText(e.Value))
+				continue
+			}
+			k, ok := r.indexLiteral(e.Index)
+			if !ok {
+				return false
+			}
+			val, ok := r.literal(e.Value)
+			if !ok {
+				return false
+			}
+			m[k] = val
+		}
+		v.Kind, v.Map, v.Set, v.List, v.Idx = expand.Associative, m, true, nil, nil
+		return r.checkArray(v)
+	}
+	// Values are expanded first, then indices are evaluated while the
+	// array is filled, so [a[0]]=x sees earlier elements (bash order).
+	type item struct {
+		idx  syntax.ArithmExpr
+		vals []string
+	}
+	items := make([]item, 0, len(arr.Elems))
+	total := 0
+	for _, e := range arr.Elems {
+		if e.Index != nil {
+			val, ok := r.assignLiteral(e.Value)
+			if !ok {
+				return false
+			}
+			items = append(items, item{e.Index, []string{val}})
+			total++
+			continue
+		}
+		fs, ok := r.fields(e.Value)
+		if !ok {
+			return false
+		}
+		total += len(fs)
+		if total > r.rs.lim.MaxArrayElems {
+			return r.checkArray(&Var{Kind: expand.Indexed, List: make([]string, total)})
+		}
+		items = append(items, item{nil, fs})
+	}
+	if !(appendTo && v.Set) {
+		v.Kind, v.List, v.Idx, v.Map, v.Str = expand.Indexed, []string{}, nil, nil, ""
+	} else if v.Kind == expand.String {
+		v.Kind, v.List, v.Str = expand.Indexed, []string{v.Str}, ""
+	}
+	v.Set = true
+	next := v.maxIndex() + 1
+	for _, it := range items {
+		if it.idx != nil {
+			n, err := r.arith(it.idx)
+			if err != nil {
+				r.arithErr(err)
+				return false
+			}
+			if n < 0 {
+				n += int64(v.maxIndex() + 1)
+				if n < 0 {
+					r.errf("%s: bad array subscript", name)
+					continue
+				}
+			}
+			val, ok := r.applyAttrs(v, it.vals[0])
+			if !ok {
+				return false
+			}
+			v.setIndex(int(n), val)
+			next = int(n) + 1
+			continue
+		}
+		for _, f := range it.vals {
+			f, ok := r.applyAttrs(v, f)
+			if !ok {
+				return false
+			}
+			v.setIndex(next, f)
+			next++
+		}
+	}
+	return r.checkArray(v)
+}
+
+func wordText(w *syntax.Word) string {
+	if w == nil {
+		return ""
+	}
+	var b strings.Builder
+	syntax.NewPrinter().Print(&b, w)
+	return b.String()
+}
+
+func sortStrings(s []string) {
+	// small insertion sort avoids importing sort in hot paths? keep simple
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}

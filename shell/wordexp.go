@@ -1,0 +1,1035 @@
+package shell
+
+import (
+	"errors"
+	"io/fs"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/pattern"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Word expansion is done here rather than by expand.Fields: bash's rules
+// for "$@" inside words, IFS splitting, indirection, namerefs to arrays and
+// the ${x@op} transformations need more than expand offers. expand still
+// does brace expansion (expand.Braces) and pattern compiles via pattern.
+
+// seg is a piece of a field; quoted pieces are not globbed.
+type seg struct {
+	s      string
+	quoted bool
+}
+
+type field struct {
+	segs  []seg
+	valid bool // holds quoted (possibly empty) content
+}
+
+func (f *field) str() string {
+	if len(f.segs) == 1 {
+		return f.segs[0].s
+	}
+	var b strings.Builder
+	for _, s := range f.segs {
+		b.WriteString(s.s)
+	}
+	return b.String()
+}
+
+func (f *field) hasGlob(ext bool) bool {
+	for _, s := range f.segs {
+		if !s.quoted && (strings.ContainsAny(s.s, "*?[") || ext && strings.ContainsAny(s.s, "(")) {
+			return true
+		}
+	}
+	return false
+}
+
+// globPattern renders the field as a pattern with quoted parts escaped.
+func (f *field) pattern() string {
+	var b strings.Builder
+	for _, s := range f.segs {
+		if s.quoted {
+			b.WriteString(quoteMeta(s.s))
+		} else {
+			b.WriteString(s.s)
+		}
+	}
+	return b.String()
+}
+
+type wmode int
+
+const (
+	modeFields  wmode = iota // split and glob
+	modeLiteral              // one string (assignments, redirections)
+	modePattern              // one string, quoted parts escaped for pattern use
+	modeDoc                  // here-document body
+)
+
+// wexp is the state of one word's expansion.
+type wexp struct {
+	r         *runner
+	mode      wmode
+	fields    []field
+	cur       field
+	ifs       string
+	assign    bool // assignment value: tilde after ':' too
+	splitLits bool // literal text is split too (the word of ${x:-word} unquoted)
+	tildeOK   bool
+}
+
+func (w *wexp) add(s string, quoted bool) {
+	if s == "" {
+		if quoted {
+			w.cur.valid = true
+		}
+		return
+	}
+	if n := len(w.cur.segs); n > 0 && w.cur.segs[n-1].quoted == quoted {
+		w.cur.segs[n-1].s += s
+	} else {
+		w.cur.segs = append(w.cur.segs, seg{s, quoted})
+	}
+	if quoted {
+		w.cur.valid = true
+	}
+}
+
+func (w *wexp) endField(force bool) {
+	if len(w.cur.segs) > 0 || w.cur.valid || force {
+		w.fields = append(w.fields, w.cur)
+	}
+	w.cur = field{}
+}
+
+// addSplit appends an unquoted expansion result, splitting on IFS.
+func (w *wexp) addSplit(s string) {
+	if w.mode != modeFields {
+		w.add(s, w.mode == modePattern && false)
+		return
+	}
+	ifs := w.ifs
+	if ifs == "" {
+		w.add(s, false)
+		if s != "" {
+			w.cur.valid = true
+		}
+		return
+	}
+	isWS := func(c rune) bool { return (c == ' ' || c == '\t' || c == '\n') && strings.ContainsRune(ifs, c) }
+	isIFS := func(c rune) bool { return strings.ContainsRune(ifs, c) }
+	start := 0
+	i := 0
+	for i < len(s) {
+		c, sz := utf8.DecodeRuneInString(s[i:])
+		if !isIFS(c) {
+			i += sz
+			continue
+		}
+		if i > start {
+			w.add(s[start:i], false)
+			w.cur.valid = true
+		}
+		j := i
+		for j < len(s) {
+			c, sz := utf8.DecodeRuneInString(s[j:])
+			if !isWS(c) {
+				break
+			}
+			j += sz
+		}
+		nonws := false
+		if j < len(s) {
+			c, sz := utf8.DecodeRuneInString(s[j:])
+			if isIFS(c) && !isWS(c) {
+				nonws = true
+				j += sz
+				for j < len(s) {
+					c, sz := utf8.DecodeRuneInString(s[j:])
+					if !isWS(c) {
+						break
+					}
+					j += sz
+				}
+			}
+		}
+		w.endField(nonws)
+		i = j
+		start = j
+	}
+	if start < len(s) {
+		w.add(s[start:], false)
+		w.cur.valid = true
+	}
+}
+
+func (r *runner) ifsValue() string {
+	v := r.lookup("IFS")
+	if v == nil || !v.Set {
+		return " \t\n"
+	}
+	return v.str()
+}
+
+// fields expands words into argument fields.
+func (r *runner) fields(words ...*syntax.Word) ([]string, bool) {
+	var out []string
+	for _, w := range words {
+		ws := []*syntax.Word{w}
+		if r.opts[optBraceexpand] && hasBraceLit(w) {
+			cp := *w
+			if syntax.SplitBraces(&cp) {
+				if n := braceCount(&cp); n > int64(r.rs.lim.MaxExpansion) {
+					r.rs.fail(limitf("brace expansion limit exceeded (%d fields, max %d)", n, r.rs.lim.MaxExpansion))
+					r.exiting = true
+					return nil, false
+				}
+				ws = expand.Braces(&cp)
+				if len(ws) > r.rs.lim.MaxExpansion {
+					r.rs.fail(limitf("brace expansion limit exceeded (%d fields, max %d)", len(ws), r.rs.lim.MaxExpansion))
+					r.exiting = true
+					return nil, false
+				}
+			}
+		}
+		for _, bw := range ws {
+			fs, err := r.expandWord(bw, modeFields)
+			if err != nil {
+				r.expandErr(err)
+				return nil, false
+			}
+			for _, f := range fs {
+				if !r.opts[optNoglob] && f.hasGlob(r.shopts["extglob"]) {
+					matches, err := r.glob(f.pattern())
+					if err != nil {
+						r.expandErr(err)
+						return nil, false
+					}
+					if len(matches) > 0 {
+						out = append(out, matches...)
+						continue
+					}
+					if r.shopts["failglob"] {
+						r.errf("no match: %s", f.str())
+						r.status = 1
+						r.failglob = true
+						return nil, false
+					}
+					if r.shopts["nullglob"] {
+						continue
+					}
+				}
+				out = append(out, f.str())
+			}
+			if len(out) > r.rs.lim.MaxExpansion {
+				r.rs.fail(limitf("expansion limit exceeded (%d fields, max %d)", len(out), r.rs.lim.MaxExpansion))
+				r.exiting = true
+				return nil, false
+			}
+		}
+	}
+	return out, true
+}
+
+func hasBraceLit(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok && strings.IndexByte(l.Value, '{') >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *runner) literal(w *syntax.Word) (string, bool) {
+	if w == nil {
+		return "", true
+	}
+	if len(w.Parts) == 1 {
+		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(l.Value, "~\\") {
+			return l.Value, true
+		}
+	}
+	fs, err := r.expandWord(w, modeLiteral)
+	if err != nil {
+		r.expandErr(err)
+		return "", false
+	}
+	s := ""
+	if len(fs) > 0 {
+		s = fs[0].str()
+	}
+	if len(s) > r.rs.lim.MaxStringBytes {
+		r.rs.fail(limitf("string size limit exceeded (%d bytes, max %d)", len(s), r.rs.lim.MaxStringBytes))
+		r.exiting = true
+		return "", false
+	}
+	return s, true
+}
+
+// assignLiteral expands an assignment value: tildes after '=' and ':'.
+func (r *runner) assignLiteral(w *syntax.Word) (string, bool) {
+	if w == nil {
+		return "", true
+	}
+	x := &wexp{r: r, mode: modeLiteral, assign: true}
+	if err := x.parts(w.Parts, false, true); err != nil {
+		r.expandErr(err)
+		return "", false
+	}
+	var all field
+	for _, f := range x.fields {
+		all.segs = append(all.segs, f.segs...)
+	}
+	all.segs = append(all.segs, x.cur.segs...)
+	return all.str(), true
+}
+
+// assignTilde expands ~ at the start of s and after each ':' (assignment
+// values), leaving the rest to litUnquoted.
+func (x *wexp) assignTilde(s string, first bool) {
+	if first && x.mode == modeFields {
+		// NAME=value in an argument: tildes apply after the '='
+		if i := strings.IndexByte(s, '='); i > 0 {
+			x.litUnquoted(s[:i+1])
+			s = s[i+1:]
+		}
+	}
+	parts := strings.Split(s, ":")
+	for i, p := range parts {
+		if i > 0 {
+			x.add(":", false)
+		}
+		if (i > 0 || first) && strings.HasPrefix(p, "~") {
+			name := p[1:]
+			rest := ""
+			if j := strings.IndexByte(name, '/'); j >= 0 {
+				name, rest = name[:j], name[j:]
+			}
+			if i == len(parts)-1 && !x.tildeOK {
+				x.litUnquoted(p)
+				continue
+			}
+			if home, ok := x.r.homeOf(name); ok {
+				x.add(home, true)
+				x.litUnquoted(rest)
+				continue
+			}
+		}
+		x.litUnquoted(p)
+	}
+}
+
+func (r *runner) homeOf(name string) (string, bool) {
+	switch name {
+	case "":
+		if v := r.lookup("HOME"); v != nil && v.Set {
+			return v.str(), true
+		}
+		return r.sh.cfg.Home, true
+	case r.sh.cfg.User:
+		return r.sh.cfg.Home, true
+	case "root":
+		return "/root", true
+	}
+	return "", false
+}
+
+func (r *runner) pattern(w *syntax.Word) (string, bool) {
+	if w == nil {
+		return "", true
+	}
+	fs, err := r.expandWord(w, modePattern)
+	if err != nil {
+		r.expandErr(err)
+		return "", false
+	}
+	if len(fs) == 0 {
+		return "", true
+	}
+	return fs[0].pattern(), true
+}
+
+func (r *runner) document(w *syntax.Word) (string, bool) {
+	if w == nil {
+		return "", true
+	}
+	fs, err := r.expandWord(w, modeDoc)
+	if err != nil {
+		r.expandErr(err)
+		return "", false
+	}
+	if len(fs) == 0 {
+		return "", true
+	}
+	return fs[0].str(), true
+}
+
+// expandWord expands one word (after brace expansion).
+func (r *runner) expandWord(w *syntax.Word, mode wmode) ([]field, error) {
+	x := &wexp{r: r, mode: mode}
+	if mode == modeFields {
+		x.ifs = r.ifsValue()
+		// bash expands tildes in arguments that look like assignments
+		if l, ok := w.Parts[0].(*syntax.Lit); ok {
+			if i := strings.IndexByte(l.Value, '='); i > 0 && syntax.ValidName(l.Value[:i]) && strings.Contains(l.Value, "~") {
+				x.assign = true
+			}
+		}
+	}
+	parts := w.Parts
+	if len(parts) > 1 {
+		parts = mergeLits(parts)
+	}
+	if err := x.parts(parts, false, true); err != nil {
+		return nil, err
+	}
+	if mode != modeFields {
+		// one field, whatever happened
+		var all field
+		for _, f := range x.fields {
+			all.segs = append(all.segs, f.segs...)
+		}
+		all.segs = append(all.segs, x.cur.segs...)
+		return []field{all}, nil
+	}
+	x.endField(false)
+	return x.fields, nil
+}
+
+func (x *wexp) parts(ps []syntax.WordPart, quoted bool, wordStart bool) error {
+	r := x.r
+	for i, p := range ps {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			s := p.Value
+			if quoted {
+				x.add(dqUnescape(s), true)
+				continue
+			}
+			if x.mode == modeDoc {
+				x.add(docUnescape(s), true)
+				continue
+			}
+			if x.assign && strings.Contains(s, "~") {
+				// the tilde must end the literal or be followed by '/' or ':'
+				x.tildeOK = i == len(ps)-1
+				x.assignTilde(s, i == 0 && wordStart)
+				continue
+			}
+			if i == 0 && wordStart && strings.HasPrefix(s, "~") {
+				s = x.tilde(s, len(ps) == 1)
+			}
+			if x.splitLits && x.mode == modeFields {
+				x.addSplit(unbackslash(s))
+				continue
+			}
+			x.litUnquoted(s)
+		case *syntax.SglQuoted:
+			s := p.Value
+			if p.Dollar {
+				s = ansiC(s)
+			} else if quoted {
+				// '...' inside "${x:-...}" is literal text, quotes included
+				s = "'" + s + "'"
+			}
+			if x.mode == modeDoc {
+				// inside a here-doc quotes are literal characters
+				if p.Dollar {
+					x.add("$'"+p.Value+"'", true)
+				} else {
+					x.add("'"+p.Value+"'", true)
+				}
+				continue
+			}
+			x.add(s, true)
+		case *syntax.DblQuoted:
+			if x.mode == modeDoc {
+				x.add("\"", true)
+				if err := x.parts(p.Parts, false, false); err != nil {
+					return err
+				}
+				x.add("\"", true)
+				continue
+			}
+			if len(p.Parts) == 0 {
+				x.cur.valid = true
+			}
+			if err := x.parts(p.Parts, true, false); err != nil {
+				return err
+			}
+		case *syntax.ParamExp:
+			if err := x.param(p, quoted); err != nil {
+				return err
+			}
+		case *syntax.CmdSubst:
+			s, err := r.cmdSubstString(p)
+			if err != nil {
+				return err
+			}
+			if quoted || x.mode == modeDoc {
+				x.add(s, true)
+			} else {
+				x.addSplit(s)
+			}
+		case *syntax.ArithmExp:
+			n, err := r.arith(p.X)
+			if err != nil {
+				return err
+			}
+			s := strconv.FormatInt(n, 10)
+			if quoted || x.mode == modeDoc {
+				x.add(s, true)
+			} else {
+				x.addSplit(s)
+			}
+		case *syntax.ProcSubst:
+			s, err := r.procSubst(p)
+			if err != nil {
+				return err
+			}
+			x.add(s, true)
+		case *syntax.ExtGlob:
+			x.add(p.Op.String()+p.Pattern.Value+")", quoted)
+		case *syntax.BraceExp:
+			x.add(wordText(&syntax.Word{Parts: []syntax.WordPart{p}}), quoted)
+		default:
+			return errors.New("unsupported word part")
+		}
+	}
+	return nil
+}
+
+// litUnquoted adds unquoted literal source text: backslash quotes the next
+// character.
+func (x *wexp) litUnquoted(s string) {
+	if strings.IndexByte(s, '\\') < 0 {
+		x.add(s, false)
+		return
+	}
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		if i > start {
+			x.add(s[start:i], false)
+		}
+		if i+1 < len(s) {
+			if s[i+1] == '\n' {
+				i++
+				start = i + 1
+				continue
+			}
+			_, sz := utf8.DecodeRuneInString(s[i+1:])
+			x.add(s[i+1:i+1+sz], true)
+			i += sz
+			start = i + 1
+		} else {
+			start = i + 1
+		}
+	}
+	if start < len(s) {
+		x.add(s[start:], false)
+	}
+}
+
+// dqUnescape removes the backslashes that are special inside "...".
+func dqUnescape(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			switch s[i+1] {
+			case '$', '`', '"', '\\':
+				b.WriteByte(s[i+1])
+				i++
+				continue
+			case '\n':
+				i++
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func docUnescape(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			switch s[i+1] {
+			case '$', '`', '\\':
+				b.WriteByte(s[i+1])
+				i++
+				continue
+			case '\n':
+				i++
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// ansiC decodes $'...' escapes. Like bash (C strings), a NUL ends the value.
+func ansiC(s string) string {
+	out := ansiCRaw(s)
+	if i := strings.IndexByte(out, 0); i >= 0 {
+		out = out[:i]
+	}
+	return out
+}
+
+func ansiCRaw(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case '\'':
+			b.WriteByte('\'')
+		case '"':
+			b.WriteByte('"')
+		case '?':
+			b.WriteByte('?')
+		case 'c':
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i] & 0x1f)
+			}
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			n, j := 0, i
+			for ; j < len(s) && j < i+3 && s[j] >= '0' && s[j] <= '7'; j++ {
+				n = n*8 + int(s[j]-'0')
+			}
+			b.WriteByte(byte(n))
+			i = j - 1
+		default:
+			e, _ := echoEscapes(s[i-1 : min(len(s), i+9)])
+			// echoEscapes handled a prefix; find its length
+			j := i + 1
+			switch s[i] {
+			case 'x':
+				for j < len(s) && j < i+3 && isHex(s[j]) {
+					j++
+				}
+			case 'u':
+				for j < len(s) && j < i+5 && isHex(s[j]) {
+					j++
+				}
+			case 'U':
+				for j < len(s) && j < i+9 && isHex(s[j]) {
+					j++
+				}
+			}
+			e, _ = echoEscapes(s[i-1 : j])
+			b.WriteString(e)
+			i = j - 1
+		}
+	}
+	return b.String()
+}
+
+// tilde expands a leading ~ or ~user.
+func (x *wexp) tilde(s string, whole bool) string {
+	name := s[1:]
+	rest := ""
+	if i := strings.IndexByte(name, '/'); i >= 0 {
+		name, rest = name[:i], name[i:]
+	} else if !whole {
+		// ~ followed by a quoted part: not a tilde prefix unless name is complete
+		return s
+	}
+	home := ""
+	switch name {
+	case "":
+		if v := x.r.lookup("HOME"); v != nil && v.Set {
+			home = v.str()
+		} else {
+			home = x.r.sh.cfg.Home
+		}
+	case "+":
+		home = x.r.cwd
+	case "-":
+		if v := x.r.lookup("OLDPWD"); v != nil && v.Set {
+			home = v.str()
+		} else {
+			return s
+		}
+	default:
+		switch name {
+		case x.r.sh.cfg.User:
+			home = x.r.sh.cfg.Home
+		case "root":
+			home = "/root"
+		default:
+			return s
+		}
+	}
+	x.add(home, true)
+	return rest
+}
+
+// cmdSubstString runs $(...) and returns its output minus trailing newlines.
+func (r *runner) cmdSubstString(cs *syntax.CmdSubst) (string, error) {
+	var b strings.Builder
+	if err := r.cmdSubst(&b, cs); err != nil {
+		return "", err
+	}
+	s := strings.TrimRight(b.String(), "\n")
+	if strings.IndexByte(s, 0) >= 0 {
+		s = strings.ReplaceAll(s, "\x00", "")
+	}
+	return s, nil
+}
+
+// glob expands a pattern against the vfs.
+func (r *runner) glob(pat string) ([]string, error) {
+	abs := strings.HasPrefix(pat, "/")
+	parts := strings.Split(pat, "/")
+	var bases []string
+	if abs {
+		bases = []string{"/"}
+		parts = parts[1:]
+	} else {
+		bases = []string{""}
+	}
+	mode := pattern.Filenames | pattern.EntireString
+	if !r.shopts["globstar"] {
+		mode |= pattern.NoGlobStar
+	}
+	if r.shopts["extglob"] {
+		mode |= pattern.ExtendedOperators
+	}
+	if r.shopts["nocaseglob"] {
+		mode |= pattern.NoGlobCase
+	}
+	dotglob := r.shopts["dotglob"]
+	if dotglob {
+		mode |= pattern.GlobLeadingDot
+	}
+	for i, part := range parts {
+		last := i == len(parts)-1
+		if part == "" {
+			if !last {
+				for k := range bases {
+					bases[k] += "/"
+				}
+			}
+			continue
+		}
+		if !pattern.HasMeta(part, mode) {
+			lit := unescapePat(part)
+			var next []string
+			for _, b := range bases {
+				p := joinGlob(b, lit)
+				if last {
+					if _, err := r.sh.cfg.FS.Lstat(r.abs(p)); err == nil {
+						next = append(next, p)
+					}
+				} else {
+					next = append(next, p)
+				}
+			}
+			bases = next
+			continue
+		}
+		if part == "**" && r.shopts["globstar"] {
+			var next []string
+			for _, b := range bases {
+				next = append(next, r.globStar(b, last, dotglob)...)
+			}
+			bases = next
+			continue
+		}
+		expr, err := pattern.Regexp(part, mode)
+		if err != nil {
+			return nil, nil
+		}
+		rx, err := compileRx(expr)
+		if err != nil {
+			return nil, nil
+		}
+		explicitDot := strings.HasPrefix(part, ".") || strings.HasPrefix(part, "\\.")
+		var next []string
+		for _, b := range bases {
+			dir := b
+			if dir == "" {
+				dir = "."
+			}
+			ents, err := r.sh.cfg.FS.ReadDir(r.abs(dir))
+			if err != nil {
+				continue
+			}
+			names := make([]string, 0, len(ents)+2)
+			if explicitDot && !r.shopts["globskipdots"] {
+				names = append(names, ".", "..")
+			}
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			for _, n := range names {
+				if strings.HasPrefix(n, ".") && !explicitDot && !dotglob {
+					continue
+				}
+				if (n == "." || n == "..") && (!explicitDot || r.shopts["globskipdots"]) {
+					continue
+				}
+				if !rx.MatchString(n) {
+					continue
+				}
+				p := joinGlob(b, n)
+				if !last {
+					fi, err := r.sh.cfg.FS.Stat(r.abs(p))
+					if err != nil || !fi.IsDir() {
+						continue
+					}
+				}
+				next = append(next, p)
+			}
+		}
+		bases = next
+		if len(bases) > r.rs.lim.MaxExpansion {
+			return nil, limitf("glob expansion limit exceeded (max %d)", r.rs.lim.MaxExpansion)
+		}
+	}
+	if strings.HasSuffix(pat, "/") {
+		var keep []string
+		for _, b := range bases {
+			if fi, err := r.sh.cfg.FS.Stat(r.abs(b)); err == nil && fi.IsDir() {
+				keep = append(keep, b)
+			}
+		}
+		bases = keep
+	}
+	bases = r.globIgnore(bases)
+	sort.Strings(bases)
+	return bases, nil
+}
+
+func (r *runner) globStar(base string, last, dotglob bool) []string {
+	var out []string
+	if last {
+		// ** alone matches everything below (files and dirs)
+	}
+	var walk func(dir string, depth int)
+	out = append(out, base)
+	walk = func(dir string, depth int) {
+		if depth > 64 || len(out) > r.rs.lim.MaxExpansion {
+			return
+		}
+		d := dir
+		if d == "" {
+			d = "."
+		}
+		ents, err := r.sh.cfg.FS.ReadDir(r.abs(d))
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), ".") && !dotglob {
+				continue
+			}
+			p := joinGlob(dir, e.Name())
+			isDir := e.IsDir()
+			if e.Type()&fs.ModeSymlink != 0 {
+				isDir = false
+			}
+			if last || isDir {
+				out = append(out, p+map[bool]string{true: "", false: ""}[true])
+			}
+			if isDir {
+				walk(p, depth+1)
+			}
+		}
+	}
+	walk(base, 0)
+	if !last {
+		for i := range out {
+			if out[i] != "" && !strings.HasSuffix(out[i], "/") {
+				// directories only; joinGlob adds the separator later
+			}
+		}
+	} else if len(out) > 0 && out[0] == "" {
+		out = out[1:]
+	}
+	return out
+}
+
+func joinGlob(base, name string) string {
+	switch {
+	case base == "":
+		return name
+	case strings.HasSuffix(base, "/"):
+		return base + name
+	}
+	return base + "/" + name
+}
+
+func unescapePat(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// globIgnore applies GLOBIGNORE.
+func (r *runner) globIgnore(ms []string) []string {
+	v := r.lookup("GLOBIGNORE")
+	if v == nil || !v.Set || v.str() == "" {
+		return ms
+	}
+	pats := strings.Split(v.str(), ":")
+	var out []string
+	for _, m := range ms {
+		base := path.Base(m)
+		if base == "." || base == ".." {
+			continue
+		}
+		ign := false
+		for _, p := range pats {
+			if p != "" && r.matchPatternMode(p, m, pattern.Filenames|pattern.EntireString) {
+				ign = true
+				break
+			}
+		}
+		if !ign {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (r *runner) matchPatternMode(pat, s string, mode pattern.Mode) bool {
+	if r.shopts["extglob"] {
+		mode |= pattern.ExtendedOperators
+	}
+	expr, err := pattern.Regexp(pat, mode)
+	if err != nil {
+		return pat == s
+	}
+	rx, err := compileRx(expr)
+	if err != nil {
+		return false
+	}
+	return rx.MatchString(s)
+}
+
+var _ = unicode.IsUpper
+var _ = slices.Contains[[]string]
+
+// braceCount estimates how many words a brace expansion produces, so that
+// {1..100000000} is refused before anything is allocated.
+func braceCount(w *syntax.Word) int64 {
+	total := int64(1)
+	for _, p := range w.Parts {
+		b, ok := p.(*syntax.BraceExp)
+		if !ok {
+			continue
+		}
+		var n int64
+		if b.Sequence && len(b.Elems) >= 2 {
+			x, err1 := strconv.ParseInt(b.Elems[0].Lit(), 10, 64)
+			y, err2 := strconv.ParseInt(b.Elems[1].Lit(), 10, 64)
+			if err1 == nil && err2 == nil {
+				n = y - x
+				if n < 0 {
+					n = -n
+				}
+				n++
+				if len(b.Elems) > 2 {
+					if inc, err := strconv.ParseInt(b.Elems[2].Lit(), 10, 64); err == nil && inc != 0 {
+						if inc < 0 {
+							inc = -inc
+						}
+						n = n/inc + 1
+					}
+				}
+			} else {
+				n = 128
+			}
+		} else {
+			for _, e := range b.Elems {
+				n += braceCount(e)
+			}
+		}
+		if n <= 0 {
+			n = 1
+		}
+		total *= n
+		if total > 1<<40 {
+			return 1 << 40
+		}
+	}
+	return total
+}
+
+// quoteMeta escapes every character special in patterns (pattern.QuoteMeta
+// leaves parentheses alone, which extglob then misreads).
+func quoteMeta(s string) string {
+	if !strings.ContainsAny(s, "*?[]\\()|+@!{}-^") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte("*?[]\\()|+@!{}-^", s[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// mergeLits joins adjacent literal parts (brace expansion leaves them
+// split), so that a tilde prefix is seen whole.
+func mergeLits(ps []syntax.WordPart) []syntax.WordPart {
+	merge := false
+	for i := 1; i < len(ps); i++ {
+		_, a := ps[i-1].(*syntax.Lit)
+		_, b := ps[i].(*syntax.Lit)
+		if a && b {
+			merge = true
+			break
+		}
+	}
+	if !merge {
+		return ps
+	}
+	out := make([]syntax.WordPart, 0, len(ps))
+	for _, p := range ps {
+		if l, ok := p.(*syntax.Lit); ok && len(out) > 0 {
+			if prev, ok := out[len(out)-1].(*syntax.Lit); ok {
+				out[len(out)-1] = &syntax.Lit{ValuePos: prev.ValuePos, ValueEnd: l.ValueEnd, Value: prev.Value + l.Value}
+				continue
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
