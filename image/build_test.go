@@ -381,7 +381,7 @@ func TestDefault_StableDigest(t *testing.T) {
 	// Golden: a change here means every deployed sandbox's base changes.
 	// Update it only with a deliberate change of the default tree (or of
 	// the writer), and say so in the change.
-	const golden = "sha256:cb9301ead1dda31ea749a5c839c235a2b3faab7b20cda890f0ed917b4cfa0639"
+	const golden = "sha256:46569f7c96cc3e72ef779bc66f692a0edcdc2383676bc72cd619c66dd00876a1"
 	if digests[0] != golden {
 		t.Errorf("default image digest %s, golden %s", digests[0], golden)
 	}

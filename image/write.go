@@ -159,6 +159,10 @@ func (e *emitFS) Stat(name string) (fs.FileInfo, error) {
 	return e.info(name, n), nil
 }
 
+// Lstat is Stat: the tree never follows links. With ReadLink it makes
+// emitFS an fs.ReadLinkFS, so a built image can be read back as a source.
+func (e *emitFS) Lstat(name string) (fs.FileInfo, error) { return e.Stat(name) }
+
 func (e *emitFS) ReadLink(name string) (string, error) {
 	n, err := e.node("readlink", name)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/warren-sandbox/warren/image"
 	"github.com/warren-sandbox/warren/shell"
 	"github.com/warren-sandbox/warren/vfs"
 )
@@ -28,6 +29,7 @@ func newRunCmd() *cobra.Command {
 		envs    []string
 		copyIns []string
 		timeout time.Duration
+		data    string
 	)
 	c := &cobra.Command{
 		Use:   "run [flags] [-c SCRIPT | FILE [ARG...]]",
@@ -37,9 +39,6 @@ func newRunCmd() *cobra.Command {
 			"The host environment is not passed in: use --env.",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if imgName != "" && imgName != "default" {
-				return fmt.Errorf("--image %q: only the default image is available in this build", imgName)
-			}
 			src := script
 			var params []string
 			switch {
@@ -59,10 +58,11 @@ func newRunCmd() *cobra.Command {
 				}
 				src = string(data)
 			}
-			fsys, err := defaultSandboxFS()
+			fsys, closeImage, err := sandboxFS(cmd.Context(), data, imgName)
 			if err != nil {
 				return err
 			}
+			defer closeImage()
 			for _, ci := range copyIns {
 				host, dst, ok := strings.Cut(ci, ":")
 				if !ok || host == "" || !strings.HasPrefix(dst, "/") {
@@ -106,7 +106,8 @@ func newRunCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringVarP(&script, "c", "c", "", "script text to run")
-	c.Flags().StringVar(&imgName, "image", "", "base image (only the default for now)")
+	c.Flags().StringVar(&imgName, "image", image.DefaultName, "base image: a tag or digest in the data directory's catalog")
+	c.Flags().StringVar(&data, "data", "", "data directory holding images (default $WARREN_DATA, else ~/.local/share/warren)")
 	c.Flags().StringVar(&cwd, "cwd", "", "working directory in the sandbox (default /home/user)")
 	c.Flags().StringArrayVar(&envs, "env", nil, "K=V environment variable (repeatable)")
 	c.Flags().StringArrayVar(&copyIns, "copy-in", nil, "HOSTPATH:SANDBOXPATH to copy into the sandbox first (repeatable)")
@@ -122,31 +123,36 @@ func shellWords(ws []string) string {
 	return strings.Join(q, " ")
 }
 
-// defaultSandboxFS is the root for `warren run`: an FHS skeleton over an
-// empty base. TODO(lead): swap in the embedded default image.
-func defaultSandboxFS() (*vfs.FS, error) {
-	fsys := vfs.New(vfs.Options{})
-	for _, d := range []string{"/tmp", "/home/user", "/etc", "/bin", "/usr/bin", "/usr/local/bin", "/root", "/var/tmp", "/dev", "/proc"} {
-		if err := fsys.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("cannot create %s: %w", d, err)
-		}
+// sandboxFS is the root for `warren run`: a fresh delta over the image
+// named ref in the data directory's catalog (the embedded default image is
+// installed there on first use, so no setup is needed).
+func sandboxFS(ctx context.Context, dataFlag, ref string) (*vfs.FS, func(), error) {
+	data, err := imageDataDir(dataFlag)
+	if err != nil {
+		return nil, nil, err
 	}
-	fsys.Chmod("/tmp", 0o1777)
+	cat, closeCat, err := openImageCatalog(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	var im *image.Image
+	if ref == "" || ref == image.DefaultName {
+		im, err = image.Default(ctx, cat)
+	} else {
+		im, err = cat.OpenRef(ctx, ref)
+	}
+	if err != nil {
+		closeCat()
+		return nil, nil, fmt.Errorf("--image %s: %w", ref, err)
+	}
+	fsys := vfs.New(vfs.Options{Base: im.FS()})
+	// Images built from arbitrary trees may lack /dev; the default has it,
+	// so this adds nothing to the delta there.
 	if err := shell.MakeDev(fsys); err != nil {
-		return nil, err
+		closeCat()
+		return nil, nil, err
 	}
-	fsys.Chown("/home/user", 1000, 1000)
-	files := map[string]string{
-		"/etc/passwd":   "root:x:0:0:root:/root:/bin/bash\nuser:x:1000:1000:user:/home/user:/bin/bash\n",
-		"/etc/group":    "root:x:0:\nuser:x:1000:\n",
-		"/etc/hostname": "sandbox\n",
-	}
-	for p, s := range files {
-		if err := fsys.WriteFile(p, []byte(s), 0o644); err != nil {
-			return nil, fmt.Errorf("cannot write %s: %w", p, err)
-		}
-	}
-	return fsys, nil
+	return fsys, closeCat, nil
 }
 
 // copyIn copies a host file or tree into the sandbox, keeping modes and

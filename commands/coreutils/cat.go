@@ -500,18 +500,20 @@ func Tail(ctx context.Context, inv *commands.Invocation) int {
 		}
 		if bytesMode {
 			ring := make([]byte, 0, min(n, 1<<20))
-			buf := make([]byte, 32<<10)
 			for {
-				k, err := br.Read(buf)
-				ring = append(ring, buf[:k]...)
+				if br.Buffered() == 0 {
+					if _, err := br.Peek(1); err != nil {
+						if err == io.EOF {
+							break
+						}
+						return err
+					}
+				}
+				chunk, _ := br.Peek(br.Buffered())
+				ring = append(ring, chunk...)
+				br.Discard(len(chunk))
 				if int64(len(ring)) > n {
 					ring = append(ring[:0], ring[int64(len(ring))-n:]...)
-				}
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					return err
 				}
 			}
 			r.out.Write(ring)
@@ -603,7 +605,9 @@ func Wc(ctx context.Context, inv *commands.Invocation) int {
 	if !named {
 		files = []string{"-"}
 	}
-	var results []wcCounts
+	// One operand is the usual case: its counts stay on the stack.
+	var resultsBuf [1]wcCounts
+	results := resultsBuf[:0]
 	for _, name := range files {
 		res := wcCounts{name: name, stdin: name == "-" || strings.HasPrefix(name, "/dev/")}
 		if inv.FS != nil && !res.stdin {
@@ -618,12 +622,14 @@ func Wc(ctx context.Context, inv *commands.Invocation) int {
 			results = append(results, res)
 			continue
 		}
-		br := textio.NewReader(textio.WithContext(ctx, f))
+		r.in = textio.ContextReader{Ctx: ctx, R: f}
+		br := textio.NewReader(&r.in)
 		if err := wcCount(br, &res, w || m || L); err != nil {
 			r.errorf("%s: %s", name, commands.Strerror(err))
 		}
 		textio.PutReader(br)
 		f.Close()
+		r.in.R = nil
 		results = append(results, res)
 	}
 	var tot wcCounts
@@ -657,8 +663,10 @@ func Wc(ctx context.Context, inv *commands.Invocation) int {
 		}
 		width = max(width, minWidth)
 	}
+	var fieldsBuf [5]int64
+	var num [24]byte
 	print := func(res wcCounts, label string) {
-		var fields []int64
+		fields := fieldsBuf[:0]
 		if l {
 			fields = append(fields, res.lines)
 		}
@@ -678,7 +686,14 @@ func Wc(ctx context.Context, inv *commands.Invocation) int {
 			if i > 0 {
 				r.out.WriteByte(' ')
 			}
-			fmt.Fprintf(r.out, "%*d", width, v)
+			// fmt's "%*d" without its allocations: right-aligned in width.
+			digits := strconv.AppendInt(num[:0], v, 10)
+			for i := len(digits); i < width; i++ {
+				r.out.WriteByte(' ')
+			}
+			for _, d := range digits { // bytewise: Write would move num to the heap
+				r.out.WriteByte(d)
+			}
 		}
 		if label != "" {
 			r.out.WriteByte(' ')
@@ -710,17 +725,20 @@ func Wc(ctx context.Context, inv *commands.Invocation) int {
 
 func wcCount(br *bufio.Reader, res *wcCounts, slow bool) error {
 	if !slow {
-		buf := make([]byte, 32<<10)
+		// Count in the reader's own (pooled) buffer: no copy, no scratch.
 		for {
-			n, err := br.Read(buf)
-			res.bytes += int64(n)
-			res.lines += int64(bytes.Count(buf[:n], []byte{'\n'}))
-			if err == io.EOF {
-				return nil
+			if br.Buffered() == 0 {
+				if _, err := br.Peek(1); err != nil {
+					if err == io.EOF {
+						return nil
+					}
+					return err
+				}
 			}
-			if err != nil {
-				return err
-			}
+			b, _ := br.Peek(br.Buffered())
+			res.bytes += int64(len(b))
+			res.lines += int64(bytes.Count(b, newline))
+			br.Discard(len(b))
 		}
 	}
 	inWord := false
@@ -764,3 +782,5 @@ func wcCount(br *bufio.Reader, res *wcCounts, slow bool) error {
 }
 
 const utf8RuneError = '\uFFFD'
+
+var newline = []byte{'\n'}

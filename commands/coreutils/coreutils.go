@@ -45,6 +45,10 @@ type run struct {
 	usageStatus int
 	// readError words a read failure; nil means GNU's usual "FILE: error".
 	readError func(name string, err error) string
+	// in wraps the current input (each): a field, so it does not allocate.
+	in textio.ContextReader
+	// stdin is the "-" operand, kept here so opening it does not allocate.
+	stdin stdinCloser
 }
 
 func begin(ctx context.Context, inv *commands.Invocation) *run {
@@ -104,6 +108,10 @@ func (r *run) fail(status int, format string, args ...any) int {
 
 // open opens an input operand ("-" is stdin), reporting failures itself.
 func (r *run) open(name string) (io.ReadCloser, bool) {
+	if name == "-" {
+		r.stdin.Reader = r.inv.Stdin
+		return &r.stdin, true
+	}
 	f, err := r.inv.Open(name)
 	if err != nil {
 		r.errorf("%s", commands.Describe(err))
@@ -126,7 +134,8 @@ func (r *run) each(files []string, fn func(name string, br *bufio.Reader) error)
 		if !ok {
 			continue
 		}
-		br := textio.NewReader(textio.WithContext(r.ctx, f))
+		r.in = textio.ContextReader{Ctx: r.ctx, R: f}
+		br := textio.NewReader(&r.in)
 		if err := fn(name, br); err != nil && !r.stopped() {
 			if errors.Is(err, textio.ErrMemory) {
 				r.errorf("%v", err)
@@ -138,8 +147,14 @@ func (r *run) each(files []string, fn func(name string, br *bufio.Reader) error)
 		}
 		textio.PutReader(br)
 		f.Close()
+		r.in.R = nil
 	}
 }
+
+// stdinCloser is stdin as an operand: closing it is a no-op.
+type stdinCloser struct{ io.Reader }
+
+func (*stdinCloser) Close() error { return nil }
 
 // copyStream copies br to w in buffer-sized writes. (bufio.Reader.WriteTo
 // would hand a read error to bufio.Writer.ReadFrom, which keeps it as the

@@ -54,7 +54,9 @@ func Base64(ctx context.Context, inv *commands.Invocation) int {
 		if decode {
 			// Decode in 4-byte quanta, skipping newlines (and garbage with -i).
 			var quad []byte
-			chunk := make([]byte, 32<<10)
+			chunkp := textio.GetChunk()
+			defer textio.PutChunk(chunkp)
+			chunk := *chunkp
 			dst := make([]byte, 3)
 			pad := false
 			for {
@@ -193,8 +195,9 @@ func hashSum(ctx context.Context, inv *commands.Invocation, algo string, newHash
 	}
 	sum := func(rd io.Reader) (string, error) {
 		h := newHash()
-		buf := make([]byte, 32<<10)
-		if _, err := io.CopyBuffer(h, textio.WithContext(ctx, rd), buf); err != nil {
+		bufp := textio.GetChunk()
+		defer textio.PutChunk(bufp)
+		if _, err := io.CopyBuffer(h, textio.WithContext(ctx, rd), *bufp); err != nil {
 			return "", err
 		}
 		return hex.EncodeToString(h.Sum(nil)), nil
@@ -339,7 +342,9 @@ func Cksum(ctx context.Context, inv *commands.Invocation) int {
 	r.each(files, func(name string, br *bufio.Reader) error {
 		var crc uint32
 		var n uint64
-		buf := make([]byte, 32<<10)
+		bufp := textio.GetChunk()
+		defer textio.PutChunk(bufp)
+		buf := *bufp
 		for {
 			k, err := br.Read(buf)
 			for _, c := range buf[:k] {

@@ -1,7 +1,6 @@
 package coreutils
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -379,7 +378,9 @@ func Paste(ctx context.Context, inv *commands.Invocation) int {
 	for i, name := range files {
 		if name == "-" {
 			if stdin == nil {
-				stdin = &textio.LineReader{R: bufio.NewReaderSize(textio.WithContext(ctx, inv.Stdin), textio.BufSize), Delim: eol}
+				br := textio.NewReader(textio.WithContext(ctx, inv.Stdin))
+				defer textio.PutReader(br)
+				stdin = &textio.LineReader{R: br, Delim: eol}
 			}
 			readers[i] = stdin
 			continue
@@ -389,7 +390,9 @@ func Paste(ctx context.Context, inv *commands.Invocation) int {
 			return r.done()
 		}
 		closers = append(closers, f)
-		readers[i] = &textio.LineReader{R: bufio.NewReaderSize(textio.WithContext(ctx, f), textio.BufSize), Delim: eol}
+		br := textio.NewReader(textio.WithContext(ctx, f))
+		defer textio.PutReader(br)
+		readers[i] = &textio.LineReader{R: br, Delim: eol}
 	}
 	if serial {
 		for _, lr := range readers {

@@ -16,8 +16,8 @@ import (
 	"github.com/warren-sandbox/warren/commands/grep"
 )
 
-// fixtureDir is the developer conformance set (shared/conformance/commands).
-const fixtureDir = "../../../shared/conformance/commands"
+// fixtureDir is the developer conformance set, vendored from shared/conformance/commands.
+const fixtureDir = "../../conformance/testdata/commands"
 
 // The fixture files whose commands this helper's packages implement.
 var targets = []string{"grep", "grep-files-without-match", "grep-patterns-from-file", "sort", "uniq",

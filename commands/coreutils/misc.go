@@ -16,6 +16,7 @@ import (
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
 	"github.com/warren-sandbox/warren/commands/coreutils/posixre"
+	"github.com/warren-sandbox/warren/commands/coreutils/recache"
 	"github.com/warren-sandbox/warren/commands/coreutils/textio"
 	"github.com/warren-sandbox/warren/vfs"
 )
@@ -646,7 +647,9 @@ func Tee(ctx context.Context, inv *commands.Invocation) int {
 		defer f.Close()
 		sinks = append(sinks, sink{name, f})
 	}
-	buf := make([]byte, 32<<10)
+	bufp := textio.GetChunk()
+	defer textio.PutChunk(bufp)
+	buf := *bufp
 	in := textio.WithContext(ctx, inv.Stdin)
 	for {
 		n, err := in.Read(buf)
@@ -1209,10 +1212,8 @@ func (p *exprParser) primary() (exprVal, error) {
 	return exprVal{s: tok}, nil
 }
 
+// regexpCompile compiles s for POSIX leftmost-longest matching, through the
+// shared bounded cache (the result must not be modified).
 func regexpCompile(s string) (*regexp.Regexp, error) {
-	re, err := regexp.Compile(s)
-	if err == nil {
-		re.Longest()
-	}
-	return re, err
+	return recache.CompileLongest(s)
 }

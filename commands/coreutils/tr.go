@@ -8,6 +8,7 @@ import (
 
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
+	"github.com/warren-sandbox/warren/commands/coreutils/textio"
 )
 
 var trSpec = getopt.Spec{Short: "cCdst", Long: []getopt.Long{
@@ -288,7 +289,9 @@ func Tr(ctx context.Context, inv *commands.Invocation) int {
 		}
 		sqz = src
 	}
-	buf := make([]byte, 32<<10)
+	bufp := textio.GetChunk()
+	defer textio.PutChunk(bufp)
+	buf := *bufp
 	last := -1
 	src := inv.Stdin
 	for {

@@ -21,6 +21,7 @@ import (
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
 	"github.com/warren-sandbox/warren/commands/coreutils/posixre"
+	"github.com/warren-sandbox/warren/commands/coreutils/recache"
 	"github.com/warren-sandbox/warren/commands/coreutils/textio"
 )
 
@@ -92,6 +93,13 @@ type grep struct {
 	// -R through a symlink loop stops with GNU's warning instead of
 	// recursing forever.
 	walking []string
+	in      *textio.ContextReader // the input being searched
+}
+
+// streams holds what the pooled reader and writer point at.
+type streams struct {
+	sink textio.ErrWriter
+	in   textio.ContextReader
 }
 
 func run(ctx context.Context, inv *commands.Invocation, mode byte) int {
@@ -241,10 +249,14 @@ func run(ctx context.Context, inv *commands.Invocation, mode byte) int {
 			fmt.Fprintf(inv.Stderr, "Usage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n")
 			return 2
 		}
-		patterns = strings.Split(operands[0], "\n")
+		if strings.IndexByte(operands[0], '\n') < 0 {
+			patterns = operands[:1:1] // the usual single pattern, without a Split
+		} else {
+			patterns = strings.Split(operands[0], "\n")
+		}
 		operands = operands[1:]
 	}
-	m, err := compile(patterns, &o)
+	m, err := cachedCompile(patterns, &o)
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, err)
 		return 2
@@ -253,10 +265,13 @@ func run(ctx context.Context, inv *commands.Invocation, mode byte) int {
 		// GNU grep stops at once when no pattern can match (grep -f /dev/null).
 		return 1
 	}
-	sink := &textio.ErrWriter{W: inv.Stdout}
+	// The writer and reader wrappers escape into the pooled bufio buffers:
+	// one small allocation for both keeps the large grep state on the stack.
+	st := &streams{sink: textio.ErrWriter{W: inv.Stdout}}
+	sink := &st.sink
 	out := textio.NewWriter(sink)
 	defer textio.PutWriter(out)
-	g := &grep{ctx: ctx, inv: inv, o: o, m: m, out: out, sink: sink, status: 1}
+	g := &grep{ctx: ctx, inv: inv, o: o, m: m, out: out, sink: sink, in: &st.in, status: 1}
 	if len(operands) == 0 {
 		if o.recursive {
 			operands = []string{"."}
@@ -475,8 +490,12 @@ type ctxLine struct {
 // search scans one input stream.
 func (g *grep) search(r io.Reader, name string) {
 	o := &g.o
-	br := textio.NewReader(textio.WithContext(g.ctx, r))
-	defer textio.PutReader(br)
+	*g.in = textio.ContextReader{Ctx: g.ctx, R: r}
+	br := textio.NewReader(g.in)
+	defer func() {
+		textio.PutReader(br)
+		g.in.R = nil
+	}()
 	delim := byte('\n')
 	if o.nullData {
 		delim = 0
@@ -665,12 +684,73 @@ type matcher struct {
 	word  bool
 }
 
-func compile(patterns []string, o *options) (*matcher, error) {
+// matchers caches compiled pattern sets by (mode, -i -w -x, patterns), so
+// a script running the same grep in a loop compiles it once. Bounded:
+// patterns come from untrusted scripts.
+var matchers = recache.New[*matcher](256, 4<<20)
+
+// cachedCompile is compile through the matchers cache. A matcher is
+// immutable once built, so concurrent greps share it.
+func cachedCompile(patterns []string, o *options) (*matcher, error) {
+	var kb [256]byte
+	// 'p' tells no patterns (grep -f /dev/null) from one empty pattern.
+	key := append(kb[:0], o.mode, flagBits(o), 'p')
 	if len(patterns) == 0 {
-		return &matcher{none: true}, nil
+		key[2] = '-'
 	}
-	if o.mode == 'F' && len(patterns) == 1 && !o.icase && !o.word && !o.line && patterns[0] != "" {
-		return &matcher{fixed: []byte(patterns[0])}, nil
+	for i, p := range patterns {
+		if i > 0 {
+			key = append(key, '\n') // patterns never contain one
+		}
+		key = append(key, p...)
+	}
+	if m, ok := matchers.Get(key); ok {
+		return m, nil
+	}
+	m, cost, err := compile(patterns, o)
+	if err != nil {
+		return nil, err
+	}
+	matchers.Add(string(key), m, cost)
+	return m, nil
+}
+
+func flagBits(o *options) byte {
+	var b byte = '0'
+	if o.icase {
+		b |= 1
+	}
+	if o.word {
+		b |= 2
+	}
+	if o.line {
+		b |= 4
+	}
+	return b
+}
+
+// literal reports whether p means itself in every syntax (BRE, ERE, RE2):
+// ASCII without any character that is special in one of them.
+func literal(p string) bool {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c >= 0x80 || strings.IndexByte(`\.[]*^$+?(){}|`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// compile builds the matcher for patterns and estimates its memory cost.
+func compile(patterns []string, o *options) (*matcher, int, error) {
+	if len(patterns) == 0 {
+		return &matcher{none: true}, 0, nil
+	}
+	if len(patterns) == 1 && !o.icase && !o.word && !o.line && patterns[0] != "" &&
+		(o.mode == 'F' || literal(patterns[0])) {
+		// A plain string: bytes.Contains selects the same lines as the
+		// regexp would, several times faster.
+		return &matcher{fixed: []byte(patterns[0])}, len(patterns[0]), nil
 	}
 	parts := make([]string, 0, len(patterns))
 	for _, p := range patterns {
@@ -682,15 +762,15 @@ func compile(patterns []string, o *options) (*matcher, error) {
 		case 'P':
 			g = p
 			if _, err := regexp.Compile(g); err != nil {
-				return nil, fmt.Errorf("%s (-P uses Go RE2 syntax: look-around and back-references are not supported)", describeRE(err))
+				return nil, 0, fmt.Errorf("%s (-P uses Go RE2 syntax: look-around and back-references are not supported)", describeRE(err))
 			}
 		default:
 			g, err = posixre.Translate(p, o.mode == 'E')
 			if errors.Is(err, posixre.ErrBackref) {
-				return nil, fmt.Errorf("back-references (\\1..\\9) are not supported in %q", p)
+				return nil, 0, fmt.Errorf("back-references (\\1..\\9) are not supported in %q", p)
 			}
 			if err != nil {
-				return nil, errors.New(capitalize(err.Error()))
+				return nil, 0, errors.New(capitalize(err.Error()))
 			}
 		}
 		parts = append(parts, g)
@@ -705,23 +785,31 @@ func compile(patterns []string, o *options) (*matcher, error) {
 	}
 	m := &matcher{}
 	var err error
+	cost := 0
 	if o.word {
 		m.word = true
-		m.re, err = regexp.Compile(flags + `(?:^|[^\w])(` + body + `)(?:[^\w]|$)`)
+		expr := flags + `(?:^|[^\w])(` + body + `)(?:[^\w]|$)`
+		m.re, err = regexp.Compile(expr)
 		if err == nil {
-			m.mid, err = regexp.Compile(flags + `[^\w](` + body + `)(?:[^\w]|$)`)
+			cost = recache.Cost(expr)
+			expr = flags + `[^\w](` + body + `)(?:[^\w]|$)`
+			m.mid, err = regexp.Compile(expr)
+			cost += recache.Cost(expr)
 		}
 	} else {
 		m.re, err = regexp.Compile(flags + body)
+		if err == nil {
+			cost = recache.Cost(flags + body)
+		}
 	}
 	if err != nil {
-		return nil, errors.New(describeRE(err))
+		return nil, 0, errors.New(describeRE(err))
 	}
 	m.re.Longest()
 	if m.mid != nil {
 		m.mid.Longest()
 	}
-	return m, nil
+	return m, cost, nil
 }
 
 func describeRE(err error) string {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/warren-sandbox/warren/commands/coreutils/posixre"
+	"github.com/warren-sandbox/warren/commands/coreutils/recache"
 )
 
 type addrKind int
@@ -476,6 +477,17 @@ func (p *parser) compile(pat, flags string) (*regexp.Regexp, error) {
 	if pat == "" {
 		return nil, nil // the last regex used
 	}
+	// Cached by (syntax, flags, pattern): the same script in a loop
+	// translates and compiles each expression once.
+	var kb [128]byte
+	key := append(kb[:0], 'G')
+	if p.ere {
+		key[0] = 'E'
+	}
+	key = append(append(append(key, flags...), 0), pat...)
+	if re, ok := regexps.Get(key); ok {
+		return re, nil
+	}
 	g, err := posixre.Translate(pat, p.ere)
 	if err != nil {
 		if err == posixre.ErrBackref {
@@ -484,13 +496,19 @@ func (p *parser) compile(pat, flags string) (*regexp.Regexp, error) {
 		return nil, p.fail(err.Error())
 	}
 	// In sed's pattern space '.' matches a newline too.
-	re, err := regexp.Compile("(?s" + flags + ")" + g)
+	expr := "(?s" + flags + ")" + g
+	re, err := regexp.Compile(expr)
 	if err != nil {
 		return nil, p.fail("invalid regular expression: " + err.Error())
 	}
 	re.Longest()
+	regexps.Add(string(key), re, recache.Cost(expr))
 	return re, nil
 }
+
+// regexps holds compiled addresses and s/// patterns; bounded because
+// scripts are untrusted. A shared *regexp.Regexp is safe for concurrent use.
+var regexps = recache.New[*regexp.Regexp](256, 4<<20)
 
 func (p *parser) subst(c *command) error {
 	if p.eof() {

@@ -198,6 +198,7 @@ type input struct {
 	names    []string
 	cur      io.ReadCloser
 	lr       *textio.LineReader
+	br       *bufio.Reader // pooled; given back by release
 	next     []byte
 	nextNL   bool
 	hasNext  bool
@@ -222,7 +223,8 @@ func (in *input) advance() {
 				continue
 			}
 			in.cur = f
-			in.lr = &textio.LineReader{R: bufio.NewReaderSize(textio.WithContext(in.s.ctx, f), textio.BufSize), Delim: in.s.delim, Limit: in.s.limit}
+			in.br = textio.NewReader(textio.WithContext(in.s.ctx, f))
+			in.lr = &textio.LineReader{R: in.br, Delim: in.s.delim, Limit: in.s.limit}
 			in.nextName = name
 		}
 		line, nl, err := in.lr.Next()
@@ -237,9 +239,22 @@ func (in *input) advance() {
 			fmt.Fprintf(in.s.inv.Stderr, "sed: read error on %s: %s\n", in.nextName, commands.Strerror(unwrapPath(err)))
 			in.s.status = 4
 		}
-		in.cur.Close()
-		in.lr = nil
+		in.release()
 	}
+}
+
+// release closes the current input and gives its reader back to the pool
+// (at EOF, and when the script quits before reading everything).
+func (in *input) release() {
+	if in.cur != nil {
+		in.cur.Close()
+		in.cur = nil
+	}
+	if in.br != nil {
+		textio.PutReader(in.br)
+		in.br = nil
+	}
+	in.lr = nil
 }
 
 func unwrapPath(err error) error {
@@ -294,6 +309,7 @@ func (s *sed) run(names []string) {
 	}
 	s.in.advance()
 	s.cycle()
+	s.in.release()
 }
 
 // editInPlace runs the script over one file and replaces it with the output.
@@ -320,13 +336,14 @@ func (s *sed) editInPlace(name string) {
 	}
 	var buf bytes.Buffer
 	saved, savedMissing := s.out, s.missingNL
-	s.out = bufio.NewWriter(&buf)
+	s.out = textio.NewWriter(&buf)
 	s.missingNL = false
 	s.lineNo = 0
 	s.in = &input{s: s, names: nil}
 	s.in.next = nil
 	// Feed the file's bytes through the same input machinery.
-	s.in.lr = &textio.LineReader{R: bufio.NewReader(bytes.NewReader(data)), Delim: s.delim}
+	s.in.br = textio.NewReader(bytes.NewReader(data))
+	s.in.lr = &textio.LineReader{R: s.in.br, Delim: s.delim}
 	s.in.cur = io.NopCloser(nil)
 	s.in.nextName = name
 	for _, c := range s.cmds {
@@ -334,7 +351,9 @@ func (s *sed) editInPlace(name string) {
 	}
 	s.in.advance()
 	s.cycle()
+	s.in.release()
 	s.out.Flush()
+	textio.PutWriter(s.out)
 	s.out, s.missingNL = saved, savedMissing
 	if s.suffix != "" {
 		backup := s.suffix

@@ -108,6 +108,15 @@ func (l *Long) key() string {
 }
 
 // Parse splits args (without the command name) into options and operands.
+// dashed[c] is "-" + string(c), built once: Parse runs on every command
+// invocation and the concatenation allocated for each short option.
+var dashed = func() (t [256]string) {
+	for c := range t {
+		t[c] = "-" + string(rune(c))
+	}
+	return t
+}()
+
 func (s *Spec) Parse(args []string) ([]Opt, []string, error) {
 	var opts []Opt
 	var operands []string
@@ -161,7 +170,7 @@ func (s *Spec) Parse(args []string) ([]Opt, []string, error) {
 			if !ok {
 				return nil, nil, &Error{fmt.Sprintf("invalid option -- '%c'", c)}
 			}
-			o := Opt{Key: string(c), Raw: "-" + string(c)}
+			o := Opt{Key: string(c), Raw: dashed[c]}
 			if kind == NoArg {
 				opts = append(opts, o)
 				continue

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/warren-sandbox/warren/commands/coreutils/recache"
 )
 
 // ErrBackref is returned for \1..\9, which RE2 cannot express.
@@ -346,7 +348,9 @@ func classLit(b *strings.Builder, c byte) {
 }
 
 // Compile translates and compiles pat with POSIX leftmost-longest matching.
-// flags is a Go flag group body such as "i" or "s" (may be empty).
+// flags is a Go flag group body such as "i" or "s" (may be empty). The
+// compiled expression comes from a bounded cache and is shared: callers
+// must not modify it (Longest is already set).
 func Compile(pat string, ere bool, flags string) (*regexp.Regexp, error) {
 	g, err := Translate(pat, ere)
 	if err != nil {
@@ -355,10 +359,9 @@ func Compile(pat string, ere bool, flags string) (*regexp.Regexp, error) {
 	if flags != "" {
 		g = "(?" + flags + ")" + g
 	}
-	re, err := regexp.Compile(g)
+	re, err := recache.CompileLongest(g)
 	if err != nil {
 		return nil, fmt.Errorf("invalid regular expression: %w", err)
 	}
-	re.Longest()
 	return re, nil
 }

@@ -51,6 +51,29 @@ func PutWriter(bw *bufio.Writer) {
 	writers.Put(bw)
 }
 
+// ChunkSize is the size of the pooled scratch buffers of GetChunk.
+const ChunkSize = 32 << 10
+
+var chunks = sync.Pool{New: func() any {
+	b := make([]byte, ChunkSize)
+	return &b
+}}
+
+// GetChunk returns a pooled ChunkSize scratch buffer (contents undefined);
+// give it back with PutChunk. A pointer, so the pool stores it without
+// allocating.
+func GetChunk() *[]byte { return chunks.Get().(*[]byte) }
+
+// PutChunk returns b to the pool; b must come from GetChunk and not be used
+// afterwards.
+func PutChunk(b *[]byte) {
+	if cap(*b) < ChunkSize {
+		return // resliced by the caller: not worth keeping
+	}
+	*b = (*b)[:ChunkSize]
+	chunks.Put(b)
+}
+
 // LineReader yields lines (without the delimiter) from a buffered reader.
 // The returned slice is valid until the next call.
 type LineReader struct {
@@ -142,6 +165,20 @@ func (c ctxReader) Read(p []byte) (int, error) {
 
 // WithContext wraps r so reads fail with ctx.Err() after cancellation.
 func WithContext(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx, r} }
+
+// ContextReader is WithContext as a value a command can keep in its own
+// state, so wrapping each input does not allocate.
+type ContextReader struct {
+	Ctx context.Context
+	R   io.Reader
+}
+
+func (c *ContextReader) Read(p []byte) (int, error) {
+	if err := c.Ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.R.Read(p)
+}
 
 // ErrWriter remembers the first write error, so a command can stop
 // reading as soon as its reader has gone (cat big | head -1).
