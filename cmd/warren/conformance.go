@@ -12,6 +12,7 @@ import (
 
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/std"
+	"github.com/warren-sandbox/warren/conformance/fixtures"
 	"github.com/warren-sandbox/warren/conformance/oils"
 	"github.com/warren-sandbox/warren/shell/testcmds"
 )
@@ -20,7 +21,52 @@ func init() { verbs = append(verbs, newConformanceCmd) }
 
 func newConformanceCmd() *cobra.Command {
 	c := &cobra.Command{Use: "conformance", Short: "run shell conformance suites"}
-	c.AddCommand(newConformanceOilsCmd())
+	c.AddCommand(newConformanceOilsCmd(), newConformanceCommandsCmd())
+	return c
+}
+
+func newConformanceCommandsCmd() *cobra.Command {
+	var (
+		asJSON  bool
+		verbose bool
+		timeout time.Duration
+		data    string
+		imgRef  string
+	)
+	c := &cobra.Command{
+		Use:   "commands [--json] [-v] DIR...",
+		Short: "run command fixtures recorded from real bash (DIR/*.fixtures.json) in fresh sandboxes",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			fxs, err := fixtures.Load(args...)
+			if err != nil {
+				return err
+			}
+			base, closeBase, err := openBase(ctx, data, imgRef)
+			if err != nil {
+				return err
+			}
+			defer closeBase()
+			outs := fixtures.Run(ctx, fxs, fixtures.ShellRunner(base, residentCommands()), timeout)
+			out := cmd.OutOrStdout()
+			if asJSON {
+				// Only the summary: the table goes to stderr so stdout stays one JSON line.
+				sum := fixtures.Report(cmd.ErrOrStderr(), outs, verbose)
+				return json.NewEncoder(out).Encode(sum)
+			}
+			sum := fixtures.Report(out, outs, verbose)
+			b, _ := json.Marshal(sum)
+			fmt.Fprintln(out, string(b))
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print only the JSON summary on stdout (the table goes to stderr)")
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "show every failing fixture")
+	c.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "per-fixture timeout")
+	c.Flags().StringVar(&data, "data", "", "data directory holding images (default $WARREN_DATA, else ~/.local/share/warren)")
+	c.Flags().StringVar(&imgRef, "image", "default", "base image of the sandboxes")
 	return c
 }
 

@@ -34,3 +34,31 @@ func TestConformanceOilsVerb(t *testing.T) {
 		t.Errorf("no error for a directory without cases")
 	}
 }
+
+func TestConformanceCommandsVerb(t *testing.T) {
+	dir := t.TempDir()
+	fx := `{"a": {"command": "grep -c x f.txt", "files": {"f.txt": "x\ny\nx\n"}, "stdout": "2\n", "stderr": "", "exitCode": 0},
+	        "b": {"command": "cat nope", "files": {}, "stdout": "", "stderr": "", "exitCode": 0}}`
+	if err := os.WriteFile(filepath.Join(dir, "mini.fixtures.json"), []byte(fx), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newConformanceCmd()
+	var out, errOut bytes.Buffer
+	c.SetOut(&out)
+	c.SetErr(&errOut)
+	c.SetArgs([]string{"commands", "--json", dir})
+	if err := c.Execute(); err != nil {
+		t.Fatalf("%v: %s", err, errOut.String())
+	}
+	// "cat nope" exits 1, so fixture b fails: 1 of 2.
+	if got := strings.TrimSpace(out.String()); got != `{"suite":"commands","fixtures":2,"passed":1}` {
+		t.Errorf("stdout %q, want only the summary line", got)
+	}
+	c = newConformanceCmd()
+	c.SetOut(&out)
+	c.SetErr(&errOut)
+	c.SetArgs([]string{"commands", t.TempDir()})
+	if err := c.Execute(); err == nil {
+		t.Errorf("no error for a directory without fixtures")
+	}
+}

@@ -123,10 +123,10 @@ func shellWords(ws []string) string {
 	return strings.Join(q, " ")
 }
 
-// sandboxFS is the root for `warren run`: a fresh delta over the image
-// named ref in the data directory's catalog (the embedded default image is
-// installed there on first use, so no setup is needed).
-func sandboxFS(ctx context.Context, dataFlag, ref string) (*vfs.FS, func(), error) {
+// openBase opens the image ref (a tag or digest; "" or "default" is the
+// embedded default image, installed on first use) from the data directory's
+// catalog, and returns its filesystem.
+func openBase(ctx context.Context, dataFlag, ref string) (fs.FS, func(), error) {
 	data, err := imageDataDir(dataFlag)
 	if err != nil {
 		return nil, nil, err
@@ -145,14 +145,23 @@ func sandboxFS(ctx context.Context, dataFlag, ref string) (*vfs.FS, func(), erro
 		closeCat()
 		return nil, nil, fmt.Errorf("--image %s: %w", ref, err)
 	}
-	fsys := vfs.New(vfs.Options{Base: im.FS()})
+	return im.FS(), closeCat, nil
+}
+
+// sandboxFS is the root for `warren run`: a fresh delta over the image.
+func sandboxFS(ctx context.Context, dataFlag, ref string) (*vfs.FS, func(), error) {
+	base, closeBase, err := openBase(ctx, dataFlag, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	fsys := vfs.New(vfs.Options{Base: base})
 	// Images built from arbitrary trees may lack /dev; the default has it,
 	// so this adds nothing to the delta there.
 	if err := shell.MakeDev(fsys); err != nil {
-		closeCat()
+		closeBase()
 		return nil, nil, err
 	}
-	return fsys, closeCat, nil
+	return fsys, closeBase, nil
 }
 
 // copyIn copies a host file or tree into the sandbox, keeping modes and
