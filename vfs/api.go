@@ -26,7 +26,7 @@
 // The delta is a persistent tree: an inode table (a hash array mapped trie
 // from inode number to inode) and, per directory, a trie from name to
 // entry. A write copies the trie nodes on its path (a new entry in a
-// 10,000-entry directory copies a few 16-slot nodes) and publishes the new
+// 10,000-entry directory copies a few nodes of at most 16 child pointers) and publishes the new
 // version with one atomic pointer store: readers never lock and never see
 // a torn write; writers are serialised per FS. Fork and Snapshot share the
 // current version. Handles name the inode, so they survive rename and
@@ -48,8 +48,11 @@
 //
 // # Persisting and the native tier
 //
-// FS.Persist writes the delta's new chunks and nodes to a BlobStore and
-// returns a Ref; Load opens a Ref lazily (docs/format.md). Diff(old, new,
+// FS.Persist packs the delta's new chunks and nodes into a few pack
+// objects of a BlobStore (one object for a small change) and returns a
+// Ref; Load opens a Ref lazily, reading single blobs out of packs
+// (docs/format.md). Reachable lists the packs a Ref needs, for a garbage
+// collector. Diff(old, new,
 // fn) lists the paths that differ between two versions of one lineage,
 // skipping shared subtrees, sorted by path; DeltaEntry reports whether a
 // path is in the delta, a whiteout or an opaque directory and its base

@@ -169,52 +169,67 @@ func BenchmarkPersist10MB(b *testing.B) {
 }
 
 // BenchmarkReload10MB loads a persisted 10 MB delta and reads every file:
-// cold = a fresh Load whose nodes and chunks were never fetched (the chunk
-// cache is bypassed by distinct data per op), warm = reading again once
-// everything is loaded.
+// cold = a fresh Load whose nodes and chunks were never fetched (chunk and
+// pack caches cleared, distinct data per op), warm = reading again once
+// everything is loaded. store=mem reads whole packs (its reader cannot
+// seek), store=mem-ranged reads one blob at a time, as from store/dir.
 func BenchmarkReload10MB(b *testing.B) {
-	ctx := context.Background()
-	readAll := func(f *FS) {
-		for d := 0; d < 10; d++ {
-			for i := 0; i < 100; i++ {
-				if _, err := f.ReadFile(fmt.Sprintf("/d%d/f%d", d, i)); err != nil {
-					b.Fatal(err)
-				}
+	for _, ranged := range []bool{false, true} {
+		name := "mem"
+		if ranged {
+			name = "mem-ranged"
+		}
+		b.Run("store="+name, func(b *testing.B) {
+			benchReload(b, func() BlobStore { st := newMemStore(); st.ranged = ranged; return st })
+		})
+	}
+}
+
+func readAll10MB(b *testing.B, f *FS) {
+	for d := 0; d < 10; d++ {
+		for i := 0; i < 100; i++ {
+			if _, err := f.ReadFile(fmt.Sprintf("/d%d/f%d", d, i)); err != nil {
+				b.Fatal(err)
 			}
 		}
 	}
+}
+
+func benchReload(b *testing.B, newStore func() BlobStore) {
+	ctx := context.Background()
 	b.Run("cold", func(b *testing.B) {
 		var d []time.Duration
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
-			st := newMemStore()
+			st := newStore()
 			src := delta10MB(b, int64(1000+i))
 			ref, err := src.Persist(ctx, st)
 			must(b, err)
 			src = nil
 			clearChunkCache()
+			clearPackCache()
 			b.StartTimer()
 			t0 := time.Now()
 			f, err := Load(ctx, Options{}, st, ref)
 			must(b, err)
-			readAll(f)
+			readAll10MB(b, f)
 			d = append(d, time.Since(t0))
 		}
 		b.StopTimer()
 		reportPercentiles(b, d)
 	})
 	b.Run("warm", func(b *testing.B) {
-		st := newMemStore()
+		st := newStore()
 		ref, err := delta10MB(b, 7).Persist(ctx, st)
 		must(b, err)
 		f, err := Load(ctx, Options{}, st, ref)
 		must(b, err)
-		readAll(f)
+		readAll10MB(b, f)
 		var d []time.Duration
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			t0 := time.Now()
-			readAll(f)
+			readAll10MB(b, f)
 			d = append(d, time.Since(t0))
 		}
 		b.StopTimer()

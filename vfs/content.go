@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"io"
 	"io/fs"
 	"runtime"
@@ -93,25 +94,86 @@ func cdcCut(b []byte) int {
 	return n
 }
 
-// chunk is immutable content named by its sha256. Data of a chunk loaded from
-// a store is fetched on first read.
+// chunk is immutable content named by its sha256. A chunk made here holds
+// its data; a chunk decoded from a blob store (lazy) fetches it on first
+// read from one of the places in locs.
 type chunk struct {
 	sum  [32]byte
 	n    int64
+	lazy bool
 	once sync.Once
 	data []byte
-	ld   *loader
 	err  error
+
+	mu   sync.Mutex
+	locs []chunkLoc // stored copies, per lineage and store
+}
+
+// chunkLoc is a stored copy of a chunk: lineage lin may reference it in
+// src at at; ld (if set) is a loader that can fetch it.
+type chunkLoc struct {
+	lin *lineage
+	src BlobStore
+	ld  *loader
+	at  blobLoc
 }
 
 func (c *chunk) bytes() []byte {
-	if c.ld != nil {
-		c.once.Do(func() { c.data, c.err = c.ld.fetchChunk(c.sum, c.n) })
-		if c.err != nil {
-			panic(&loadError{err: c.err})
+	if !c.lazy {
+		return c.data
+	}
+	c.once.Do(func() {
+		c.mu.Lock()
+		locs := append([]chunkLoc(nil), c.locs...)
+		c.mu.Unlock()
+		c.err = nil
+		// Try every copy: another lineage's pack may be gone (GC) while
+		// this one's is not. The first failure is the one reported.
+		for _, l := range locs {
+			if l.ld == nil {
+				continue
+			}
+			b, err := l.ld.read(l.at, c.sum, "chunk")
+			if err == nil {
+				c.data, c.err = b, nil
+				return
+			}
+			if c.err == nil {
+				c.err = err
+			}
 		}
+		if c.err == nil {
+			c.err = fmt.Errorf("vfs: chunk %x has no stored copy", c.sum[:8])
+		}
+	})
+	if c.err != nil {
+		panic(&loadError{err: c.err})
 	}
 	return c.data
+}
+
+// addLoc records a stored copy.
+func (c *chunk) addLoc(l chunkLoc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, x := range c.locs {
+		if x.lin == l.lin && sameStore(x.src, l.src) {
+			return
+		}
+	}
+	c.locs = append(c.locs, l)
+}
+
+// locFor returns where lineage lin stored the chunk in dst.
+func (c *chunk) locFor(dst BlobStore, lin *lineage) (blobLoc, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, x := range c.locs {
+		if x.lin == lin && sameStore(x.src, dst) {
+			return x.at, true
+		}
+	}
+	return blobLoc{}, false
 }
 
 // chunkCache deduplicates chunks across the process. It holds weak
@@ -124,27 +186,51 @@ var chunkCache = struct {
 // internChunk returns the process's chunk for data (which it may keep).
 func internChunk(data []byte) *chunk {
 	sum := sha256.Sum256(data)
-	return internSum(sum, int64(len(data)), data, nil)
-}
-
-func internSum(sum [32]byte, n int64, data []byte, ld *loader) *chunk {
 	chunkCache.Lock()
 	defer chunkCache.Unlock()
 	if wp, ok := chunkCache.m[sum]; ok {
-		if c := wp.Value(); c != nil && (c.ld == nil || data == nil) {
+		if c := wp.Value(); c != nil && !c.lazy {
 			return c
 		}
 	}
-	c := &chunk{sum: sum, n: n, data: data, ld: ld}
-	wp := weak.Make(c)
-	chunkCache.m[sum] = wp
+	return internLocked(&chunk{sum: sum, n: int64(len(data)), data: data})
+}
+
+// internLoaded returns the process's chunk for sum, recording that ld's
+// lineage has it at at. A walk with ld.visit set (Reachable) does not
+// intern.
+func internLoaded(sum [32]byte, at blobLoc, ld *loader) *chunk {
+	l := chunkLoc{lin: ld.lin, src: ld.src, ld: ld, at: at}
+	if ld.visit != nil {
+		return &chunk{sum: sum, n: at.n, lazy: true, locs: []chunkLoc{l}}
+	}
+	chunkCache.Lock()
+	var c *chunk
+	if wp, ok := chunkCache.m[sum]; ok {
+		c = wp.Value()
+	}
+	if c == nil {
+		c = internLocked(&chunk{sum: sum, n: at.n, lazy: true})
+	}
+	chunkCache.Unlock()
+	if c.n != at.n {
+		// A reference that disagrees with the chunk's real length: keep it
+		// apart, so its read fails on its own.
+		c = &chunk{sum: sum, n: at.n, lazy: true}
+	}
+	c.addLoc(l)
+	return c
+}
+
+func internLocked(c *chunk) *chunk {
+	chunkCache.m[c.sum] = weak.Make(c)
 	runtime.AddCleanup(c, func(sum [32]byte) {
 		chunkCache.Lock()
 		if cur, ok := chunkCache.m[sum]; ok && cur.Value() == nil {
 			delete(chunkCache.m, sum)
 		}
 		chunkCache.Unlock()
-	}, sum)
+	}, c.sum)
 	return c
 }
 

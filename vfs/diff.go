@@ -2,7 +2,6 @@ package vfs
 
 import (
 	"io/fs"
-	"math/bits"
 	"sort"
 	"strings"
 	"syscall"
@@ -217,38 +216,31 @@ func diffTrie[K comparable, V comparable](a, b *hnode[K, V], shift uint, fn func
 	if b != nil {
 		b = b.load()
 	}
-	if a != nil && b != nil && shift < hlimit {
-		bm := a.bitmap | b.bitmap
+	if a != nil && b != nil && shift < hlimit && a.datamap|a.nodemap != 0 && b.datamap|b.nodemap != 0 {
+		bm := a.datamap | a.nodemap | b.datamap | b.nodemap
 		for bm != 0 {
 			bit := bm & -bm
 			bm &^= bit
-			var sa, sb *hslot[K, V]
-			if a.bitmap&bit != 0 {
-				sa = &a.slots[bits.OnesCount32(a.bitmap&(bit-1))]
-			}
-			if b.bitmap&bit != 0 {
-				sb = &b.slots[bits.OnesCount32(b.bitmap&(bit-1))]
-			}
-			if sa != nil && sb != nil && sa.child != nil && sb.child != nil {
-				diffTrie(sa.child, sb.child, shift+hbits, fn)
+			ea, ca := a.at(bit)
+			eb, cb := b.at(bit)
+			if ca != nil && cb != nil {
+				diffTrie(ca, cb, shift+hbits, fn)
 				continue
 			}
-			diffFlat(slotMap(sa), slotMap(sb), fn)
+			diffFlat(slotMap(ea, ca), slotMap(eb, cb), fn)
 		}
 		return
 	}
 	diffFlat(nodeMap(a), nodeMap(b), fn)
 }
 
-func slotMap[K comparable, V any](s *hslot[K, V]) map[K]V {
+func slotMap[K comparable, V any](e *hentry[K, V], c *hnode[K, V]) map[K]V {
 	m := map[K]V{}
-	if s == nil {
-		return m
-	}
-	if s.child != nil {
-		s.child.each(func(k K, v V) bool { m[k] = v; return true })
-	} else {
-		m[s.key] = s.val
+	switch {
+	case c != nil:
+		c.each(func(k K, v V) bool { m[k] = v; return true })
+	case e != nil:
+		m[e.key] = e.val
 	}
 	return m
 }

@@ -21,6 +21,9 @@ type FS struct {
 
 	openMu sync.Mutex
 	open   map[uint64]int32 // inodes with open handles (kept while unlinked)
+
+	lin     *lineage                // shared with forks: what Persist may reuse
+	lastGen atomic.Pointer[genMemo] // the generation last persisted or loaded
 }
 
 // New returns an FS over opts.Base with an empty delta.
@@ -50,7 +53,7 @@ func New(opts Options) *FS {
 }
 
 func newFS(opts Options) *FS {
-	f := &FS{opts: opts, base: opts.Base}
+	f := &FS{opts: opts, base: opts.Base, lin: &lineage{}}
 	if rl, ok := opts.Base.(fs.ReadLinkFS); ok {
 		f.rl = rl
 	}
@@ -68,7 +71,7 @@ func (f *FS) nowNano() int64 {
 
 // Fork returns an independent copy in O(1): it shares the current tree.
 func (f *FS) Fork() *FS {
-	g := &FS{opts: f.opts, base: f.base, rl: f.rl}
+	g := &FS{opts: f.opts, base: f.base, rl: f.rl, lin: f.lin}
 	g.maxBytes.Store(f.maxBytes.Load())
 	g.maxInodes.Store(f.maxInodes.Load())
 	g.cur.Store(f.cur.Load())

@@ -63,17 +63,20 @@ func FuzzDecodeNode(f *testing.F) {
 	st := newMemStore()
 	fsys := fuzzFS(f)
 	must(f, fsys.WriteFile("/a/big", make([]byte, 100000), 0o644))
-	if _, err := fsys.Persist(context.Background(), st); err != nil {
+	ref, err := fsys.Persist(context.Background(), st)
+	if err != nil {
 		f.Fatal(err)
 	}
-	for k, v := range st.m {
-		if strings.HasPrefix(k, "vfs/node/") {
-			f.Add(v)
-		}
+	for _, b := range nodeBlobs(f, st, ref) {
+		f.Add(b)
 	}
-	f.Add([]byte{blobTable, FormatVersion, 0, 1, 0})
+	gen, err := genRecord(st.m[ref.Key()])
+	must(f, err)
+	f.Add(gen)
+	f.Add([]byte{blobTable, FormatVersion, 0, 0, 1, 0})
+	f.Add([]byte{blobDir, FormatVersion, 1})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		ld := &loader{ctx: context.Background(), src: newMemStore()}
+		ld := &loader{ctx: context.Background(), src: newMemStore(), lin: &lineage{}}
 		defer func() {
 			if r := recover(); r != nil {
 				if _, ok := r.(*loadError); !ok {
@@ -81,7 +84,8 @@ func FuzzDecodeNode(f *testing.F) {
 				}
 			}
 		}()
-		if tn, err := decodeTable(ld, b); err == nil {
+		var self [32]byte
+		if tn, err := decodeTable(ld, self, b); err == nil {
 			tn.each(func(ino uint64, in *inode) bool {
 				_ = in.info(fmt.Sprint(ino))
 				if in.isDir() && in.entries != nil && in.entries.lz == nil {
@@ -92,9 +96,57 @@ func FuzzDecodeNode(f *testing.F) {
 		} else if !errors.Is(err, ErrMalformed) {
 			t.Fatalf("decodeTable error %v does not wrap ErrMalformed", err)
 		}
-		if dn, err := decodeDir(ld, b); err == nil {
+		if dn, err := decodeDir(ld, self, b); err == nil {
 			dn.each(func(string, dirent) bool { return true })
 		}
-		decodeGeneration(ld, b)
+		decodeGeneration(ld, self, b)
+		genRecord(b)
 	})
+}
+
+// nodeBlobs returns the bytes of every node of generation ref.
+func nodeBlobs(t testing.TB, st BlobStore, ref Ref) [][]byte {
+	ctx := context.Background()
+	ld := &loader{ctx: ctx, src: st, lin: &lineage{}}
+	tr, err := loadGeneration(ctx, ld, ref)
+	must(t, err)
+	var out [][]byte
+	grab := func(at blobLoc, sum [32]byte) {
+		b, err := ld.read(at, sum, "node")
+		must(t, err)
+		out = append(out, b)
+	}
+	var walkDir func(n *hnode[string, dirent])
+	walkDir = func(n *hnode[string, dirent]) {
+		if n == nil {
+			return
+		}
+		if n.lz != nil {
+			grab(n.lz.at, n.lz.sum)
+		}
+		n = n.load()
+		for _, c := range n.kids {
+			walkDir(c)
+		}
+	}
+	var walkTable func(n *hnode[uint64, *inode])
+	walkTable = func(n *hnode[uint64, *inode]) {
+		if n == nil {
+			return
+		}
+		if n.lz != nil {
+			grab(n.lz.at, n.lz.sum)
+		}
+		n = n.load()
+		for _, c := range n.kids {
+			walkTable(c)
+		}
+		for _, e := range n.entries {
+			if e.val.entries != nil {
+				walkDir(e.val.entries)
+			}
+		}
+	}
+	walkTable(tr.inodes)
+	return out
 }

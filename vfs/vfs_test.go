@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand"
 	"strings"
 	"sync"
 	"syscall"
@@ -14,11 +15,15 @@ import (
 	"testing/fstest"
 )
 
-// memStore is a tiny in-memory BlobStore for tests.
+// memStore is a tiny in-memory BlobStore for tests. With ranged set, Get
+// returns an io.ReaderAt (as store/dir's *os.File is), so the loader reads
+// single blobs out of packs; without it the loader reads whole packs.
 type memStore struct {
-	mu   sync.Mutex
-	m    map[string][]byte
-	gets int
+	mu     sync.Mutex
+	m      map[string][]byte
+	gets   int
+	puts   int
+	ranged bool
 }
 
 func newMemStore() *memStore { return &memStore{m: map[string][]byte{}} }
@@ -31,8 +36,13 @@ func (s *memStore) Put(ctx context.Context, key string, r io.Reader) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.m[key] = b
+	s.puts++
 	return nil
 }
+
+type readerAtCloser struct{ *bytes.Reader }
+
+func (readerAtCloser) Close() error { return nil }
 
 func (s *memStore) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	s.mu.Lock()
@@ -41,6 +51,9 @@ func (s *memStore) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	b, ok := s.m[key]
 	if !ok {
 		return nil, fmt.Errorf("get %s: %w", key, fs.ErrNotExist)
+	}
+	if s.ranged {
+		return readerAtCloser{bytes.NewReader(b)}, nil
 	}
 	return io.NopCloser(bytes.NewReader(b)), nil
 }
@@ -326,6 +339,40 @@ func inoOf(t *testing.T, f *FS, p string) uint64 {
 }
 
 func TestPersist(t *testing.T) {
+	for _, mode := range []string{"whole", "readerat", "getrange"} {
+		t.Run(mode, func(t *testing.T) { testPersist(t, mode) })
+	}
+}
+
+// rangeGetStore is a memStore that offers GetRange (and a Get that cannot
+// seek), as an S3 backend would.
+type rangeGetStore struct{ *memStore }
+
+func (s rangeGetStore) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gets++
+	b, ok := s.m[key]
+	if !ok {
+		return nil, fmt.Errorf("get %s: %w", key, fs.ErrNotExist)
+	}
+	if off < 0 || n < 0 || off+n > int64(len(b)) {
+		return nil, fmt.Errorf("get %s: range %d+%d beyond %d bytes", key, off, n, len(b))
+	}
+	return io.NopCloser(bytes.NewReader(b[off : off+n])), nil
+}
+
+// testPersist runs with whole-pack reads, ranged reads through a Get
+// that is an io.ReaderAt, and ranged reads through GetRange.
+func testPersist(t *testing.T, mode string) {
+	ranged := mode != "whole"
+	wrap := func(st *memStore) BlobStore {
+		st.ranged = mode == "readerat"
+		if mode == "getrange" {
+			return rangeGetStore{st}
+		}
+		return st
+	}
 	ctx := context.Background()
 	f := New(Options{Base: testBase()})
 	must(t, f.MkdirAll("/a/b/c", 0o755))
@@ -339,67 +386,104 @@ func TestPersist(t *testing.T) {
 	h.WriteAt([]byte("MID"), 2<<20)
 	h.Close()
 	st := newMemStore()
-	ref, err := f.Persist(ctx, st)
+	bs := wrap(st)
+	ref, err := f.Persist(ctx, bs)
 	must(t, err)
 	r2, err := ParseRef(ref.String())
 	if err != nil || r2 != ref {
 		t.Fatalf("ParseRef(%s) = %v %v", ref, r2, err)
 	}
-	g, err := Load(ctx, Options{Base: testBase()}, st, ref)
+	clearPackCache()
+	g, err := Load(ctx, Options{Base: testBase()}, bs, ref)
 	must(t, err)
 	if st.gets != 1 {
 		t.Errorf("Load read %d blobs, want 1 (lazy)", st.gets)
 	}
 	compareFS(t, f, g)
 	// Persisting again writes nothing new.
-	_, ps, err := f.PersistStats(ctx, st)
+	puts := st.puts
+	ref2, ps, err := f.PersistStats(ctx, bs)
 	must(t, err)
-	if ps.Nodes != 0 || ps.Chunks != 0 {
-		t.Errorf("second persist wrote %+v", ps)
+	if ps.Nodes != 0 || ps.Chunks != 0 || st.puts != puts || ref2 != ref {
+		t.Errorf("second persist wrote %+v (%d objects), ref %s, want %s", ps, st.puts-puts, ref2, ref)
 	}
-	// A change persists only the path to it.
+	// A change persists only the path to it, in one object.
 	must(t, g.WriteFile("/a/b/f1", []byte("new"), 0o644))
-	_, ps, err = g.PersistStats(ctx, st)
+	puts = st.puts
+	gref, ps, err := g.PersistStats(ctx, bs)
 	must(t, err)
-	if ps.Nodes > 8 {
-		t.Errorf("one-file change wrote %d nodes", ps.Nodes)
+	if ps.Nodes > 8 || ps.Chunks != 0 || ps.Packs != 1 || st.puts != puts+1 {
+		t.Errorf("one-file change wrote %+v in %d objects", ps, st.puts-puts)
 	}
-	// Corrupt blobs are errors, never garbage.
+	clearPackCache()
+	g2, err := Load(ctx, Options{Base: testBase()}, bs, gref)
+	must(t, err)
+	compareFS(t, g, g2)
+	// Corrupt packs are errors, never garbage.
 	for k, v := range st.m {
-		if strings.HasPrefix(k, "vfs/node/") && k != nodeKey(ref.Root) {
-			st.m[k] = append([]byte("x"), v...)
+		if k != ref.Key() && k != gref.Key() {
+			for i := 0; i < len(v); i += 256 {
+				v[i] ^= 1
+			}
 		}
 	}
-	h2, err := Load(ctx, Options{Base: testBase()}, st, ref)
+	clearPackCache()
+	h2, err := Load(ctx, Options{Base: testBase()}, bs, ref)
 	must(t, err)
-	_, err = h2.ReadFile("/a/b/f5")
+	_, err = h2.ReadFile("/a/b/f50")
 	var ce *CorruptError
 	if !errors.As(err, &ce) || !errors.Is(err, syscall.EIO) {
-		t.Errorf("read through corrupt blob: %v", err)
+		t.Errorf("read through corrupt pack: %v", err)
 	}
 	// A corrupt chunk, read by a fresh process (empty chunk cache).
 	st2 := newMemStore()
-	big := bytes.Repeat([]byte("chunky data "), 100000)
+	bs2 := wrap(st2)
+	big := make([]byte, 2400000)
+	rand.New(rand.NewSource(1)).Read(big)
 	c := New(Options{})
 	must(t, c.WriteFile("/big", big, 0o644))
-	cref, err := c.Persist(ctx, st2)
+	cref, err := c.Persist(ctx, bs2)
 	must(t, err)
+	if len(st2.m) < 2 {
+		t.Fatalf("2.4 MB delta stored in %d objects, want data packs and a generation", len(st2.m))
+	}
 	for k, v := range st2.m {
-		if strings.HasPrefix(k, "vfs/chunk/") {
-			v[0] ^= 1
+		if k != cref.Key() {
+			v[len(v)/2] ^= 1 // in a chunk: nodes are at the ends
 		}
 	}
 	c, h = nil, nil
 	clearChunkCache()
-	c2, err := Load(ctx, Options{}, st2, cref)
+	clearPackCache()
+	c2, err := Load(ctx, Options{}, bs2, cref)
 	must(t, err)
-	if _, err := c2.ReadFile("/big"); !errors.As(err, &ce) || !strings.Contains(err.Error(), "vfs/chunk/") {
+	_, err = c2.ReadFile("/big")
+	if !errors.As(err, &ce) || !errors.Is(err, syscall.EIO) {
 		t.Errorf("read of corrupt chunk: %v", err)
+	} else if ranged && ce.Kind != "chunk" {
+		t.Errorf("ranged read of a corrupt chunk blamed %q: %v", ce.Kind, err)
 	}
-	delete(st.m, nodeKey(ref.Root))
-	if _, err := Load(ctx, Options{}, st, ref); !errors.Is(err, fs.ErrNotExist) {
+	delete(st.m, ref.Key())
+	clearPackCache()
+	if _, err := Load(ctx, Options{}, bs, ref); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("load of missing generation: %v", err)
 	}
+	st.m[gref.Key()][0] ^= 1
+	clearPackCache()
+	if _, err := Load(ctx, Options{}, bs, gref); !errors.As(err, &ce) {
+		t.Errorf("load of corrupt generation: %v", err)
+	}
+}
+
+// clearPackCache forgets every cached pack and open pack reader (tests
+// only).
+func clearPackCache() {
+	packCache.Lock()
+	clear(packCache.m)
+	packCache.lru.Init()
+	packCache.bytes = 0
+	packCache.Unlock()
+	closeOpenPacks()
 }
 
 // compareFS compares two trees by walking them.
@@ -531,5 +615,183 @@ func TestSealLocal(t *testing.T) {
 	copy(data[2<<20:], "xyz")
 	if b, _ := f.ReadFile("/big"); !bytes.Equal(b, data) {
 		t.Error("content differs")
+	}
+}
+
+// TestReachable checks the GC walk: the keys it lists are exactly what a
+// generation needs (a store holding only them loads it completely) and
+// nothing a sweeper could delete is needed.
+func TestReachable(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	st.ranged = true
+	f := New(Options{Base: testBase()})
+	rnd := rand.New(rand.NewSource(3))
+	write := func(i int, n int) {
+		b := make([]byte, n)
+		rnd.Read(b)
+		must(t, f.WriteFile(fmt.Sprintf("/w/d%d/f%d", i%7, i), b, 0o644))
+	}
+	must(t, f.MkdirAll("/w/d0", 0o755))
+	for d := 1; d < 7; d++ {
+		must(t, f.Mkdir(fmt.Sprintf("/w/d%d", d), 0o755))
+	}
+	for i := 0; i < 300; i++ {
+		write(i, 100+i*97%40000)
+	}
+	ref1, err := f.Persist(ctx, st)
+	must(t, err)
+	for i := 0; i < 20; i++ {
+		write(i*13, 5000)
+	}
+	must(t, f.RemoveAll("/w/d3"))
+	must(t, f.Remove("/etc/passwd"))
+	ref2, err := f.Persist(ctx, st)
+	must(t, err)
+	if len(st.m) < 3 {
+		t.Fatalf("%d objects in the store, want several packs", len(st.m))
+	}
+	for _, ref := range []Ref{ref1, ref2} {
+		var keys []string
+		must(t, Reachable(ctx, st, ref, func(k string) error { keys = append(keys, k); return nil }))
+		if len(keys) == 0 || keys[0] != ref.Key() {
+			t.Fatalf("Reachable(%s) = %v, want the generation's pack first", ref, keys)
+		}
+		only := newMemStore()
+		only.ranged = true
+		seen := map[string]bool{}
+		for _, k := range keys {
+			if seen[k] {
+				t.Errorf("Reachable listed %s twice", k)
+			}
+			seen[k] = true
+			b, ok := st.m[k]
+			if !ok {
+				t.Fatalf("Reachable listed %s, which is not in the store", k)
+			}
+			only.m[k] = b
+		}
+		clearPackCache()
+		clearChunkCache()
+		g, err := Load(ctx, Options{Base: testBase()}, only, ref)
+		must(t, err)
+		want, err := Load(ctx, Options{Base: testBase()}, st, ref)
+		must(t, err)
+		compareFS(t, want, g)
+	}
+	// The second generation reuses packs of the first instead of
+	// rewriting them.
+	keys1 := map[string]bool{}
+	must(t, Reachable(ctx, st, ref1, func(k string) error { keys1[k] = true; return nil }))
+	shared, n2 := 0, 0
+	must(t, Reachable(ctx, st, ref2, func(k string) error {
+		n2++
+		if keys1[k] {
+			shared++
+		}
+		return nil
+	}))
+	if shared == 0 {
+		t.Errorf("generation 2 (%d packs) shares no pack with generation 1 (%d packs)", n2, len(keys1))
+	}
+	// Errors stop the walk: fn's own, a missing pack, a corrupt one.
+	stop := errors.New("stop")
+	if err := Reachable(ctx, st, ref2, func(string) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("Reachable with a failing fn: %v", err)
+	}
+	var other string
+	must(t, Reachable(ctx, st, ref2, func(k string) error {
+		if k != ref2.Key() && other == "" {
+			other = k
+		}
+		return nil
+	}))
+	saved := st.m[other]
+	delete(st.m, other)
+	clearPackCache()
+	if err := Reachable(ctx, st, ref2, func(string) error { return nil }); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Reachable with a missing pack: %v", err)
+	}
+	st.m[other] = bytes.Clone(saved)
+	for i := 0; i < len(saved); i += 64 {
+		st.m[other][i] ^= 0xff
+	}
+	var ce *CorruptError
+	if err := Reachable(ctx, st, ref2, func(string) error { return nil }); !errors.As(err, &ce) {
+		t.Errorf("Reachable with a corrupt pack: %v", err)
+	}
+	if err := Reachable(ctx, st, Ref{Root: [32]byte{1}}, func(string) error { return nil }); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Reachable of a missing generation: %v", err)
+	}
+}
+
+// TestPersistLineage checks what a persist may reuse: a fork shares what
+// its parent stored; an unrelated FS with the same data writes its own
+// copy (its heads, not the other's, keep it from GC).
+func TestPersistLineage(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	data := make([]byte, 200000)
+	rand.New(rand.NewSource(4)).Read(data)
+	f := New(Options{})
+	must(t, f.WriteFile("/big", data, 0o644))
+	_, ps, err := f.PersistStats(ctx, st)
+	must(t, err)
+	if ps.Chunks == 0 || ps.Packs != 1 {
+		t.Fatalf("first persist: %+v", ps)
+	}
+	g := f.Fork()
+	must(t, g.WriteFile("/small", []byte("s"), 0o644))
+	_, ps, err = g.PersistStats(ctx, st)
+	must(t, err)
+	if ps.Chunks != 0 || ps.Packs != 1 {
+		t.Errorf("fork persist rewrote chunks: %+v", ps)
+	}
+	h := New(Options{})
+	must(t, h.WriteFile("/big", data, 0o644))
+	_, ps, err = h.PersistStats(ctx, st)
+	must(t, err)
+	if ps.Chunks == 0 {
+		t.Errorf("unrelated FS reused another lineage's chunks: %+v", ps)
+	}
+	// A loaded generation is its own lineage and reuses what it loaded.
+	ref, err := g.Persist(ctx, st)
+	must(t, err)
+	l, err := Load(ctx, Options{}, st, ref)
+	must(t, err)
+	must(t, l.WriteFile("/small", []byte("t"), 0o644))
+	_, ps, err = l.PersistStats(ctx, st)
+	must(t, err)
+	if ps.Chunks != 0 || ps.Packs != 1 {
+		t.Errorf("persist after load rewrote chunks: %+v", ps)
+	}
+}
+
+// TestPackCacheBound checks that the shared pack cache stays within its
+// byte budget and drops the least recently used pack first.
+func TestPackCacheBound(t *testing.T) {
+	clearPackCache()
+	defer clearPackCache()
+	const size = packCacheMax / 8
+	id := func(i int) (k [32]byte) { k[0] = byte(i); return k }
+	for i := 0; i < 8; i++ {
+		cachePut(id(i), make([]byte, size))
+	}
+	if cacheGet(id(0)) == nil {
+		t.Fatal("pack 0 evicted while the cache was within budget")
+	}
+	cachePut(id(8), make([]byte, size)) // evicts pack 1, the least recently used
+	if cacheGet(id(1)) != nil || cacheGet(id(0)) == nil || cacheGet(id(8)) == nil {
+		t.Error("eviction did not drop the least recently used pack")
+	}
+	packCache.Lock()
+	n, b := packCache.lru.Len(), packCache.bytes
+	packCache.Unlock()
+	if b > packCacheMax || n != 8 {
+		t.Errorf("cache holds %d packs, %d bytes; budget %d", n, b, packCacheMax)
+	}
+	cachePut(id(9), make([]byte, packCacheMax)) // too big to cache
+	if cacheGet(id(9)) != nil {
+		t.Error("a pack larger than a quarter of the budget was cached")
 	}
 }
