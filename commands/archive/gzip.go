@@ -33,7 +33,7 @@ type gzConf struct {
 }
 
 func gzipCmd(ctx context.Context, inv *commands.Invocation) int {
-	opts, args, err := gzipOpts.parse(inv.Args[1:])
+	opts, args, err := gzipOpts.Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
@@ -45,7 +45,7 @@ func gzipCmd(ctx context.Context, inv *commands.Invocation) int {
 		c.decomp, c.stdout = true, true
 	}
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "c":
 			c.stdout = true
 		case "d":
@@ -67,10 +67,10 @@ func gzipCmd(ctx context.Context, inv *commands.Invocation) int {
 		case "v":
 			c.verbose = true
 		case "S":
-			c.suffix = o.val
+			c.suffix = o.Val
 		default:
-			if len(o.key) == 1 && o.key[0] >= '1' && o.key[0] <= '9' {
-				c.level = int(o.key[0] - '0')
+			if len(o.Key) == 1 && o.Key[0] >= '1' && o.Key[0] <= '9' {
+				c.level = int(o.Key[0] - '0')
 			}
 		}
 	}

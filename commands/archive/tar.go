@@ -63,7 +63,7 @@ func tarCmd(ctx context.Context, inv *commands.Invocation) int {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && strings.Trim(args[0], "cxtrudfzjJavCOkpPhmTXZ") == "" {
 		args = append([]string{"-" + args[0]}, args[1:]...)
 	}
-	opts, operands, err := tarOpts.parse(args)
+	opts, operands, err := tarOpts.Parse(args)
 	if err != nil {
 		inv.Errorf("%s", err.Error())
 		fmt.Fprintf(inv.Stderr, "Try 'tar --help' or 'tar --usage' for more information.\n")
@@ -72,24 +72,24 @@ func tarCmd(ctx context.Context, inv *commands.Invocation) int {
 	c := &tarConf{inv: inv, ctx: ctx, file: "-", recursion: true, stripped: map[string]bool{}, loc: sysinfo.Location(inv)}
 	var filesFrom []string
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "c", "x", "t", "r", "u", "delete":
-			if c.op != 0 && c.op != o.key[0] {
+			if c.op != 0 && c.op != o.Key[0] {
 				inv.Errorf("You may not specify more than one '-Acdtrux', '--delete' or  '--test-label' option")
 				fmt.Fprintf(inv.Stderr, "Try 'tar --help' or 'tar --usage' for more information.\n")
 				return 2
 			}
-			c.op = o.key[0]
+			c.op = o.Key[0]
 		case "f":
-			c.file = o.val
+			c.file = o.Val
 		case "z", "j", "J", "Z":
-			c.comp = o.key[0]
+			c.comp = o.Key[0]
 		case "a":
 			c.comp = 'a'
 		case "v":
 			c.verbose++
 		case "C":
-			c.dir = o.val
+			c.dir = o.Val
 		case "O":
 			c.toStdout = true
 		case "k":
@@ -103,11 +103,11 @@ func tarCmd(ctx context.Context, inv *commands.Invocation) int {
 		case "m":
 			c.touch = true
 		case "exclude":
-			c.excludes = append(c.excludes, o.val)
+			c.excludes = append(c.excludes, o.Val)
 		case "X", "T":
-			data, err := inv.FS.ReadFile(inv.Abs(o.val))
+			data, err := inv.FS.ReadFile(inv.Abs(o.Val))
 			if err != nil {
-				inv.Errorf("%s: Cannot open: %s", o.val, commands.Strerror(err))
+				inv.Errorf("%s: Cannot open: %s", o.Val, commands.Strerror(err))
 				inv.Errorf("Error is not recoverable: exiting now")
 				return 2
 			}
@@ -115,16 +115,16 @@ func tarCmd(ctx context.Context, inv *commands.Invocation) int {
 				if l == "" {
 					continue
 				}
-				if o.key == "X" {
+				if o.Key == "X" {
 					c.excludes = append(c.excludes, l)
 				} else {
 					filesFrom = append(filesFrom, l)
 				}
 			}
 		case "strip-components":
-			n, err := strconv.Atoi(o.val)
+			n, err := strconv.Atoi(o.Val)
 			if err != nil || n < 0 {
-				inv.Errorf("Invalid number of elements: %s", quote(o.val))
+				inv.Errorf("Invalid number of elements: %s", quote(o.Val))
 				return 2
 			}
 			c.strip = n
@@ -133,13 +133,13 @@ func tarCmd(ctx context.Context, inv *commands.Invocation) int {
 		case "numeric-owner":
 			c.numericOwner = true
 		case "owner":
-			c.owner = o.val
+			c.owner = o.Val
 		case "group":
-			c.group = o.val
+			c.group = o.Val
 		case "mtime":
-			t, err := sysinfo.ParseDate(o.val, inv.Now(), c.loc)
+			t, err := sysinfo.ParseDate(o.Val, inv.Now(), c.loc)
 			if err != nil {
-				inv.Errorf("Substituting %s for unknown date format %s", "now", quote(o.val))
+				inv.Errorf("Substituting %s for unknown date format %s", "now", quote(o.Val))
 				t = inv.Now()
 			}
 			c.mtime = &t

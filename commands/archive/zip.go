@@ -30,14 +30,14 @@ type zipEntry struct {
 
 func zipCmd(ctx context.Context, inv *commands.Invocation) int {
 	opts, args, err := newOpts("rqjdmy0123456789x:", "recurse-paths:r", "quiet:q", "junk-paths:j",
-		"delete:d", "move:m", "symlinks:y", "exclude=:x").parse(inv.Args[1:])
+		"delete:d", "move:m", "symlinks:y", "exclude=:x").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 16)
 	}
 	recurse, quiet, junk, del, symlinks, store := false, false, false, false, false, false
 	var excludes []string
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "r":
 			recurse = true
 		case "q":
@@ -51,7 +51,7 @@ func zipCmd(ctx context.Context, inv *commands.Invocation) int {
 		case "0":
 			store = true
 		case "x":
-			excludes = append(excludes, o.val)
+			excludes = append(excludes, o.Val)
 		}
 	}
 	if len(args) == 0 {
@@ -270,14 +270,14 @@ func dosTime(t time.Time) (uint16, uint16) {
 func crc(b []byte) uint32 { return crc32.ChecksumIEEE(b) }
 
 func unzipCmd(ctx context.Context, inv *commands.Invocation) int {
-	opts, args, err := newOpts("lqojnpd:tvxZ").parse(inv.Args[1:])
+	opts, args, err := newOpts("lqojnpd:tvxZ").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 10)
 	}
 	list, quiet, overwrite, never, junk, pipe, test := false, false, false, false, false, false, false
 	dest := ""
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "l", "v", "Z":
 			list = true
 		case "q":
@@ -291,7 +291,7 @@ func unzipCmd(ctx context.Context, inv *commands.Invocation) int {
 		case "p":
 			pipe = true
 		case "d":
-			dest = o.val
+			dest = o.Val
 		case "t":
 			test = true
 		}

@@ -139,7 +139,7 @@ func chmod(ctx context.Context, inv *commands.Invocation) int {
 		raw = append(raw, a)
 	}
 	opts, args, err := newOpts("RvcfH", "recursive:R", "verbose:v", "changes:c", "silent:f",
-		"quiet:f", "reference=", "preserve-root", "no-preserve-root").parse(raw)
+		"quiet:f", "reference=", "preserve-root", "no-preserve-root").Parse(raw)
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
@@ -147,7 +147,7 @@ func chmod(ctx context.Context, inv *commands.Invocation) int {
 	var ref fs.FileMode
 	haveRef := false
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "R":
 			recursive = true
 		case "v":
@@ -157,9 +157,9 @@ func chmod(ctx context.Context, inv *commands.Invocation) int {
 		case "f":
 			silent = true
 		case "reference":
-			fi, err := inv.FS.Stat(inv.Abs(o.val))
+			fi, err := inv.FS.Stat(inv.Abs(o.Val))
 			if err != nil {
-				inv.Errorf("failed to get attributes of %s: %s", quote(o.val), commands.Strerror(err))
+				inv.Errorf("failed to get attributes of %s: %s", quote(o.Val), commands.Strerror(err))
 				return 1
 			}
 			ref, haveRef = fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky), true
@@ -249,7 +249,7 @@ func chgrp(ctx context.Context, inv *commands.Invocation) int { return chownCmd(
 
 func chownCmd(ctx context.Context, inv *commands.Invocation, grpOnly bool) int {
 	opts, args, err := newOpts("RvcfhHLP", "recursive:R", "verbose:v", "changes:c", "silent:f",
-		"quiet:f", "no-dereference:h", "dereference", "reference=", "from=", "preserve-root", "no-preserve-root").parse(inv.Args[1:])
+		"quiet:f", "no-dereference:h", "dereference", "reference=", "from=", "preserve-root", "no-preserve-root").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
@@ -257,7 +257,7 @@ func chownCmd(ctx context.Context, inv *commands.Invocation, grpOnly bool) int {
 	uid, gid := -1, -1
 	haveRef := false
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "R":
 			recursive = true
 		case "v", "c":
@@ -267,9 +267,9 @@ func chownCmd(ctx context.Context, inv *commands.Invocation, grpOnly bool) int {
 		case "h":
 			noDeref = true
 		case "reference":
-			fi, err := inv.FS.Stat(inv.Abs(o.val))
+			fi, err := inv.FS.Stat(inv.Abs(o.Val))
 			if err != nil {
-				inv.Errorf("failed to get attributes of %s: %s", quote(o.val), commands.Strerror(err))
+				inv.Errorf("failed to get attributes of %s: %s", quote(o.Val), commands.Strerror(err))
 				return 1
 			}
 			st := statOf(fi)
@@ -363,7 +363,7 @@ func chownCmd(ctx context.Context, inv *commands.Invocation, grpOnly bool) int {
 
 func touch(ctx context.Context, inv *commands.Invocation) int {
 	opts, args, err := newOpts("acd:fhmr:t:", "no-create:c", "date=:d", "reference=:r", "time=",
-		"no-dereference:h").parse(inv.Args[1:])
+		"no-dereference:h").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
@@ -371,7 +371,7 @@ func touch(ctx context.Context, inv *commands.Invocation) int {
 	at, mt := now, now
 	onlyA, onlyM, noCreate := false, false, false
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "a":
 			onlyA = true
 		case "m":
@@ -379,30 +379,30 @@ func touch(ctx context.Context, inv *commands.Invocation) int {
 		case "c":
 			noCreate = true
 		case "time":
-			switch o.val {
+			switch o.Val {
 			case "atime", "access", "use":
 				onlyA = true
 			case "mtime", "modify":
 				onlyM = true
 			}
 		case "d":
-			t, err := sysinfo.ParseDate(o.val, now, sysinfo.Location(inv))
+			t, err := sysinfo.ParseDate(o.Val, now, sysinfo.Location(inv))
 			if err != nil {
-				inv.Errorf("invalid date format %s", quote(o.val))
+				inv.Errorf("invalid date format %s", quote(o.Val))
 				return 1
 			}
 			at, mt = t, t
 		case "t":
-			t, ok := parseStamp(o.val, now, sysinfo.Location(inv))
+			t, ok := parseStamp(o.Val, now, sysinfo.Location(inv))
 			if !ok {
-				inv.Errorf("invalid date format %s", quote(o.val))
+				inv.Errorf("invalid date format %s", quote(o.Val))
 				return 1
 			}
 			at, mt = t, t
 		case "r":
-			fi, err := inv.FS.Stat(inv.Abs(o.val))
+			fi, err := inv.FS.Stat(inv.Abs(o.Val))
 			if err != nil {
-				inv.Errorf("failed to get attributes of %s: %s", quote(o.val), commands.Strerror(err))
+				inv.Errorf("failed to get attributes of %s: %s", quote(o.Val), commands.Strerror(err))
 				return 1
 			}
 			mt = fi.ModTime()
@@ -500,20 +500,20 @@ func parseStamp(s string, now time.Time, loc *time.Location) (time.Time, bool) {
 // ---- truncate ----
 
 func truncate(ctx context.Context, inv *commands.Invocation) int {
-	opts, args, err := newOpts("cos:r:", "no-create:c", "io-blocks:o", "size=:s", "reference=:r").parse(inv.Args[1:])
+	opts, args, err := newOpts("cos:r:", "no-create:c", "io-blocks:o", "size=:s", "reference=:r").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
 	noCreate := false
 	sizeSpec, ref := "", ""
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "c":
 			noCreate = true
 		case "s":
-			sizeSpec = o.val
+			sizeSpec = o.Val
 		case "r":
-			ref = o.val
+			ref = o.Val
 		}
 	}
 	if sizeSpec == "" && ref == "" {

@@ -51,7 +51,7 @@ func cp(ctx context.Context, inv *commands.Invocation) int {
 		"no-clobber:n", "verbose:v", "update?:u", "interactive:i", "link:l", "symbolic-link:s",
 		"no-dereference:P", "dereference:L", "target-directory=:t", "no-target-directory:T",
 		"parents", "no-preserve=", "remove-destination", "reflink?", "sparse=", "strip-trailing-slashes",
-		"one-file-system:x", "backup?", "debug").parse(inv.Args[1:])
+		"one-file-system:x", "backup?", "debug").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
@@ -59,7 +59,7 @@ func cp(ctx context.Context, inv *commands.Invocation) int {
 	derefSet := false
 	target, noTarget := "", false
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "r", "R":
 			c.recursive = true
 		case "a":
@@ -67,7 +67,7 @@ func cp(ctx context.Context, inv *commands.Invocation) int {
 		case "p":
 			c.mode, c.owner, c.times = true, true, true
 		case "preserve":
-			attrs := o.val
+			attrs := o.Val
 			if attrs == "" {
 				attrs = "mode,ownership,timestamps"
 			}
@@ -84,7 +84,7 @@ func cp(ctx context.Context, inv *commands.Invocation) int {
 				}
 			}
 		case "no-preserve":
-			for _, a := range strings.Split(o.val, ",") {
+			for _, a := range strings.Split(o.Val, ",") {
 				switch a {
 				case "mode":
 					c.mode = false
@@ -115,7 +115,7 @@ func cp(ctx context.Context, inv *commands.Invocation) int {
 		case "H":
 			c.deref, derefSet = true, true
 		case "t":
-			target = o.val
+			target = o.Val
 		case "T":
 			noTarget = true
 		case "parents":
@@ -386,13 +386,13 @@ func (c *cpConf) copyFile(ctx context.Context, inv *commands.Invocation, src, ds
 
 func mv(ctx context.Context, inv *commands.Invocation) int {
 	opts, args, err := newOpts("fnivuTt:b", "force:f", "no-clobber:n", "interactive:i", "verbose:v",
-		"update?:u", "no-target-directory:T", "target-directory=:t", "strip-trailing-slashes", "backup?:b").parse(inv.Args[1:])
+		"update?:u", "no-target-directory:T", "target-directory=:t", "strip-trailing-slashes", "backup?:b").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
 	noClobber, verbose, update, noTarget, target := false, false, false, false, ""
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "f", "i":
 			noClobber = false
 		case "n":
@@ -404,7 +404,7 @@ func mv(ctx context.Context, inv *commands.Invocation) int {
 		case "T":
 			noTarget = true
 		case "t":
-			target = o.val
+			target = o.Val
 		}
 	}
 	return copyMove(ctx, inv, args, target, noTarget, func(src, dst, srcName, dstName string) int {
@@ -467,13 +467,13 @@ func mv(ctx context.Context, inv *commands.Invocation) int {
 
 func rm(ctx context.Context, inv *commands.Invocation) int {
 	opts, args, err := newOpts("rRfvidI", "recursive:r", "force:f", "verbose:v", "interactive?:i",
-		"dir:d", "preserve-root?", "no-preserve-root", "one-file-system").parse(inv.Args[1:])
+		"dir:d", "preserve-root?", "no-preserve-root", "one-file-system").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
 	recursive, force, verbose, dirOK, preserveRoot := false, false, false, false, true
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "r", "R":
 			recursive = true
 		case "f":
@@ -583,22 +583,22 @@ func removeTree(ctx context.Context, inv *commands.Invocation, abs, name string,
 // ---- mkdir / rmdir ----
 
 func mkdir(ctx context.Context, inv *commands.Invocation) int {
-	opts, args, err := newOpts("pm:vZ", "parents:p", "mode=:m", "verbose:v", "context?").parse(inv.Args[1:])
+	opts, args, err := newOpts("pm:vZ", "parents:p", "mode=:m", "verbose:v", "context?").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
 	parents, verbose := false, false
 	mode, modeSet := fs.FileMode(0o777)&^umask(inv), false
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "p":
 			parents = true
 		case "v":
 			verbose = true
 		case "m":
-			m, ok := parseMode(o.val, 0o777, false, umask(inv))
+			m, ok := parseMode(o.Val, 0o777, false, umask(inv))
 			if !ok {
-				inv.Errorf("invalid mode %s", quote(o.val))
+				inv.Errorf("invalid mode %s", quote(o.Val))
 				return 1
 			}
 			mode, modeSet = m, true
@@ -692,13 +692,13 @@ func rel(name, abs, component string) string {
 }
 
 func rmdir(ctx context.Context, inv *commands.Invocation) int {
-	opts, args, err := newOpts("pv", "parents:p", "verbose:v", "ignore-fail-on-non-empty").parse(inv.Args[1:])
+	opts, args, err := newOpts("pv", "parents:p", "verbose:v", "ignore-fail-on-non-empty").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
 	parents, verbose, ignore := false, false, false
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "p":
 			parents = true
 		case "v":
@@ -758,13 +758,13 @@ func rmdirOne(inv *commands.Invocation, abs string) error {
 func ln(ctx context.Context, inv *commands.Invocation) int {
 	opts, args, err := newOpts("sfnvTt:irLPb", "symbolic:s", "force:f", "no-dereference:n", "verbose:v",
 		"no-target-directory:T", "target-directory=:t", "interactive:i", "relative:r", "logical:L",
-		"physical:P", "backup?:b").parse(inv.Args[1:])
+		"physical:P", "backup?:b").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
 	sym, force, noDeref, verbose, noTarget, relative, target := false, false, false, false, false, false, ""
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "s":
 			sym = true
 		case "f":
@@ -776,7 +776,7 @@ func ln(ctx context.Context, inv *commands.Invocation) int {
 		case "T":
 			noTarget = true
 		case "t":
-			target = o.val
+			target = o.Val
 		case "r":
 			relative = true
 		}
@@ -883,7 +883,7 @@ func relPath(dir, target string) string {
 func install(ctx context.Context, inv *commands.Invocation) int {
 	opts, args, err := newOpts("m:dDvo:g:t:TCcsp", "mode=:m", "directory:d", "verbose:v", "owner=:o",
 		"group=:g", "target-directory=:t", "no-target-directory:T", "compare:C", "strip:s",
-		"preserve-timestamps:p").parse(inv.Args[1:])
+		"preserve-timestamps:p").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
@@ -891,11 +891,11 @@ func install(ctx context.Context, inv *commands.Invocation) int {
 	dirs, mkParents, verbose, noTarget, preserve := false, false, false, false, false
 	target, owner, group := "", "", ""
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "m":
-			m, ok := parseMode(o.val, 0o755, false, 0)
+			m, ok := parseMode(o.Val, 0o755, false, 0)
 			if !ok {
-				inv.Errorf("invalid mode %s", quote(o.val))
+				inv.Errorf("invalid mode %s", quote(o.Val))
 				return 1
 			}
 			mode = m
@@ -906,13 +906,13 @@ func install(ctx context.Context, inv *commands.Invocation) int {
 		case "v":
 			verbose = true
 		case "t":
-			target = o.val
+			target = o.Val
 		case "T":
 			noTarget = true
 		case "o":
-			owner = o.val
+			owner = o.Val
 		case "g":
-			group = o.val
+			group = o.Val
 		case "p":
 			preserve = true
 		}
@@ -998,14 +998,14 @@ func install(ctx context.Context, inv *commands.Invocation) int {
 // ---- mkfifo ----
 
 func mkfifo(ctx context.Context, inv *commands.Invocation) int {
-	opts, args, err := newOpts("m:Z", "mode=:m", "context?").parse(inv.Args[1:])
+	opts, args, err := newOpts("m:Z", "mode=:m", "context?").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
 	mode := fs.FileMode(0o666) &^ umask(inv)
 	for _, o := range opts {
-		if o.key == "m" {
-			m, ok := parseMode(o.val, 0o666, false, 0)
+		if o.Key == "m" {
+			m, ok := parseMode(o.Val, 0o666, false, 0)
 			if !ok {
 				inv.Errorf("invalid mode")
 				return 1

@@ -46,20 +46,20 @@ func fileType(fi fs.FileInfo) string {
 const devMajor, devMinor = 0, 45
 
 func stat(ctx context.Context, inv *commands.Invocation) int {
-	opts, args, err := newOpts("Lc:tf", "dereference:L", "format=:c", "printf=", "terse:t", "file-system:f", "cached=").parse(inv.Args[1:])
+	opts, args, err := newOpts("Lc:tf", "dereference:L", "format=:c", "printf=", "terse:t", "file-system:f", "cached=").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
 	deref, terse, fsMode := false, false, false
 	format, printf := "", false
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "L":
 			deref = true
 		case "c":
-			format, printf = o.val+"\n", false
+			format, printf = o.Val+"\n", false
 		case "printf":
-			format, printf = o.val, true
+			format, printf = o.Val, true
 		case "t":
 			terse = true
 		case "f":
@@ -422,16 +422,16 @@ func canonicalize(inv *commands.Invocation, name string, mode byte) (string, err
 
 func readlink(ctx context.Context, inv *commands.Invocation) int {
 	opts, args, err := newOpts("femnqsvz", "canonicalize:f", "canonicalize-existing:e", "canonicalize-missing:m",
-		"no-newline:n", "quiet:q", "silent:s", "verbose:v", "zero:z").parse(inv.Args[1:])
+		"no-newline:n", "quiet:q", "silent:s", "verbose:v", "zero:z").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
 	var mode byte
 	noNL, verbose, zero := false, false, false
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "f", "e", "m":
-			mode = o.key[0]
+			mode = o.Key[0]
 		case "n":
 			noNL = true
 		case "v":
@@ -474,7 +474,7 @@ func readlink(ctx context.Context, inv *commands.Invocation) int {
 
 func realpath(ctx context.Context, inv *commands.Invocation) int {
 	opts, args, err := newOpts("emLPqsz", "canonicalize-existing:e", "canonicalize-missing:m", "logical:L",
-		"physical:P", "quiet:q", "strip:s", "no-symlinks:s", "zero:z", "relative-to=", "relative-base=").parse(inv.Args[1:])
+		"physical:P", "quiet:q", "strip:s", "no-symlinks:s", "zero:z", "relative-to=", "relative-base=").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
@@ -482,9 +482,9 @@ func realpath(ctx context.Context, inv *commands.Invocation) int {
 	quiet, strip, zero := false, false, false
 	relTo, relBase := "", ""
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "e", "m":
-			mode = o.key[0]
+			mode = o.Key[0]
 		case "q":
 			quiet = true
 		case "s":
@@ -492,9 +492,9 @@ func realpath(ctx context.Context, inv *commands.Invocation) int {
 		case "z":
 			zero = true
 		case "relative-to":
-			relTo = o.val
+			relTo = o.Val
 		case "relative-base":
-			relBase = o.val
+			relBase = o.Val
 		}
 	}
 	if len(args) == 0 {
@@ -550,14 +550,14 @@ func realpath(ctx context.Context, inv *commands.Invocation) int {
 // ---- mktemp ----
 
 func mktemp(ctx context.Context, inv *commands.Invocation) int {
-	opts, args, err := newOpts("dup:qt", "directory:d", "dry-run:u", "tmpdir?:p", "quiet:q", "suffix=").parse(inv.Args[1:])
+	opts, args, err := newOpts("dup:qt", "directory:d", "dry-run:u", "tmpdir?:p", "quiet:q", "suffix=").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
 	dir, quiet, dry, useTmp, tflag := false, false, false, false, false
 	tmpdir, suffix := "", ""
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "d":
 			dir = true
 		case "u":
@@ -565,11 +565,11 @@ func mktemp(ctx context.Context, inv *commands.Invocation) int {
 		case "q":
 			quiet = true
 		case "p":
-			useTmp, tmpdir = true, o.val
+			useTmp, tmpdir = true, o.Val
 		case "t":
 			tflag = true
 		case "suffix":
-			suffix = o.val
+			suffix = o.Val
 		}
 	}
 	fail := func(format string, a ...any) int {
@@ -675,13 +675,13 @@ type duConf struct {
 func du(ctx context.Context, inv *commands.Invocation) int {
 	opts, args, err := newOpts("ahsd:cbkmLPxB:0SlH", "all:a", "human-readable:h", "summarize:s", "max-depth=:d",
 		"total:c", "bytes:b", "apparent-size", "dereference:L", "no-dereference:P", "one-file-system:x",
-		"block-size=:B", "null:0", "separate-dirs:S", "count-links:l", "exclude=", "si", "inodes", "time?", "threshold=:t").parse(inv.Args[1:])
+		"block-size=:B", "null:0", "separate-dirs:S", "count-links:l", "exclude=", "si", "inodes", "time?", "threshold=:t").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
 	c := &duConf{maxDepth: -1, blockSize: 1024, seen: map[uint64]bool{}}
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "a":
 			c.all = true
 		case "h", "si":
@@ -689,9 +689,9 @@ func du(ctx context.Context, inv *commands.Invocation) int {
 		case "s":
 			c.summarize = true
 		case "d":
-			n, err := strconv.Atoi(o.val)
+			n, err := strconv.Atoi(o.Val)
 			if err != nil || n < 0 {
-				inv.Errorf("invalid maximum depth %s", quote(o.val))
+				inv.Errorf("invalid maximum depth %s", quote(o.Val))
 				return 1
 			}
 			c.maxDepth = n
@@ -706,19 +706,19 @@ func du(ctx context.Context, inv *commands.Invocation) int {
 		case "m":
 			c.blockSize = 1 << 20
 		case "B":
-			n, ok := parseSize(o.val)
+			n, ok := parseSize(o.Val)
 			if !ok || n == 0 {
-				n, ok = parseSize("1" + o.val)
+				n, ok = parseSize("1" + o.Val)
 			}
 			if !ok || n == 0 {
-				inv.Errorf("invalid --block-size argument %s", quote(o.val))
+				inv.Errorf("invalid --block-size argument %s", quote(o.Val))
 				return 1
 			}
 			c.blockSize = n
 		case "0":
 			c.nullEnd = true
 		case "exclude":
-			c.exclude = append(c.exclude, o.val)
+			c.exclude = append(c.exclude, o.Val)
 		}
 	}
 	if c.summarize {
@@ -853,13 +853,13 @@ func quota(inv *commands.Invocation) (int64, int64) {
 
 func df(ctx context.Context, inv *commands.Invocation) int {
 	opts, _, err := newOpts("hHikTPaB:lx:t:", "human-readable:h", "si:H", "inodes:i", "print-type:T",
-		"portability:P", "all:a", "block-size=:B", "local:l", "output?", "total", "exclude-type=:x", "type=:t").parse(inv.Args[1:])
+		"portability:P", "all:a", "block-size=:B", "local:l", "output?", "total", "exclude-type=:x", "type=:t").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
 	human, inodes, showType := false, false, false
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "h", "H":
 			human = true
 		case "i":
@@ -933,7 +933,7 @@ func df(ctx context.Context, inv *commands.Invocation) int {
 // ---- tree ----
 
 func tree(ctx context.Context, inv *commands.Invocation) int {
-	opts, args, err := newOpts("adfL:I:P:FCnispugDJ", "noreport", "dirsfirst", "charset=", "prune").parse(inv.Args[1:])
+	opts, args, err := newOpts("adfL:I:P:FCnispugDJ", "noreport", "dirsfirst", "charset=", "prune").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
@@ -941,7 +941,7 @@ func tree(ctx context.Context, inv *commands.Invocation) int {
 	level := -1
 	var ignore, only []string
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "a":
 			all = true
 		case "d":
@@ -951,16 +951,16 @@ func tree(ctx context.Context, inv *commands.Invocation) int {
 		case "F":
 			classify = true
 		case "L":
-			n, err := strconv.Atoi(o.val)
+			n, err := strconv.Atoi(o.Val)
 			if err != nil || n < 1 {
 				fmt.Fprintln(inv.Stderr, "tree: Invalid level, must be greater than 0.")
 				return 1
 			}
 			level = n
 		case "I":
-			ignore = append(ignore, strings.Split(o.val, "|")...)
+			ignore = append(ignore, strings.Split(o.Val, "|")...)
 		case "P":
-			only = append(only, strings.Split(o.val, "|")...)
+			only = append(only, strings.Split(o.Val, "|")...)
 		case "noreport":
 			noReport = true
 		case "dirsfirst":
@@ -1102,14 +1102,14 @@ func tree(ctx context.Context, inv *commands.Invocation) int {
 // ---- file ----
 
 func file(ctx context.Context, inv *commands.Invocation) int {
-	opts, args, err := newOpts("bLhiF:z", "brief:b", "dereference:L", "no-dereference:h", "mime:i", "mime-type", "separator=:F").parse(inv.Args[1:])
+	opts, args, err := newOpts("bLhiF:z", "brief:b", "dereference:L", "no-dereference:h", "mime:i", "mime-type", "separator=:F").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
 	brief, deref, mime := false, false, false
 	sep := ":"
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "b":
 			brief = true
 		case "L":
@@ -1119,7 +1119,7 @@ func file(ctx context.Context, inv *commands.Invocation) int {
 		case "i", "mime-type":
 			mime = true
 		case "F":
-			sep = o.val
+			sep = o.Val
 		}
 	}
 	if len(args) == 0 {
@@ -1315,7 +1315,7 @@ func jsonish(t []byte) bool {
 
 func split(ctx context.Context, inv *commands.Invocation) int {
 	opts, args, err := newOpts("l:b:n:da:x", "lines=:l", "bytes=:b", "number=:n", "numeric-suffixes?:d",
-		"suffix-length=:a", "hex-suffixes?:x", "additional-suffix=", "verbose").parse(inv.Args[1:])
+		"suffix-length=:a", "hex-suffixes?:x", "additional-suffix=", "verbose").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
@@ -1323,25 +1323,25 @@ func split(ctx context.Context, inv *commands.Invocation) int {
 	numeric, hex, verbose := false, false, false
 	suffixLen, addSuffix := 2, ""
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "l":
-			n, err := strconv.ParseInt(o.val, 10, 64)
+			n, err := strconv.ParseInt(o.Val, 10, 64)
 			if err != nil || n <= 0 {
-				inv.Errorf("invalid number of lines: %s", quote(o.val))
+				inv.Errorf("invalid number of lines: %s", quote(o.Val))
 				return 1
 			}
 			lines = n
 		case "b":
-			n, ok := parseSize(o.val)
+			n, ok := parseSize(o.Val)
 			if !ok || n <= 0 {
-				inv.Errorf("invalid number of bytes: %s", quote(o.val))
+				inv.Errorf("invalid number of bytes: %s", quote(o.Val))
 				return 1
 			}
 			byteCount = n
 		case "n":
-			n, err := strconv.ParseInt(o.val, 10, 64)
+			n, err := strconv.ParseInt(o.Val, 10, 64)
 			if err != nil || n <= 0 {
-				inv.Errorf("invalid number of chunks: %s", quote(o.val))
+				inv.Errorf("invalid number of chunks: %s", quote(o.Val))
 				return 1
 			}
 			chunks = n
@@ -1350,14 +1350,14 @@ func split(ctx context.Context, inv *commands.Invocation) int {
 		case "x":
 			hex = true
 		case "a":
-			n, err := strconv.Atoi(o.val)
+			n, err := strconv.Atoi(o.Val)
 			if err != nil || n <= 0 {
-				inv.Errorf("invalid suffix length: %s", quote(o.val))
+				inv.Errorf("invalid suffix length: %s", quote(o.Val))
 				return 1
 			}
 			suffixLen = n
 		case "additional-suffix":
-			addSuffix = o.val
+			addSuffix = o.Val
 		case "verbose":
 			verbose = true
 		}

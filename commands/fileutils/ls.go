@@ -46,13 +46,13 @@ type lsEntry struct {
 }
 
 func ls(ctx context.Context, inv *commands.Invocation) int {
-	opts, args, err := lsOpts.parse(inv.Args[1:])
+	opts, args, err := lsOpts.Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 2)
 	}
 	c := &lsConf{sortBy: 'n', timeOf: 'm', format: '1'}
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "a":
 			c.all, c.almost = true, false
 		case "A":
@@ -94,7 +94,7 @@ func ls(ctx context.Context, inv *commands.Invocation) int {
 		case "v":
 			c.sortBy = 'v'
 		case "sort":
-			switch o.val {
+			switch o.Val {
 			case "none":
 				c.sortBy = 'U'
 			case "time":
@@ -108,7 +108,7 @@ func ls(ctx context.Context, inv *commands.Invocation) int {
 			case "name":
 				c.sortBy = 'n'
 			default:
-				inv.Errorf("invalid argument %s for '--sort'", quote(o.val))
+				inv.Errorf("invalid argument %s for '--sort'", quote(o.Val))
 				return 2
 			}
 		case "r":
@@ -120,7 +120,7 @@ func ls(ctx context.Context, inv *commands.Invocation) int {
 		case "p":
 			c.slash = true
 		case "indicator-style":
-			switch o.val {
+			switch o.Val {
 			case "classify":
 				c.classify = true
 			case "slash":
@@ -135,7 +135,7 @@ func ls(ctx context.Context, inv *commands.Invocation) int {
 		case "u":
 			c.timeOf = 'u'
 		case "time":
-			switch o.val {
+			switch o.Val {
 			case "ctime", "status":
 				c.timeOf = 'c'
 			case "atime", "access", "use":
@@ -144,8 +144,8 @@ func ls(ctx context.Context, inv *commands.Invocation) int {
 		case "full-time":
 			c.format, c.timeStyle = 'l', "full-iso"
 		case "time-style":
-			c.timeStyle = strings.TrimPrefix(o.val, "+")
-			if strings.HasPrefix(o.val, "+") {
+			c.timeStyle = strings.TrimPrefix(o.Val, "+")
+			if strings.HasPrefix(o.Val, "+") {
 				c.timeStyle = "+" + c.timeStyle
 			}
 		case "L":
@@ -157,9 +157,9 @@ func ls(ctx context.Context, inv *commands.Invocation) int {
 		case "Q":
 			c.quoteName = true
 		case "I", "hide":
-			c.ignore = append(c.ignore, o.val)
+			c.ignore = append(c.ignore, o.Val)
 		case "format":
-			switch o.val {
+			switch o.Val {
 			case "long", "verbose":
 				c.format = 'l'
 			case "single-column":

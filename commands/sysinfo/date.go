@@ -446,7 +446,7 @@ func date(ctx context.Context, inv *commands.Invocation) int {
 			raw[i] = "--iso-8601=" + a[2:]
 		}
 	}
-	opts, args, err := dateOpts.parse(raw)
+	opts, args, err := dateOpts.Parse(raw)
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
@@ -457,17 +457,17 @@ func date(ctx context.Context, inv *commands.Invocation) int {
 	var dates []string
 	var dateFile string
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "d":
-			dates = []string{o.val}
+			dates = []string{o.Val}
 		case "f":
-			dateFile = o.val
+			dateFile = o.Val
 		case "u":
 			loc = time.UTC
 		case "R":
 			format = "%a, %d %b %Y %H:%M:%S %z"
 		case "I":
-			switch o.val {
+			switch o.Val {
 			case "", "date", "d":
 				format = "%Y-%m-%d"
 			case "hours", "h":
@@ -479,11 +479,11 @@ func date(ctx context.Context, inv *commands.Invocation) int {
 			case "ns":
 				format = "%Y-%m-%dT%H:%M:%S,%N%:z"
 			default:
-				inv.Errorf("invalid argument %s for '--iso-8601'", quoteArg(o.val))
+				inv.Errorf("invalid argument %s for '--iso-8601'", quoteArg(o.Val))
 				return 1
 			}
 		case "rfc-3339":
-			switch o.val {
+			switch o.Val {
 			case "date":
 				format = "%Y-%m-%d"
 			case "seconds":
@@ -491,13 +491,13 @@ func date(ctx context.Context, inv *commands.Invocation) int {
 			case "ns":
 				format = "%Y-%m-%d %H:%M:%S.%N%:z"
 			default:
-				inv.Errorf("invalid argument %s for '--rfc-3339'", quoteArg(o.val))
+				inv.Errorf("invalid argument %s for '--rfc-3339'", quoteArg(o.Val))
 				return 1
 			}
 		case "r":
-			fi, err := inv.FS.Stat(inv.Abs(o.val))
+			fi, err := inv.FS.Stat(inv.Abs(o.Val))
 			if err != nil {
-				inv.Errorf("%s", commands.Describe(relabel(err, o.val)))
+				inv.Errorf("%s", commands.Describe(relabel(err, o.Val)))
 				return 1
 			}
 			t = fi.ModTime()

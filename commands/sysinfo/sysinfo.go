@@ -115,7 +115,7 @@ func env(ctx context.Context, inv *commands.Invocation) int {
 		}
 		args = args[1:]
 	}
-	opts, _, err := envOpts.parse(optArgs)
+	opts, _, err := envOpts.Parse(optArgs)
 	if err != nil {
 		return badUsage(inv, err, 125)
 	}
@@ -127,17 +127,17 @@ func env(ctx context.Context, inv *commands.Invocation) int {
 		args = args[1:]
 	}
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "i":
 			environ = nil
 		case "u":
-			environ = unsetEnv(environ, o.val)
+			environ = unsetEnv(environ, o.Val)
 		case "0":
 			nul = true
 		case "C":
-			dir = o.val
+			dir = o.Val
 		case "S":
-			args = append(strings.Fields(o.val), args...)
+			args = append(strings.Fields(o.Val), args...)
 		}
 	}
 	for len(args) > 0 && strings.Contains(args[0], "=") && !strings.HasPrefix(args[0], "=") {
@@ -184,7 +184,7 @@ func unsetEnv(environ []string, k string) []string {
 }
 
 func printenv(ctx context.Context, inv *commands.Invocation) int {
-	opts, args, err := newOpts("0", "null:0").parse(inv.Args[1:])
+	opts, args, err := newOpts("0", "null:0").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 2)
 	}
@@ -290,20 +290,20 @@ func timeout(ctx context.Context, inv *commands.Invocation) int {
 		}
 		args = args[1:]
 	}
-	opts, _, err := timeoutOpts.parse(optArgs)
+	opts, _, err := timeoutOpts.Parse(optArgs)
 	if err != nil {
 		return badUsage(inv, err, 125)
 	}
 	preserve, verbose := false, false
 	sig := "TERM"
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "preserve-status":
 			preserve = true
 		case "v":
 			verbose = true
 		case "s":
-			sig = strings.TrimPrefix(strings.ToUpper(o.val), "SIG")
+			sig = strings.TrimPrefix(strings.ToUpper(o.Val), "SIG")
 		}
 	}
 	if len(args) < 2 {
@@ -369,7 +369,7 @@ func signalNumber(s string) int {
 }
 
 func id(ctx context.Context, inv *commands.Invocation) int {
-	opts, args, err := newOpts("ugGnr", "user:u", "group:g", "groups:G", "name:n", "real:r").parse(inv.Args[1:])
+	opts, args, err := newOpts("ugGnr", "user:u", "group:g", "groups:G", "name:n", "real:r").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
@@ -399,9 +399,9 @@ func id(ctx context.Context, inv *commands.Invocation) int {
 	var which byte
 	name := false
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "u", "g", "G":
-			which = o.key[0]
+			which = o.Key[0]
 		case "n":
 			name = true
 		}
@@ -452,7 +452,7 @@ func hostName(inv *commands.Invocation) string {
 }
 
 func hostname(ctx context.Context, inv *commands.Invocation) int {
-	opts, args, err := newOpts("sfidIA", "short:s", "fqdn:f", "long:f", "ip-address:i", "domain:d", "all-ip-addresses:I").parse(inv.Args[1:])
+	opts, args, err := newOpts("sfidIA", "short:s", "fqdn:f", "long:f", "ip-address:i", "domain:d", "all-ip-addresses:I").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
@@ -462,7 +462,7 @@ func hostname(ctx context.Context, inv *commands.Invocation) int {
 	}
 	h := hostName(inv)
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "s":
 			h, _, _ = strings.Cut(h, ".")
 		case "d":
@@ -498,7 +498,7 @@ func machine() string {
 
 func uname(ctx context.Context, inv *commands.Invocation) int {
 	opts, args, err := newOpts("asnrvmpio", "all:a", "kernel-name:s", "nodename:n", "kernel-release:r",
-		"kernel-version:v", "machine:m", "processor:p", "hardware-platform:i", "operating-system:o").parse(inv.Args[1:])
+		"kernel-version:v", "machine:m", "processor:p", "hardware-platform:i", "operating-system:o").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
@@ -509,13 +509,13 @@ func uname(ctx context.Context, inv *commands.Invocation) int {
 	}
 	want := map[string]bool{}
 	for _, o := range opts {
-		if o.key == "a" {
+		if o.Key == "a" {
 			for _, k := range []string{"s", "n", "r", "v", "m", "o"} {
 				want[k] = true
 			}
 			continue
 		}
-		want[o.key] = true
+		want[o.Key] = true
 	}
 	if len(want) == 0 {
 		want["s"] = true
@@ -542,7 +542,7 @@ func arch(ctx context.Context, inv *commands.Invocation) int {
 }
 
 func nproc(ctx context.Context, inv *commands.Invocation) int {
-	opts, _, err := newOpts("", "all", "ignore=").parse(inv.Args[1:])
+	opts, _, err := newOpts("", "all", "ignore=").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
@@ -551,10 +551,10 @@ func nproc(ctx context.Context, inv *commands.Invocation) int {
 		n = 1
 	}
 	for _, o := range opts {
-		if o.key == "ignore" {
-			k, err := strconv.Atoi(o.val)
+		if o.Key == "ignore" {
+			k, err := strconv.Atoi(o.Val)
 			if err != nil || k < 0 {
-				inv.Errorf("invalid number: %s", quoteArg(o.val))
+				inv.Errorf("invalid number: %s", quoteArg(o.Val))
 				return 1
 			}
 			n = max(1, n-k)
@@ -565,7 +565,7 @@ func nproc(ctx context.Context, inv *commands.Invocation) int {
 }
 
 func uptime(ctx context.Context, inv *commands.Invocation) int {
-	opts, _, err := newOpts("ps", "pretty:p", "since:s").parse(inv.Args[1:])
+	opts, _, err := newOpts("ps", "pretty:p", "since:s").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
@@ -579,7 +579,7 @@ func uptime(ctx context.Context, inv *commands.Invocation) int {
 		up = 0
 	}
 	for _, o := range opts {
-		switch o.key {
+		switch o.Key {
 		case "s":
 			fmt.Fprintln(inv.Stdout, started.In(now.Location()).Format("2006-01-02 15:04:05"))
 			return 0
