@@ -64,8 +64,20 @@ type Invocation struct {
 	// timeout, env CMD, nice, nohup... nil means "not available".
 	Exec func(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int
 
+	// ExecDir is Exec with a working directory for the command (find
+	// -execdir, env -C); dir is absolute or relative to Dir, "" means Dir.
+	// nil means "not available".
+	ExecDir func(ctx context.Context, dir string, argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int
+
+	// Umask is the shell's file mode creation mask: commands that create
+	// files (touch, mkdir, cp, tar...) clear these permission bits.
+	// 0 means nothing is masked.
+	Umask fs.FileMode
+
 	// Sys describes the sandbox (hostname, ids, limits, processes); nil
-	// means defaults.
+	// means defaults. The shell fills it from its Config (Config.Sys) and
+	// its own job table; commands must not modify it (it may be shared by
+	// several invocations).
 	Sys *System
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/commands/std"
 	"github.com/warren-sandbox/warren/shell/testcmds"
 	"github.com/warren-sandbox/warren/vfs"
 )
@@ -47,6 +48,15 @@ func benchBase(b *testing.B) (*vfs.FS, commands.Table) {
 
 func benchRun(b *testing.B, script string) {
 	fsys, tbl := benchBase(b)
+	benchRunWith(b, fsys, tbl, script)
+}
+
+// stdTable is the real resident command set (what sandboxes run).
+func stdTable() commands.Table {
+	return std.Table()
+}
+
+func benchRunWith(b *testing.B, fsys *vfs.FS, tbl commands.Table, script string) {
 	sh, err := New(Config{FS: fsys, Commands: tbl, Dir: "/home/user"})
 	if err != nil {
 		b.Fatal(err)
@@ -63,6 +73,32 @@ func benchRun(b *testing.B, script string) {
 func BenchmarkWarmEcho(b *testing.B) { benchRun(b, "echo hi") }
 
 func BenchmarkPipeline(b *testing.B) { benchRun(b, "cat /etc/passwd | grep root | wc -l") }
+
+// The targets are with the real commands (commands/std).
+func BenchmarkPipelineStd(b *testing.B) {
+	fsys, _ := benchBase(b)
+	benchRunWith(b, fsys, stdTable(), "cat /etc/passwd | grep root | wc -l")
+}
+
+func BenchmarkWarmEchoStd(b *testing.B) {
+	fsys, _ := benchBase(b)
+	benchRunWith(b, fsys, stdTable(), "echo hi")
+}
+
+func BenchmarkCreateFirstExecStd(b *testing.B) {
+	base, _ := benchBase(b)
+	tbl := stdTable()
+	ctx := context.Background()
+	reportLatency(b, func() {
+		sh, err := New(Config{FS: base.Fork(), Commands: tbl, Dir: "/home/user"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if st, _ := sh.Run(ctx, "echo hello > /tmp/a; cat /tmp/a", nil, io.Discard, io.Discard); st != 0 {
+			b.Fatalf("status %d", st)
+		}
+	})
+}
 
 // Create a sandbox over a shared base and run its first exec.
 func BenchmarkCreateFirstExec(b *testing.B) {
@@ -115,4 +151,11 @@ func BenchmarkIdleMemory(b *testing.B) {
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(n), "bytes/sandbox")
 	runtime.KeepAlive(shells)
+}
+
+// A loop that assigns a variable and runs a resident command each turn:
+// the exported environment must not be rebuilt per command.
+func BenchmarkLoopAssignStd(b *testing.B) {
+	fsys, _ := benchBase(b)
+	benchRunWith(b, fsys, stdTable(), "for i in 1 2 3 4 5 6 7 8 9 10; do x=$i; true > /dev/null; wc -c /etc/passwd > /dev/null; done")
 }

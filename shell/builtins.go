@@ -952,8 +952,7 @@ func biShopt(r *runner, args []string) int {
 			continue
 		}
 		if set || unset {
-			r.own()
-			r.shopts[n] = set
+			r.setShopt(n, set)
 			continue
 		}
 		on := r.shopts[n]
@@ -1281,6 +1280,9 @@ func biTrap(r *runner, args []string) int {
 		if reset {
 			delete(r.traps, n)
 		} else {
+			if r.traps == nil {
+				r.traps = map[string]string{}
+			}
 			r.traps[n] = action
 		}
 	}
@@ -1696,6 +1698,9 @@ func biAlias(r *runner, args []string) int {
 			continue
 		}
 		r.own()
+		if r.aliases == nil {
+			r.aliases = map[string]string{}
+		}
 		r.aliases[name] = val
 	}
 	return st

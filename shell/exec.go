@@ -5,8 +5,10 @@ import (
 	"context"
 	"io"
 	"io/fs"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/vfs"
@@ -24,13 +26,23 @@ func (r *runner) countCommand() bool {
 }
 
 func (r *runner) call(c *syntax.CallExpr) {
+	r.callRedir(c, nil)
+}
+
+// callRedir runs a simple command whose statement carries redirections
+// rds. As in bash, the words and the prefix assignments are expanded first,
+// then the redirections are performed (truncating files), then the command
+// runs: `echo $(cat f) > f` reads f before it is emptied. It returns the
+// descriptor table to restore and whether redirections were attempted (when
+// not, r.fds is untouched).
+func (r *runner) callRedir(c *syntax.CallExpr, rds []*syntax.Redirect) (saved []*fdesc, applied bool) {
 	if !r.countCommand() {
-		return
+		return nil, false
 	}
 	if len(r.traps) > 0 {
 		r.debugTrap()
 		if r.exiting {
-			return
+			return nil, false
 		}
 	}
 	if len(c.Args) == 0 {
@@ -40,41 +52,67 @@ func (r *runner) call(c *syntax.CallExpr) {
 				if !r.exiting {
 					r.status = 1
 				}
-				return
+				return nil, false
 			}
 		}
 		if r.opts[optXtrace] {
 			r.xtraceAssigns(c.Assigns)
 		}
 		r.status = r.substStat
-		return
+		if len(rds) > 0 {
+			saved, ok := r.redirects(rds)
+			if ok {
+				r.status = r.substStat
+			}
+			return saved, true
+		}
+		return nil, false
 	}
 	if r.shopts["expand_aliases"] && len(r.aliases) > 0 {
 		if lit := c.Args[0].Lit(); lit != "" {
 			if a, ok := r.aliases[lit]; ok {
+				// The alias text is re-parsed, so its words cannot be
+				// expanded before the redirections: bash's order for a
+				// compound command.
+				if len(rds) > 0 {
+					saved, ok := r.redirects(rds)
+					if ok {
+						r.runAlias(a, c)
+					}
+					return saved, true
+				}
 				r.runAlias(a, c)
-				return
+				return nil, false
 			}
 		}
 	}
 	r.substStat = 0
 	args, ok := r.fields(c.Args...)
 	if !ok {
-		return
+		// an expansion error: bash performs no redirection
+		return nil, false
 	}
 	if len(args) == 0 {
 		for _, as := range c.Assigns {
 			if !r.assign(as, false) {
 				r.status = 1
-				return
+				return nil, false
 			}
 		}
 		r.status = r.substStat
-		return
+		if len(rds) > 0 {
+			saved, ok := r.redirects(rds)
+			if ok {
+				r.status = r.substStat
+			}
+			return saved, true
+		}
+		return nil, false
 	}
-	r.execWithAssigns(args, c.Assigns)
+	saved, applied = r.execWithAssigns(args, c.Assigns, rds)
 	r.pipeMulti = nil
 	r.pipeOne = r.status
+	return saved, applied
 }
 
 // runAlias re-parses a command whose first word is an alias.
@@ -160,15 +198,24 @@ func xtraceQuote(s string) string {
 	return s
 }
 
-// execWithAssigns runs a command with prefix assignments (x=1 cmd).
-func (r *runner) execWithAssigns(args []string, assigns []*syntax.Assign) {
+// execWithAssigns runs a command with prefix assignments (x=1 cmd) and
+// the statement's redirections rds, performed after the assignments are
+// expanded but outside their scope (bash: `x=a cmd > $x` uses the outer x).
+func (r *runner) execWithAssigns(args []string, assigns []*syntax.Assign, rds []*syntax.Redirect) (saved []*fdesc, applied bool) {
 	r.lastArg = args[len(args)-1]
 	if r.opts[optXtrace] {
 		r.xtrace(args)
 	}
 	if len(assigns) == 0 {
+		if len(rds) > 0 {
+			saved, ok := r.redirects(rds)
+			if ok {
+				r.exec(args, nil)
+			}
+			return saved, true
+		}
 		r.exec(args, nil)
-		return
+		return nil, false
 	}
 	// A temporary scope holds the bindings, exported to children; each
 	// value sees the bindings before it.
@@ -181,7 +228,7 @@ func (r *runner) execWithAssigns(args []string, assigns []*syntax.Assign) {
 			v, ok := r.assignLiteral(as.Value)
 			if !ok {
 				r.popScope(tmp)
-				return
+				return nil, false
 			}
 			val = v
 		}
@@ -195,7 +242,7 @@ func (r *runner) execWithAssigns(args []string, assigns []*syntax.Assign) {
 			r.errf("%s: readonly variable", as.Name.Value)
 			r.status = 1
 			r.popScope(tmp)
-			return
+			return nil, false
 		}
 		if as.Append {
 			if old := r.lookup(as.Name.Value); old != nil {
@@ -204,8 +251,21 @@ func (r *runner) execWithAssigns(args []string, assigns []*syntax.Assign) {
 		}
 		tmp.vars[as.Name.Value] = &Var{Set: true, Kind: expand.String, Str: val, Attr: attrExport}
 	}
+	if len(rds) > 0 {
+		r.popScope(tmp)
+		var ok bool
+		saved, ok = r.redirects(rds)
+		if !ok {
+			return saved, true
+		}
+		r.own()
+		tmp = &scope{vars: tmp.vars, parent: r.vars, temp: true}
+		r.vars = tmp
+		applied = true
+	}
 	r.exec(args, nil)
 	r.popScope(tmp)
+	return saved, applied
 }
 
 func (r *runner) popScope(s *scope) {
@@ -299,9 +359,11 @@ func (r *runner) popFuncScope() *scope {
 func (r *runner) invocation(args, extraEnv []string) *commands.Invocation {
 	env := r.environ()
 	if len(extraEnv) > 0 {
-		env = append(env, extraEnv...)
+		env = append(env[:len(env):len(env)], extraEnv...)
 	}
-	inv := &commands.Invocation{
+	r.curArgs = args
+	h := r.cmdHooks()
+	return &commands.Invocation{
 		Args:     args,
 		Stdin:    r.stdin(),
 		Stdout:   r.stdout(),
@@ -309,20 +371,125 @@ func (r *runner) invocation(args, extraEnv []string) *commands.Invocation {
 		Dir:      r.cwd,
 		Env:      env,
 		FS:       r.sh.cfg.FS,
-		OpenHook: r.openHook,
-		Exec:     r.execHook,
-		Sys: &commands.System{
-			Hostname:       r.sh.cfg.Hostname,
-			Uid:            r.sh.cfg.Uid,
-			Gid:            r.sh.cfg.Gid,
-			User:           r.sh.cfg.User,
-			NumCPU:         1,
-			Started:        r.start,
-			MaxMemoryBytes: int64(r.rs.lim.MaxStringBytes) * 4,
-			Now:            r.sh.cfg.Now,
-		},
+		OpenHook: h.open,
+		Exec:     h.exec,
+		ExecDir:  h.execDir,
+		Umask:    fs.FileMode(r.umask) & fs.ModePerm,
+		Sys:      &h.sys,
 	}
-	return inv
+}
+
+// hooks are the per-runner parts of an Invocation, built once per runner
+// (a subshell builds its own: its jobs and descriptors are its own).
+type hooks struct {
+	sys     commands.System
+	open    func(name string, flag int, perm fs.FileMode) (commands.File, bool, error)
+	exec    func(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int
+	execDir func(ctx context.Context, dir string, argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int
+}
+
+func (r *runner) cmdHooks() *hooks {
+	if r.hooksOf == r {
+		return r.hooks
+	}
+	h := &hooks{sys: r.system(), open: r.openHook, exec: r.execHook, execDir: r.execDirHook}
+	r.hooks, r.hooksOf = h, r
+	return h
+}
+
+// system is what commands see of the sandbox: Config.Sys completed from
+// the Config and this runner's pid space and jobs.
+func (r *runner) system() commands.System {
+	cfg := &r.sh.cfg
+	var s commands.System
+	if cfg.Sys != nil {
+		s = *cfg.Sys
+	}
+	if s.Hostname == "" {
+		s.Hostname = cfg.Hostname
+	}
+	if cfg.Sys == nil {
+		s.Uid, s.Gid = cfg.Uid, cfg.Gid
+	}
+	if s.User == "" {
+		s.User = cfg.User
+	}
+	if s.NumCPU == 0 {
+		s.NumCPU = 1
+	}
+	if s.Started.IsZero() {
+		s.Started = r.start
+	}
+	if s.MaxMemoryBytes == 0 {
+		s.MaxMemoryBytes = int64(r.sh.lim.MaxStringBytes) * 4
+	}
+	if s.Now == nil {
+		s.Now = cfg.Now
+	}
+	if s.Procs == nil {
+		s.Procs = r.procs
+	}
+	if s.Kill == nil {
+		s.Kill = r.killPid
+	}
+	return s
+}
+
+// procs lists the sandbox processes: the shell, the subshell the command
+// runs in, the Run's live background jobs and the calling command.
+func (r *runner) procs() []commands.Proc {
+	ps := []commands.Proc{{Pid: r.pid, PPid: r.ppid, Cmd: "bash", Started: r.start}}
+	parent := r.pid
+	if r.bashpid != r.pid {
+		ps = append(ps, commands.Proc{Pid: r.bashpid, PPid: r.pid, Cmd: "bash", Started: r.start})
+		parent = r.bashpid
+	}
+	if rs := r.rs; rs != nil {
+		rs.procMu.Lock()
+		for _, j := range rs.procTab {
+			ps = append(ps, commands.Proc{Pid: j.pid, PPid: r.pid, Cmd: j.cmd, Started: r.start})
+		}
+		rs.procMu.Unlock()
+	}
+	slices.SortFunc(ps, func(a, b commands.Proc) int { return a.Pid - b.Pid })
+	if len(r.curArgs) > 0 {
+		ps = append(ps, commands.Proc{Pid: r.newPid(), PPid: parent, Cmd: strings.Join(r.curArgs, " "), Started: r.now()})
+	}
+	return ps
+}
+
+// killPid is kill(2) inside the sandbox for commands: background jobs end
+// (TERM, KILL, INT, HUP...), signal 0 probes, the shell's own pid is
+// refused (a command cannot signal the shell that waits for it).
+func (r *runner) killPid(pid int, sig string) error {
+	var j *job
+	if rs := r.rs; rs != nil {
+		rs.procMu.Lock()
+		j = rs.procTab[pid]
+		rs.procMu.Unlock()
+	}
+	if j == nil {
+		if pid == r.pid || pid == r.bashpid {
+			return syscall.EPERM
+		}
+		return syscall.ESRCH
+	}
+	select {
+	case <-j.done:
+		return syscall.ESRCH
+	default:
+	}
+	if sig == "0" {
+		return nil
+	}
+	n, ok := normSig(sig)
+	if !ok {
+		return syscall.EINVAL
+	}
+	if !slices.Contains(otherSigs, n) {
+		j.cancel()
+	}
+	return nil
 }
 
 func (r *runner) openHook(name string, flag int, perm fs.FileMode) (commands.File, bool, error) {
@@ -342,16 +509,37 @@ func (r *runner) execHook(ctx context.Context, argv []string, stdin io.Reader, s
 	}
 	sub := r.subshellRunner()
 	sub.own()
-	sub.fds = []*fdesc{{r: stdin}, {w: stdout}, {w: stderr}}
+	return sub.execArgv(argv, stdin, stdout, stderr, env)
+}
+
+// execArgv runs argv in the (already private) subshell r with env's
+// variables exported and the given streams.
+func (r *runner) execArgv(argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+	r.fds = []*fdesc{{r: stdin}, {w: stdout}, {w: stderr}}
 	for _, kv := range env {
 		if k, v, ok := strings.Cut(kv, "="); ok && syntax.ValidName(k) {
-			if cur := sub.lookup(k); cur == nil || cur.str() != v {
-				sub.global.vars[k] = &Var{Set: true, Kind: expand.String, Str: v, Attr: attrExport}
+			if cur := r.lookup(k); cur == nil || cur.str() != v {
+				r.global.vars[k] = &Var{Set: true, Kind: expand.String, Str: v, Attr: attrExport}
 			}
 		}
 	}
-	sub.exec(argv, nil)
-	return sub.status
+	r.envCache = nil
+	r.exec(argv, nil)
+	return r.status
+}
+
+// execDirHook is execHook with the command's working directory.
+func (r *runner) execDirHook(ctx context.Context, dir string, argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+	if len(argv) == 0 {
+		return 0
+	}
+	sub := r.subshellRunner()
+	sub.own()
+	if dir != "" {
+		sub.cwd = r.abs(dir)
+		sub.global.vars["PWD"] = &Var{Set: true, Kind: expand.String, Str: sub.cwd, Attr: attrExport}
+	}
+	return sub.execArgv(argv, stdin, stdout, stderr, env)
 }
 
 // external runs a non-builtin command.
@@ -529,7 +717,7 @@ func (r *runner) nestedShell(args, extraEnv []string) int {
 		r.exiting = true
 		return StatusLimit
 	}
-	n := newRunner(&Shell{cfg: r.sh.cfg, lim: r.sh.lim})
+	n := newRunner(&Shell{cfg: r.sh.cfg, lim: r.sh.lim, timeoutErr: r.sh.timeoutErr})
 	n.sh.cfg.Env = append(r.environ(), extraEnv...)
 	n = newRunner(n.sh)
 	n.sh.st = n
@@ -571,7 +759,7 @@ func (r *runner) nestedShell(args, extraEnv []string) int {
 		if a == "-O" || a == "+O" {
 			if i+1 < len(args) {
 				i++
-				n.shopts[args[i]] = a == "-O"
+				n.setShopt(args[i], a == "-O")
 			}
 			continue
 		}
@@ -707,8 +895,16 @@ func (r *runner) setOption(name string, on bool) bool {
 
 // declClause runs declare/typeset/local/export/readonly/nameref.
 func (r *runner) declClause(c *syntax.DeclClause) {
+	r.declClauseRedir(c, nil)
+}
+
+// declClauseRedir runs declare & co. with the statement's redirections rds
+// performed after the arguments are expanded, as for any simple command:
+// `export x=$(cat f) > f` sees f's old content. (Array literals are still
+// expanded after the redirections.)
+func (r *runner) declClauseRedir(c *syntax.DeclClause, rds []*syntax.Redirect) (saved []*fdesc, applied bool) {
 	if !r.countCommand() {
-		return
+		return nil, false
 	}
 	r.debugTrap()
 	variant := c.Variant.Value
@@ -719,7 +915,7 @@ func (r *runner) declClause(c *syntax.DeclClause) {
 			// an option or an expanded word
 			ws, ok := r.fields(as.Value)
 			if !ok {
-				return
+				return nil, false
 			}
 			for _, w := range ws {
 				if len(w) > 1 && (w[0] == '-' || w[0] == '+') && len(operands) == 0 {
@@ -749,7 +945,28 @@ func (r *runner) declClause(c *syntax.DeclClause) {
 		}
 		operands = append(operands, as)
 	}
+	if len(rds) > 0 {
+		for i, as := range operands {
+			if as.Value == nil || as.Array != nil {
+				continue
+			}
+			v, ok := r.assignLiteral(as.Value)
+			if !ok {
+				return nil, false
+			}
+			na := *as // the AST is shared: copy, never modify
+			na.Value = &syntax.Word{Parts: []syntax.WordPart{&syntax.SglQuoted{Value: v}}}
+			operands[i] = &na
+		}
+		var ok bool
+		saved, ok = r.redirects(rds)
+		if !ok {
+			return saved, true
+		}
+		applied = true
+	}
 	r.status = r.declare(variant, flags, operands)
+	return saved, applied
 }
 
 var _ = strconv.Itoa
@@ -787,12 +1004,18 @@ func (r *runner) customPath() bool {
 	if v == nil {
 		return false
 	}
-	for _, d := range strings.Split(v.str(), ":") {
+	// no strings.Split: this runs for every resident command
+	p := v.str()
+	for {
+		d, rest, more := strings.Cut(p, ":")
 		if !stdPathDirs[d] {
-			return true
+			return true // includes "" (the cwd)
 		}
+		if !more {
+			return false
+		}
+		p = rest
 	}
-	return false
 }
 
 func arrayText(a *syntax.ArrayExpr) string {

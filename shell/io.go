@@ -45,6 +45,9 @@ func (r *runner) newPipe() *pipe {
 	p.wcond.L = &p.mu
 	p.id = r.newPid() + 1000
 	r.rs.pipesMu.Lock()
+	if r.rs.pipes == nil {
+		r.rs.pipes = map[*pipe]struct{}{}
+	}
 	r.rs.pipes[p] = struct{}{}
 	r.rs.pipesMu.Unlock()
 	if r.rs.ctx.Err() != nil {
@@ -633,7 +636,7 @@ func (r *runner) procSubst(ps *syntax.ProcSubst) (string, error) {
 	}
 	r.procFds = append(r.procFds, procEnt{fd: fd, p: p, out: ps.Op != syntax.CmdIn})
 	r.rs.wg.Add(1)
-	go func() {
+	goWork(func() {
 		defer r.rs.wg.Done()
 		defer r.endJob()
 		defer sub.recoverPanic()
@@ -643,7 +646,7 @@ func (r *runner) procSubst(ps *syntax.ProcSubst) (string, error) {
 		} else {
 			p.CloseRead()
 		}
-	}()
+	})
 	return "/dev/fd/" + strconv.Itoa(fd), nil
 }
 

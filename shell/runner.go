@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,6 +60,8 @@ type runState struct {
 	stderr   io.Writer
 	stdinTop io.Reader
 	outMu    sync.Mutex
+	procMu   sync.Mutex
+	procTab  map[int]*job // live background jobs of the Run, by pid (ps, kill from commands)
 }
 
 func (rs *runState) fail(le *limitError) {
@@ -157,16 +160,26 @@ type runner struct {
 	goptInd     int
 	permRedir   bool
 	procFds     []procEnt
+	curArgs     []string // the resident command running (for ps)
+	hooks       *hooks   // what commands see of this runner; valid when hooksOf == r
+	hooksOf     *runner
+	shoptsOwned bool // shopts is private (else defaultShopts, never written)
 }
 
+// defaultShopts are the shopt settings of a new session, shared by every
+// session until one changes an option (see biShopt).
+var defaultShopts = map[string]bool{"extglob": true, "interactive_comments": true, "globskipdots": true, "sourcepath": true, "cmdhist": true, "extquote": true, "progcomp": true, "promptvars": true, "hostcomplete": true, "complete_fullquote": true, "checkwinsize": true, "patsub_replacement": true}
+
+// numDefaultVars is how many variables newRunner sets besides Config.Env.
+const numDefaultVars = 21
+
 func newRunner(s *Shell) *runner {
+	// funcs, aliases and traps stay nil until written (after own()); the
+	// default variables share one allocation.
 	r := &runner{
 		sh:      s,
-		global:  &scope{vars: map[string]*Var{}},
-		funcs:   map[string]*syntax.Stmt{},
-		aliases: map[string]string{},
-		traps:   map[string]string{},
-		shopts:  map[string]bool{"extglob": true, "interactive_comments": true, "globskipdots": true, "sourcepath": true, "cmdhist": true, "extquote": true, "progcomp": true, "promptvars": true, "hostcomplete": true, "complete_fullquote": true, "checkwinsize": true, "patsub_replacement": true},
+		global:  &scope{vars: make(map[string]*Var, numDefaultVars+len(s.cfg.Env))},
+		shopts:  defaultShopts,
 		cwd:     s.cfg.Dir,
 		umask:   0o022,
 		arg0:    "bash",
@@ -186,8 +199,16 @@ func newRunner(s *Shell) *runner {
 	if r.seed == 0 {
 		r.seed = uint64(r.now().UnixNano())
 	}
+	slab := make([]Var, 0, numDefaultVars+len(s.cfg.Env))
 	set := func(k, v string, attr uint16) {
-		r.global.vars[k] = &Var{Set: true, Kind: expand.String, Str: v, Attr: attr}
+		var nv *Var
+		if len(slab) < cap(slab) {
+			slab = append(slab, Var{Set: true, Kind: expand.String, Str: v, Attr: attr})
+			nv = &slab[len(slab)-1]
+		} else {
+			nv = &Var{Set: true, Kind: expand.String, Str: v, Attr: attr}
+		}
+		r.global.vars[k] = nv
 	}
 	set("IFS", " \t\n", 0)
 	set("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin", attrExport)
@@ -208,7 +229,7 @@ func newRunner(s *Shell) *runner {
 	set("HOSTTYPE", "x86_64", 0)
 	set("OSTYPE", "linux-gnu", 0)
 	set("MACHTYPE", "x86_64-pc-linux-gnu", 0)
-	r.global.vars["BASH_VERSINFO"] = &Var{Set: true, Kind: expand.Indexed, List: []string{"5", "2", "15", "1", "release", "x86_64-pc-linux-gnu"}, Attr: attrReadonly}
+	r.global.vars["BASH_VERSINFO"] = &Var{Set: true, Kind: expand.Indexed, List: slices.Clone(bashVersinfo), Attr: attrReadonly}
 	for _, kv := range s.cfg.Env {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || !syntax.ValidName(k) {
@@ -225,6 +246,19 @@ func newRunner(s *Shell) *runner {
 	return r
 }
 
+var bashVersinfo = []string{"5", "2", "15", "1", "release", "x86_64-pc-linux-gnu"}
+
+// setShopt is the only writer of r.shopts: the map may be the shared
+// defaultShopts, which must never change (every session reads it).
+func (r *runner) setShopt(name string, on bool) {
+	r.own()
+	if !r.shoptsOwned {
+		r.shopts = maps.Clone(r.shopts)
+		r.shoptsOwned = true
+	}
+	r.shopts[name] = on
+}
+
 func (r *runner) now() time.Time {
 	if r.sh.cfg.Now != nil {
 		return r.sh.cfg.Now()
@@ -236,9 +270,16 @@ func (r *runner) newPid() int {
 	return int(r.pidNext.Add(1))
 }
 
-// own makes the runner's maps private before a write.
+// own makes the runner's maps private before a write, and forgets the
+// exported environment (the write may change it).
 func (r *runner) own() {
 	r.envCache = nil
+	r.ownMaps()
+}
+
+// ownMaps makes the runner's maps private, keeping the environment cache
+// (for writes that cannot change it, see varForWrite).
+func (r *runner) ownMaps() {
 	if !r.shared {
 		return
 	}
@@ -259,6 +300,7 @@ func (r *runner) own() {
 	r.aliases = maps.Clone(r.aliases)
 	r.traps = maps.Clone(r.traps)
 	r.shopts = maps.Clone(r.shopts)
+	r.shoptsOwned = true
 }
 
 // subshell returns a child runner: same state, copy-on-write maps, its own
@@ -392,9 +434,9 @@ func (r *runner) runTopWith(ctx context.Context, stdin io.Reader, stdout, stderr
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, lim.Timeout, &limitError{what: fmt.Sprintf("time limit exceeded (%s)", lim.Timeout), status: StatusTimeout})
+	ctx, cancel := context.WithTimeoutCause(ctx, lim.Timeout, r.sh.timeoutErr)
 	defer cancel()
-	rs := &runState{ctx: ctx, lim: &lim, pipes: map[*pipe]struct{}{}}
+	rs := &runState{ctx: ctx, lim: &lim}
 	rs.stderr = stderr
 	stop := context.AfterFunc(ctx, rs.closePipes)
 	defer stop()
@@ -603,6 +645,23 @@ func (r *runner) stmt(st *syntax.Stmt) {
 		if ok {
 			r.status = st0
 		}
+	} else if sc, ok := simpleCmd(st); ok {
+		// words first, then redirections (see callRedir)
+		var saved []*fdesc
+		var applied bool
+		if c, ok := sc.(*syntax.CallExpr); ok {
+			saved, applied = r.callRedir(c, st.Redirs)
+		} else {
+			saved, applied = r.declClauseRedir(sc.(*syntax.DeclClause), st.Redirs)
+		}
+		if applied {
+			if r.permRedir {
+				r.keepFds(saved)
+			} else {
+				r.restoreFds(saved)
+			}
+		}
+		r.permRedir = false
 	} else if len(st.Redirs) > 0 {
 		saved, ok := r.redirects(st.Redirs)
 		if ok {
@@ -710,6 +769,9 @@ func (r *runner) cmd(c syntax.Command) {
 		}
 		r.own()
 		name := c.Name.Value
+		if r.funcs == nil {
+			r.funcs = map[string]*syntax.Stmt{}
+		}
 		r.funcs[name] = c.Body
 		if r.curSrc != "" || r.funcFile != nil {
 			if r.funcFile == nil {
@@ -1070,7 +1132,7 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 				continue
 			}
 			wg.Add(1)
-			go func() {
+			goWork(func() {
 				defer wg.Done()
 				defer r.endJob()
 				defer sub.recoverPanic()
@@ -1081,7 +1143,7 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 				if myIn != nil {
 					myIn.CloseRead()
 				}
-			}()
+			})
 		} else {
 			if sub == r {
 				saved := r.fds
@@ -1156,8 +1218,14 @@ func (r *runner) background(st *syntax.Stmt) {
 	sub.pid = r.pid
 	r.jobs = append(r.jobs, j)
 	r.lastBg = j.pid
+	r.rs.procMu.Lock()
+	if r.rs.procTab == nil {
+		r.rs.procTab = map[int]*job{}
+	}
+	r.rs.procTab[j.pid] = j
+	r.rs.procMu.Unlock()
 	r.rs.wg.Add(1)
-	go func() {
+	goWork(func() {
 		defer r.rs.wg.Done()
 		defer r.endJob()
 		defer cancel()
@@ -1168,8 +1236,11 @@ func (r *runner) background(st *syntax.Stmt) {
 		if ctx.Err() != nil && r.rs.ctx.Err() == nil {
 			j.status = 143 // killed with SIGTERM
 		}
+		r.rs.procMu.Lock()
+		delete(r.rs.procTab, j.pid)
+		r.rs.procMu.Unlock()
 		close(j.done)
-	}()
+	})
 	r.status = 0
 }
 
@@ -1235,6 +1306,19 @@ func (r *runner) debugTrap() {
 	r.status = st
 }
 
+// simpleCmd reports whether st is a simple command (a call or a
+// declaration builtin) with redirections.
+func simpleCmd(st *syntax.Stmt) (syntax.Command, bool) {
+	if len(st.Redirs) == 0 {
+		return nil, false
+	}
+	switch st.Cmd.(type) {
+	case *syntax.CallExpr, *syntax.DeclClause:
+		return st.Cmd, true
+	}
+	return nil, false
+}
+
 func assignOnly(c syntax.Command) bool {
 	if c, ok := c.(*syntax.CallExpr); ok {
 		return len(c.Args) == 0
@@ -1248,11 +1332,26 @@ type parsed struct {
 	err   error
 }
 
-const parseCacheSize = 1024
+// The parse cache is bounded in entries and in bytes of source (an AST is
+// roughly 10-30 times its source), since scripts are untrusted: at most
+// parseCacheEntries scripts of at most parseCacheMaxSrc bytes each and
+// parseCacheBytes in all. When full it starts over (cheap, and a flood of
+// distinct scripts cannot pin memory).
+const (
+	parseCacheEntries = 1024
+	parseCacheMaxSrc  = 4096
+	parseCacheBytes   = 512 << 10
+)
 
 // parseCached parses src, reusing earlier parses of the same text (agents
-// repeat commands; the AST is never modified while running).
+// repeat commands). The AST is shared by every Shell of the process, so
+// the interpreter treats it as immutable: it never assigns to a node it
+// did not allocate (copies are made where a node must change, as for
+// background statements and ${x////c}).
 func (s *Shell) parseCached(src string) ([]*syntax.Stmt, error) {
+	if len(src) > parseCacheMaxSrc {
+		return parseStmts(src)
+	}
 	pc := &globalParseCache
 	pc.mu.Lock()
 	if p, ok := pc.m[src]; ok {
@@ -1261,22 +1360,25 @@ func (s *Shell) parseCached(src string) ([]*syntax.Stmt, error) {
 	}
 	pc.mu.Unlock()
 	stmts, err := parseStmts(src)
-	if len(src) <= 4096 {
-		pc.mu.Lock()
-		if pc.m == nil || len(pc.m) >= parseCacheSize {
-			pc.m = make(map[string]parsed, 64)
-		}
-		pc.m[src] = parsed{stmts, err}
-		pc.mu.Unlock()
+	pc.mu.Lock()
+	if pc.m == nil || len(pc.m) >= parseCacheEntries || pc.bytes+len(src) > parseCacheBytes {
+		pc.m = make(map[string]parsed, 64)
+		pc.bytes = 0
 	}
+	if _, dup := pc.m[src]; !dup {
+		pc.m[src] = parsed{stmts, err}
+		pc.bytes += len(src)
+	}
+	pc.mu.Unlock()
 	return stmts, err
 }
 
 // globalParseCache is shared by every Shell of the process: parsed ASTs
 // are immutable, and sandboxes run the same small scripts again and again.
 var globalParseCache struct {
-	mu sync.Mutex
-	m  map[string]parsed
+	mu    sync.Mutex
+	m     map[string]parsed
+	bytes int // source bytes of the entries
 }
 
 // context is the Run's context, or a background job's.

@@ -115,6 +115,11 @@ type Config struct {
 	Native NativeFunc
 	// Seed seeds $RANDOM; 0 means derived from the clock.
 	Seed uint64
+	// Sys is the sandbox as commands see it (commands.Invocation.Sys):
+	// hostname, ids, memory limit, ps and kill. nil means one built from
+	// the fields above. Empty fields are filled from the fields above; nil
+	// Procs and Kill are the shell's own pid space and job table.
+	Sys *commands.System
 }
 
 // Shell is one sandbox's session: variables, functions, cwd, options and
@@ -125,6 +130,8 @@ type Shell struct {
 	cfg Config
 	lim Limits
 	st  *runner // the session state between runs
+	// timeoutErr is the cause of a Run's deadline (built once: immutable)
+	timeoutErr *limitError
 }
 
 // New returns a fresh session for cfg.
@@ -153,6 +160,7 @@ func New(cfg Config) (*Shell, error) {
 		cfg.Dir = "/"
 	}
 	s := &Shell{cfg: cfg, lim: cfg.Limits.withDefaults()}
+	s.timeoutErr = &limitError{what: fmt.Sprintf("time limit exceeded (%s)", s.lim.Timeout), status: StatusTimeout}
 	s.st = newRunner(s)
 	return s, nil
 }
@@ -167,7 +175,7 @@ func (s *Shell) Fork(fs *vfs.FS) *Shell {
 	defer s.mu.Unlock()
 	cfg := s.cfg
 	cfg.FS = fs
-	n := &Shell{cfg: cfg, lim: s.lim}
+	n := &Shell{cfg: cfg, lim: s.lim, timeoutErr: s.timeoutErr}
 	n.st = s.st.cloneSession(n)
 	return n
 }

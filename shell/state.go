@@ -205,6 +205,7 @@ func Restore(cfg Config, state []byte) (*Shell, error) {
 		r.opts[i] = mask&(1<<i) != 0
 	}
 	r.shopts = map[string]bool{}
+	r.shoptsOwned = true
 	for _, k := range d.strs() {
 		r.shopts[k] = true
 	}
@@ -235,6 +236,8 @@ func Restore(cfg Config, state []byte) (*Shell, error) {
 		}
 		r.global.vars[n] = v
 	}
+	// Fresh private maps: New's may be nil or shared defaults.
+	r.funcs, r.aliases, r.traps = map[string]*syntax.Stmt{}, map[string]string{}, map[string]string{}
 	nf := d.count()
 	for range nf {
 		n := d.s()

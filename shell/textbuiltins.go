@@ -118,20 +118,45 @@ func biRead(r *runner, args []string) int {
 	if timeout > 0 {
 		ctx, cancel := context.WithTimeout(r.context(), timeout)
 		defer cancel()
+		// One reader goroutine per read call (not per byte), with at most
+		// one Read outstanding; on timeout the byte it may still get is
+		// lost, as with a real read(2) interrupted late.
 		type res struct {
+			b   byte
 			n   int
 			err error
 		}
+		req := make(chan struct{})
+		resc := make(chan res, 1)
+		go func() {
+			var b [1]byte
+			for {
+				select {
+				case <-req:
+				case <-ctx.Done():
+					return
+				}
+				n, err := in.Read(b[:])
+				resc <- res{b[0], n, err}
+			}
+		}()
 		readOne = func() (int, error) {
-			ch := make(chan res, 1)
-			go func() {
-				n, err := in.Read(one[:])
-				ch <- res{n, err}
-			}()
 			select {
-			case x := <-ch:
+			case req <- struct{}{}:
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			}
+			select {
+			case x := <-resc:
+				one[0] = x.b
 				return x.n, x.err
 			case <-ctx.Done():
+				select {
+				case x := <-resc:
+					one[0] = x.b
+					return x.n, x.err
+				default:
+				}
 				return 0, ctx.Err()
 			}
 		}

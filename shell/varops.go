@@ -37,8 +37,12 @@ func (r *runner) lookupRef(name string) *Var {
 
 // varForWrite returns the variable to modify, creating it in the global
 // scope; nil (after a message) when it is readonly.
+//
+// The exported environment is forgotten only when the variable is (or
+// becomes, with allexport) exported: assigning other variables, the
+// common case in loops, keeps the cached environ.
 func (r *runner) varForWrite(name string) *Var {
-	r.own()
+	r.ownMaps()
 	name = r.resolve(name)
 	if name == "SHELLOPTS" || name == "BASHOPTS" {
 		r.errf("%s: readonly variable", name)
@@ -52,12 +56,16 @@ func (r *runner) varForWrite(name string) *Var {
 				r.status = 1
 				return nil
 			}
+			if v.Attr&attrExport != 0 || r.opts[optAllexport] {
+				r.envCache = nil
+			}
 			return v
 		}
 	}
 	v := &Var{Kind: expand.String}
 	if r.opts[optAllexport] {
 		v.Attr |= attrExport
+		r.envCache = nil
 	}
 	r.global.vars[name] = v
 	return v
@@ -302,6 +310,8 @@ func (r *runner) environ() []string {
 	if out == nil {
 		out = []string{}
 	}
+	// Callers share the slice: clip it so that an append copies.
+	out = out[:len(out):len(out)]
 	r.envCache = out
 	return out
 }
