@@ -13,9 +13,19 @@ var ErrTooLarge = errors.New("object too large")
 // WithMaxObjectSize wraps s so that Put refuses objects longer than maxSize
 // bytes (a negative maxSize means 0), storing nothing: Put's atomicity
 // discards the partial upload. It bounds what an untrusted upload can cost
-// before anything else looks at it. Other methods pass through.
+// before anything else looks at it. Other methods pass through, GetRange
+// too when s is a RangeGetter.
 func WithMaxObjectSize(s Store, maxSize int64) Store {
-	return &limitStore{Store: s, max: max(maxSize, 0)}
+	l := limitStore{Store: s, max: max(maxSize, 0)}
+	if rg, ok := s.(RangeGetter); ok {
+		return &limitRangeStore{l, rg}
+	}
+	return &l
+}
+
+type limitRangeStore struct {
+	limitStore
+	RangeGetter
 }
 
 type limitStore struct {

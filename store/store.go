@@ -41,8 +41,11 @@
 //   - Objects "a" and "a/b" can coexist (as on S3): a key is a name, not a
 //     path that needs its parent.
 //
-// Left out, on purpose, until a caller needs it: ranged reads, object
-// metadata, delimiter listing, retries (a wrapper, with S3).
+// Left out, on purpose, until a caller needs it: object metadata, delimiter
+// listing, retries (a wrapper, with S3).
+//
+// Ranged reads use the optional RangeGetter interface (S3's Range header);
+// GetRange falls back to Get for stores without it.
 //
 // Conditional writes (heads with fencing) use the optional Conditional
 // interface, with S3 ETag semantics (If-None-Match: *, If-Match: etag).
@@ -50,8 +53,9 @@
 // Wrappers add one behaviour each, as restic's backend wrappers do:
 // WithSHA256 checks content-addressed keys on Put and Get (VerifySHA256 is
 // the bare reader), WithMaxObjectSize bounds Put. Wrappers return a plain
-// Store: optional interfaces of the backend (Conditional, dir's Path and
-// File) are reached through the unwrapped backend.
+// Store that also implements RangeGetter when the wrapped one does; other
+// optional interfaces of the backend (Conditional, dir's Path and File) are
+// reached through the unwrapped backend.
 package store
 
 import (
@@ -103,7 +107,57 @@ type Conditional interface {
 	CompareAndSwap(ctx context.Context, key, ifMatch string, r io.Reader) (etag string, err error)
 }
 
+// RangeGetter is implemented by stores that can read part of an object, the
+// way S3 does with a Range header. GetRange returns the n bytes of the object
+// under key that start at offset off (fewer if the object ends first; n < 0
+// means to the end). An off at or beyond the end gives an empty reader, not
+// an error; a negative off is an error matching ErrInvalidRange. Missing
+// object: an error matching ErrNotFound and fs.ErrNotExist. The reader fails
+// with ctx's error once ctx ends, as Get's does. A range is never checked
+// against a content address (not even through WithSHA256, which cannot hash
+// part of an object): the caller verifies what it reads.
+type RangeGetter interface {
+	GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error)
+}
+
+// GetRange reads a range of the object under key (see RangeGetter): through
+// s's own GetRange if it has one, else by Get, skipping the first off bytes.
+func GetRange(ctx context.Context, s Store, key string, off, n int64) (io.ReadCloser, error) {
+	if rg, ok := s.(RangeGetter); ok {
+		return rg.GetRange(ctx, key, off, n)
+	}
+	if err := CheckRange(off); err != nil {
+		return nil, &Error{Op: "get-range", Key: key, Err: err}
+	}
+	rc, err := s.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := io.CopyN(io.Discard, rc, off); err != nil && err != io.EOF {
+		rc.Close()
+		return nil, &Error{Op: "get-range", Key: key, Err: err}
+	}
+	if n < 0 {
+		return rc, nil
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(rc, n), rc}, nil
+}
+
+// CheckRange returns an error matching ErrInvalidRange if off cannot start
+// a range (it is negative).
+func CheckRange(off int64) error {
+	if off < 0 {
+		return fmt.Errorf("%w: negative offset %d", ErrInvalidRange, off)
+	}
+	return nil
+}
+
 var (
+	// ErrInvalidRange: a ranged read with a negative offset.
+	ErrInvalidRange = errors.New("invalid range")
 	// ErrNotFound: the object does not exist. Errors matching it also match
 	// fs.ErrNotExist, so os.IsNotExist-style callers keep working.
 	ErrNotFound error = notFound{}
@@ -321,12 +375,30 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// ContextReadCloser is ContextReader for a ReadCloser (Get's result).
+// ContextReadCloser is ContextReader for a ReadCloser (Get's result). If rc
+// is also an io.ReaderAt (an *os.File), so is the result, and its ReadAt
+// checks ctx too.
 func ContextReadCloser(ctx context.Context, rc io.ReadCloser) io.ReadCloser {
 	if ctx.Done() == nil {
 		return rc
 	}
-	return &ctxReadCloser{ctxReader{ctx: ctx, r: rc}, rc}
+	c := ctxReadCloser{ctxReader{ctx: ctx, r: rc}, rc}
+	if ra, ok := rc.(io.ReaderAt); ok {
+		return &ctxReadCloserAt{c, ra}
+	}
+	return &c
+}
+
+type ctxReadCloserAt struct {
+	ctxReadCloser
+	ra io.ReaderAt
+}
+
+func (c *ctxReadCloserAt) ReadAt(p []byte, off int64) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.ra.ReadAt(p, off)
 }
 
 type ctxReadCloser struct {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -180,5 +181,50 @@ func TestWithMaxObjectSize_Edges(t *testing.T) {
 		if !errors.Is(err, tc.wantErr) && !(tc.wantErr == nil && err == nil) {
 			t.Errorf("max %d, %d bytes: %v, want %v", tc.max, tc.size, err, tc.wantErr)
 		}
+	}
+}
+
+// TestContextReadCloser_ReaderAt: the wrapper keeps io.ReaderAt of the
+// reader it wraps (an *os.File from store/dir), and both Read and ReadAt
+// fail once ctx ends.
+func TestContextReadCloser_ReaderAt(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "obj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString("0123456789")
+	f.Seek(0, io.SeekStart)
+	c, cancel := context.WithCancel(context.Background())
+	rc := store.ContextReadCloser(c, f)
+	ra, ok := rc.(io.ReaderAt)
+	if !ok {
+		t.Fatal("ContextReadCloser of an *os.File is not an io.ReaderAt")
+	}
+	b := make([]byte, 3)
+	if n, err := ra.ReadAt(b, 4); n != 3 || err != nil || string(b) != "456" {
+		t.Fatalf("ReadAt = %d %q %v", n, b, err)
+	}
+	if n, err := rc.Read(b); n != 3 || err != nil || string(b) != "012" {
+		t.Fatalf("Read after ReadAt = %d %q %v (ReadAt must not move the offset)", n, b, err)
+	}
+	cancel()
+	if _, err := ra.ReadAt(b, 0); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ReadAt after cancel: %v", err)
+	}
+	if _, err := rc.Read(b); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Read after cancel: %v", err)
+	}
+	// A reader without ReadAt does not grow one.
+	c2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	if _, ok := store.ContextReadCloser(c2, io.NopCloser(strings.NewReader("x"))).(io.ReaderAt); ok {
+		t.Fatal("ContextReadCloser of a plain reader claims io.ReaderAt")
+	}
+	if err := rc.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if _, err := f.Stat(); err == nil {
+		t.Fatal("Close did not close the file")
 	}
 }

@@ -74,9 +74,25 @@ func (v *verifyReader) Close() error { return v.r.Close() }
 // on Put's atomicity: the wrapped reader fails at its end). Other keys (heads,
 // manifests) pass through unchanged. Conditional methods of s are not
 // forwarded: heads are not content-addressed.
-func WithSHA256(s Store) Store { return &sha256Store{Store: s} }
+//
+// If s is a RangeGetter, so is the result, but its GetRange is NOT verified:
+// a range cannot be checked against the digest of the whole object. Callers
+// of ranged reads verify what they read by their own means (the vfs checks
+// each blob it reads against the blob's own sha256).
+func WithSHA256(s Store) Store {
+	if rg, ok := s.(RangeGetter); ok {
+		return &sha256RangeStore{sha256Store{s}, rg}
+	}
+	return &sha256Store{Store: s}
+}
 
 type sha256Store struct{ Store }
+
+// sha256RangeStore forwards GetRange unverified (see WithSHA256).
+type sha256RangeStore struct {
+	sha256Store
+	RangeGetter
+}
 
 func (s *sha256Store) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	rc, err := s.Store.Get(ctx, key)

@@ -23,25 +23,36 @@
 //
 // # Guarantees
 //
-//   - Put writes tmp/<random>.tmp, fsyncs it, creates the directories it
-//     needs (fsyncing their parents when it created them), renames the file
-//     into place (atomic on POSIX) and fsyncs the object's directory. After
-//     Put returns, the object survives a power loss; before, a crash leaves
-//     at most a stray file in tmp/, which Open removes once it is an hour
-//     old. WithoutSync drops the fsyncs (tests, throwaway nodes).
+//   - Put writes tmp/<random>.tmp, fdatasyncs it, creates the directories
+//     it needs (fsyncing their parents when it created them), renames the
+//     file into place (atomic on POSIX) and fsyncs the object's directory,
+//     and only that one: tmp/ losing the name need not survive, and the
+//     directories above were synced when they were made. After Put returns,
+//     the object survives a power loss; before, a crash leaves at most a
+//     stray file in tmp/, which Open removes once it is an hour old.
+//     WithoutSync drops the syncs (tests, throwaway nodes).
+//   - tmp/ and the directories under data/ that operations touch are kept
+//     open (up to 512 of them), so Put, Get, GetRange and Has work with
+//     one openat/renameat/fstatat relative to the object's directory rather
+//     than resolving the whole path again. A directory removed under the
+//     store is noticed (its link count is 0) and reopened.
 //   - Concurrent Puts of one key each write their own temp file; the last
 //     rename wins, readers see one whole version.
-//   - Get streams from the file (File returns the *os.File itself, for mmap).
-//     Since objects are replaced by rename, never rewritten, an open reader
-//     keeps seeing the version it opened.
+//   - Get streams from the file (File returns the *os.File itself, for mmap);
+//     GetRange (store.RangeGetter) reads a range with pread, nothing before
+//     it. Since objects are replaced by rename, never rewritten, an open
+//     reader keeps seeing the version it opened.
 //   - Delete unlinks the file without an fsync: a crash may bring a deleted
 //     object back, so a sweeper must be idempotent (it deletes again).
 //     Deletes are GC's bulk operation, and a directory fsync each would cost
 //     ~1 ms on this machine's disk. Empty directories are left in place.
-//   - Every path is resolved through os.Root: keys are validated first, and a
-//     symlink planted inside ROOT cannot lead an operation outside it. Path
-//     additionally refuses any symlink on the way, since its caller opens the
-//     path itself.
+//   - Every directory is resolved through os.Root: keys are validated first,
+//     and a symlink planted inside ROOT cannot lead an operation outside it.
+//     A kept-open directory is pinned by its descriptor, so a symlink swapped
+//     in for it later is never followed; objects themselves are opened with
+//     O_NOFOLLOW (a symlink in place of an object is not an object). Path
+//     additionally refuses any symlink on the way, since its caller opens
+//     the path itself.
 //   - Conditional writes (store.Conditional) use the content's sha256 as the
 //     ETag. PutIfAbsent hard-links the temp file into place, which fails if
 //     the object exists, so it is atomic against every writer. CompareAndSwap
@@ -59,6 +70,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path"
@@ -69,12 +81,15 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/warren-sandbox/warren/store"
 )
 
 var (
 	_ store.Store       = (*Store)(nil)
 	_ store.Conditional = (*Store)(nil)
+	_ store.RangeGetter = (*Store)(nil)
 )
 
 const (
@@ -93,6 +108,9 @@ type Store struct {
 	path string // absolute, symlinks resolved
 	root *os.Root
 	sync bool
+
+	tmp  *os.File  // tmp/, held open: temp files are created relative to it
+	dirs *dirCache // open directories under data/
 
 	condMu sync.Mutex // serializes CompareAndSwap within the process
 	lock   *os.File   // flock target across processes
@@ -129,7 +147,7 @@ func Open(p string, opts ...Option) (*Store, error) {
 		o(s)
 	}
 	if err := s.init(); err != nil {
-		root.Close()
+		s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -156,6 +174,12 @@ func (s *Store) init() error {
 			return fmt.Errorf("cannot open store %s: %s is not a directory", s.path, d)
 		}
 	}
+	tmp, err := s.root.Open(tmpDir)
+	if err != nil {
+		return fmt.Errorf("cannot open store directory %s: %w", tmpDir, err)
+	}
+	s.tmp = tmp
+	s.dirs = newDirCache(s.root)
 	lock, err := s.root.OpenFile(lockFile, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("cannot open store lock file: %w", err)
@@ -186,20 +210,34 @@ func (s *Store) Root() string { return s.path }
 
 // Close releases the directory. Readers already open stay valid.
 func (s *Store) Close() error {
-	s.lock.Close()
+	if s.dirs != nil {
+		s.dirs.close()
+	}
+	if s.tmp != nil {
+		s.tmp.Close()
+	}
+	if s.lock != nil {
+		s.lock.Close()
+	}
 	return s.root.Close()
 }
 
 // objectPath maps a valid key to its file, relative to the root.
 func objectPath(key string) (dir, file string) {
+	dir, name := objectDir(key)
+	return dir, dir + "/" + name
+}
+
+// objectDir maps a valid key to its fan-out directory, relative to the
+// root, and its file name in it.
+func objectDir(key string) (dir, name string) {
 	i := strings.LastIndexByte(key, '/')
-	name := key[i+1:]
+	name = key[i+1:]
 	dir = dataDir
 	if i >= 0 {
 		dir += "/" + key[:i]
 	}
-	dir += "/" + fanPrefix + fan(name)
-	return dir, dir + "/" + name
+	return dir + "/" + fanPrefix + fan(name), name
 }
 
 func fan(name string) string {
@@ -234,27 +272,29 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader) error {
 	return nil
 }
 
-// writeTemp copies r into a new synced temp file and returns its name. h, if
-// set, sees every byte.
+// writeTemp copies r into a new temp file in tmp/ (synced with fdatasync
+// unless WithoutSync) and returns its name there. h, if set, sees every
+// byte.
 func (s *Store) writeTemp(ctx context.Context, r io.Reader, h hash.Hash) (string, int64, error) {
 	var (
 		name string
-		f    *os.File
+		fd   int
 		err  error
 	)
+	tmpFD := int(s.tmp.Fd())
 	for range 10 {
-		name = fmt.Sprintf("%s/%016x.tmp", tmpDir, rand.Uint64())
-		f, err = s.root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-		if !errors.Is(err, fs.ErrExist) {
+		name = fmt.Sprintf("%016x.tmp", rand.Uint64())
+		fd, err = unix.Openat(tmpFD, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		if err != unix.EEXIST && err != unix.EINTR {
 			break
 		}
 	}
 	if err != nil {
 		return "", 0, fmt.Errorf("cannot create temp file: %w", err)
 	}
-	var w io.Writer = f
+	var w io.Writer = fdWriter(fd)
 	if h != nil {
-		w = io.MultiWriter(f, h)
+		w = io.MultiWriter(w, h)
 	}
 	bp := s.bufs.Get().(*[]byte)
 	n, err := io.CopyBuffer(onlyWriter{w}, onlyReader{store.ContextReader(ctx, r)}, *bp)
@@ -263,18 +303,51 @@ func (s *Store) writeTemp(ctx context.Context, r io.Reader, h hash.Hash) (string
 		err = ctx.Err() // cancelled during the last read
 	}
 	if err == nil && s.sync {
-		if err = f.Sync(); err != nil {
+		// fdatasync: the data and what is needed to read it back (size,
+		// extents), not the timestamps. The directory entry is synced by
+		// commit, after the rename.
+		if err = ignoringEINTR(func() error { return unix.Fdatasync(fd) }); err != nil {
 			err = fmt.Errorf("cannot sync temp file: %w", err)
 		}
 	}
-	if cerr := f.Close(); err == nil && cerr != nil {
+	if cerr := unix.Close(fd); err == nil && cerr != nil {
 		err = fmt.Errorf("cannot close temp file: %w", cerr)
 	}
 	if err != nil {
-		s.root.Remove(name)
+		s.removeTemp(name)
 		return "", 0, err
 	}
 	return name, n, nil
+}
+
+// fdWriter writes to a raw descriptor: cheaper than an *os.File for a file
+// written once and closed (no poller registration, no finalizer).
+type fdWriter int
+
+func (w fdWriter) Write(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := unix.Write(int(w), p[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, &fs.PathError{Op: "write", Path: "temp file", Err: err}
+		}
+		if m == 0 {
+			return n, io.ErrShortWrite
+		}
+		n += m
+	}
+	return n, nil
+}
+
+func ignoringEINTR(fn func() error) error {
+	for {
+		if err := fn(); err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 // onlyReader and onlyWriter hide ReadFrom/WriteTo so CopyBuffer uses our
@@ -284,24 +357,61 @@ type onlyWriter struct{ io.Writer }
 
 // commit moves a synced temp file to key's path: by rename (replacing), or
 // by hard link when exclusive (failing with fs.ErrExist). The temp file is
-// gone afterwards either way.
+// gone afterwards either way. Both happen relative to the open tmp/ and
+// fan-out directories, and only the fan-out directory is synced: the one
+// whose entries changed in a way that must survive (tmp/ losing the name
+// needs no sync, and the directories above exist already, synced when they
+// were made).
 func (s *Store) commit(tmp, key string, exclusive bool) error {
-	defer s.root.Remove(tmp) // no-op after a rename
-	dir, file := objectPath(key)
-	if err := s.mkdirs(dir); err != nil {
+	tmpFD := int(s.tmp.Fd())
+	dir, name := objectDir(key)
+	for attempt := 0; ; attempt++ {
+		e, err := s.dirs.get(dir, s.mkdirs)
+		if err != nil {
+			s.removeTemp(tmp)
+			return fmt.Errorf("cannot open object directory: %w", err)
+		}
+		if exclusive {
+			err = unix.Linkat(tmpFD, tmp, e.fd, name, 0)
+		} else {
+			err = unix.Renameat(tmpFD, tmp, e.fd, name)
+		}
+		if err == unix.ENOENT && attempt == 0 && removed(e) {
+			// The directory was removed under the store: reopen it.
+			s.dirs.forget(dir, e)
+			s.dirs.release(e)
+			continue
+		}
+		if err == nil && s.sync {
+			err = ignoringEINTR(func() error { return unix.Fsync(e.fd) })
+			if err != nil {
+				err = fmt.Errorf("cannot sync directory: %w", err)
+			}
+		} else if err != nil {
+			switch {
+			case exclusive && err == unix.EEXIST:
+				err = store.ErrExists
+			case exclusive:
+				err = fmt.Errorf("cannot link object into place: %w", err)
+			default:
+				err = fmt.Errorf("cannot rename object into place: %w", err)
+			}
+		}
+		s.dirs.release(e)
+		if exclusive || err != nil {
+			s.removeTemp(tmp)
+		}
 		return err
 	}
-	if exclusive {
-		if err := s.root.Link(tmp, file); err != nil {
-			if errors.Is(err, fs.ErrExist) {
-				return store.ErrExists
-			}
-			return fmt.Errorf("cannot link object into place: %w", err)
-		}
-	} else if err := s.root.Rename(tmp, file); err != nil {
-		return fmt.Errorf("cannot rename object into place: %w", err)
-	}
-	return s.syncDir(dir)
+}
+
+// removeTemp deletes a temp file that will not be committed.
+func (s *Store) removeTemp(name string) { unix.Unlinkat(int(s.tmp.Fd()), name, 0) }
+
+// removed reports whether e's directory has been unlinked.
+func removed(e *dirEntry) bool {
+	var st unix.Stat_t
+	return unix.Fstat(e.fd, &st) == nil && st.Nlink == 0
 }
 
 // mkdirs creates dir and its parents. When it creates any, it syncs each
@@ -354,22 +464,44 @@ func (s *Store) open(ctx context.Context, op, key string) (*os.File, error) {
 	if err := s.check(ctx, op, key); err != nil {
 		return nil, err
 	}
-	_, file := objectPath(key)
-	f, err := s.root.Open(file)
-	if err != nil {
-		if notFound(err) {
+	dir, name := objectDir(key)
+	for attempt := 0; ; attempt++ {
+		e, err := s.dirs.get(dir, nil)
+		if err != nil {
+			if notFound(err) {
+				return nil, &store.Error{Op: op, Key: key, Err: store.ErrNotFound}
+			}
+			return nil, &store.Error{Op: op, Key: key, Err: err}
+		}
+		var fd int
+		err = ignoringEINTR(func() (err error) {
+			fd, err = unix.Openat(e.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			return err
+		})
+		if err == unix.ENOENT && attempt == 0 && removed(e) {
+			s.dirs.forget(dir, e)
+			s.dirs.release(e)
+			continue
+		}
+		s.dirs.release(e)
+		switch {
+		case err == unix.ENOENT:
 			return nil, &store.Error{Op: op, Key: key, Err: store.ErrNotFound}
+		case err == unix.ELOOP:
+			return nil, &store.Error{Op: op, Key: key, Err: fmt.Errorf("%s/%s is a symlink", dir, name)}
+		case err != nil:
+			return nil, &store.Error{Op: op, Key: key, Err: &fs.PathError{Op: "open", Path: dir + "/" + name, Err: err}}
 		}
-		return nil, &store.Error{Op: op, Key: key, Err: err}
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		if err == nil {
-			err = fmt.Errorf("%s is not a regular file", file)
+		f := os.NewFile(uintptr(fd), filepath.Join(s.path, filepath.FromSlash(dir), name))
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			f.Close()
+			if err == nil {
+				err = fmt.Errorf("%s/%s is not a regular file", dir, name)
+			}
+			return nil, &store.Error{Op: op, Key: key, Err: err}
 		}
-		return nil, &store.Error{Op: op, Key: key, Err: err}
+		return f, nil
 	}
-	return f, nil
 }
 
 // Get implements store.Store. It streams from the file.
@@ -380,6 +512,30 @@ func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	}
 	return store.ContextReadCloser(ctx, f), nil
 }
+
+// GetRange implements store.RangeGetter with positioned reads (pread) of
+// the file: nothing before off is read.
+func (s *Store) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	if err := store.CheckRange(off); err != nil {
+		return nil, &store.Error{Op: "get-range", Key: key, Err: err}
+	}
+	f, err := s.open(ctx, "get-range", key)
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		n = math.MaxInt64 // NewSectionReader caps off+n
+	}
+	return store.ContextReadCloser(ctx, &sectionReader{io.NewSectionReader(f, off, n), f}), nil
+}
+
+// sectionReader is a range of an open file that closes the file.
+type sectionReader struct {
+	*io.SectionReader
+	f *os.File
+}
+
+func (r *sectionReader) Close() error { return r.f.Close() }
 
 // Path returns the absolute path of the object's file, for callers that
 // open it themselves (the image package mmaps image files in place). It
@@ -402,20 +558,37 @@ func (s *Store) Path(key string) (string, bool) {
 	return full, true
 }
 
-// Has implements store.Store.
+// Has implements store.Store. A symlink in place of the object is not an
+// object.
 func (s *Store) Has(ctx context.Context, key string) (bool, error) {
 	if err := s.check(ctx, "has", key); err != nil {
 		return false, err
 	}
-	_, file := objectPath(key)
-	fi, err := s.root.Stat(file)
-	switch {
-	case err == nil:
-		return fi.Mode().IsRegular(), nil
-	case notFound(err):
-		return false, nil
-	default:
-		return false, &store.Error{Op: "has", Key: key, Err: err}
+	dir, name := objectDir(key)
+	for attempt := 0; ; attempt++ {
+		e, err := s.dirs.get(dir, nil)
+		if err != nil {
+			if notFound(err) {
+				return false, nil
+			}
+			return false, &store.Error{Op: "has", Key: key, Err: err}
+		}
+		var st unix.Stat_t
+		err = ignoringEINTR(func() error { return unix.Fstatat(e.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+		if err == unix.ENOENT && attempt == 0 && removed(e) {
+			s.dirs.forget(dir, e)
+			s.dirs.release(e)
+			continue
+		}
+		s.dirs.release(e)
+		switch {
+		case err == nil:
+			return st.Mode&unix.S_IFMT == unix.S_IFREG, nil
+		case err == unix.ENOENT || err == unix.ENOTDIR:
+			return false, nil
+		default:
+			return false, &store.Error{Op: "has", Key: key, Err: &fs.PathError{Op: "stat", Path: dir + "/" + name, Err: err}}
+		}
 	}
 }
 
@@ -601,12 +774,12 @@ func (s *Store) CompareAndSwap(ctx context.Context, key, ifMatch string, r io.Re
 	s.condMu.Lock()
 	defer s.condMu.Unlock()
 	if err := syscall.Flock(int(s.lock.Fd()), syscall.LOCK_EX); err != nil {
-		s.root.Remove(tmp)
+		s.removeTemp(tmp)
 		return "", &store.Error{Op: op, Key: key, Err: fmt.Errorf("cannot lock store: %w", err)}
 	}
 	defer syscall.Flock(int(s.lock.Fd()), syscall.LOCK_UN)
 	if err := s.matches(ctx, key, ifMatch); err != nil {
-		s.root.Remove(tmp)
+		s.removeTemp(tmp)
 		return "", &store.Error{Op: op, Key: key, Err: err}
 	}
 	if err := s.commit(tmp, key, false); err != nil {

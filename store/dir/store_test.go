@@ -150,6 +150,11 @@ func TestSymlinkEscape(t *testing.T) {
 				f.Close()
 				t.Fatalf("file %q opened through a symlink out", key)
 			}
+			if rc, err := s.GetRange(ctx, key, 0, -1); err == nil {
+				b, _ := io.ReadAll(rc)
+				rc.Close()
+				t.Fatalf("get range %q read through a symlink out: %q", key, b)
+			}
 		})
 	}
 	if err := store.PutBytes(ctx, s, "evil/new", []byte("x")); err == nil {
@@ -412,5 +417,153 @@ func TestCrashMidPut(t *testing.T) {
 	// process's put); it is never an object.
 	if n := len(tmpEntries(t, root)); n != 1 {
 		t.Fatalf("tmp holds %d files after the crash, want the 1 leftover", n)
+	}
+}
+
+// TestDirRemovedUnderStore removes a directory the store holds open (as an
+// operator cleaning up by hand might): Put, Get and Has reopen the path
+// instead of working in the dead directory.
+func TestDirRemovedUnderStore(t *testing.T) {
+	root := t.TempDir()
+	s := open(t, root, dir.WithoutSync())
+	if err := store.PutBytes(ctx, s, "p/abc", []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(root, "data", "p")); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.Has(ctx, "p/abc"); ok || err != nil {
+		t.Fatalf("has after removal = %v, %v", ok, err)
+	}
+	if _, err := store.ReadAll(ctx, s, "p/abc"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("get after removal: %v, want ErrNotFound", err)
+	}
+	if err := store.PutBytes(ctx, s, "p/abc", []byte("two")); err != nil {
+		t.Fatalf("put after removal: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "data", "p", "~ab", "abc")); string(b) != "two" {
+		t.Fatalf("file after put = %q, %v; want it back in place", b, err)
+	}
+	// A directory removed and made again by someone else is found again.
+	os.RemoveAll(filepath.Join(root, "data", "p"))
+	os.MkdirAll(filepath.Join(root, "data", "p", "~ab"), 0o755)
+	os.WriteFile(filepath.Join(root, "data", "p", "~ab", "abc"), []byte("three"), 0o644)
+	if b, err := store.ReadAll(ctx, s, "p/abc"); string(b) != "three" {
+		t.Fatalf("get after re-creation = %q, %v", b, err)
+	}
+}
+
+// TestManyDirs writes to more directories than the store keeps open, from
+// several goroutines, and reads everything back.
+func TestManyDirs(t *testing.T) {
+	n := 1500
+	if testing.Short() {
+		n = 300
+	}
+	s := open(t, t.TempDir(), dir.WithoutSync())
+	errs := make(chan error, 4)
+	for w := range 4 {
+		go func() {
+			for i := w; i < n; i += 4 {
+				key := fmt.Sprintf("d%d/x%d", i, i)
+				if err := store.PutBytes(ctx, s, key, []byte(key)); err != nil {
+					errs <- err
+					return
+				}
+				j := (i * 7) % (i + 1) // some earlier key
+				if b, err := store.ReadAll(ctx, s, fmt.Sprintf("d%d/x%d", j, j)); err != nil && !errors.Is(err, store.ErrNotFound) || err == nil && string(b) != fmt.Sprintf("d%d/x%d", j, j) {
+					errs <- fmt.Errorf("read d%d/x%d = %q, %v", j, j, b, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		key := fmt.Sprintf("d%d/x%d", i, i)
+		if b, err := store.ReadAll(ctx, s, key); err != nil || string(b) != key {
+			t.Fatalf("get %s = %q, %v", key, b, err)
+		}
+	}
+}
+
+// TestClosed: operations on a closed store fail with an error, no panic.
+func TestClosed(t *testing.T) {
+	s, err := dir.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.PutBytes(ctx, s, "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if err := store.PutBytes(ctx, s, "k2", []byte("v")); err == nil {
+		t.Fatal("put on a closed store succeeded")
+	}
+	if _, err := store.ReadAll(ctx, s, "k"); err == nil {
+		t.Fatal("get on a closed store succeeded")
+	}
+	if _, err := s.GetRange(ctx, "k", 0, 1); err == nil {
+		t.Fatal("get range on a closed store succeeded")
+	}
+	if _, err := s.Has(ctx, "k"); err == nil {
+		t.Fatal("has on a closed store succeeded")
+	}
+}
+
+// TestGetRange_ReadsOnlyTheRange: a range of a file is read with pread at
+// its offset; the file offset is never moved, so concurrent ranges of one
+// object do not disturb each other, and a sparse 1 TiB object costs nothing
+// to range-read near its end.
+func TestGetRange_ReadsOnlyTheRange(t *testing.T) {
+	root := t.TempDir()
+	s := open(t, root, dir.WithoutSync())
+	if err := store.PutBytes(ctx, s, "big", []byte("head")); err != nil {
+		t.Fatal(err)
+	}
+	// Make it a sparse 1 TiB file with a tail, behind the store's back.
+	p, ok := s.Path("big")
+	if !ok {
+		t.Fatal("no path for big")
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("tail"), 1<<40); err != nil {
+		f.Close()
+		t.Skip("filesystem cannot hold a sparse 1 TiB file: ", err)
+	}
+	f.Close()
+	start := time.Now()
+	rc, err := s.GetRange(ctx, "big", 1<<40, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil || string(b) != "tail" {
+		t.Fatalf("range at 1 TiB = %q, %v", b, err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("range read took %v: it read the file before the offset", d)
+	}
+	// Interleaved reads of two ranges of one object.
+	r1, _ := s.GetRange(ctx, "big", 0, 4)
+	r2, _ := s.GetRange(ctx, "big", 1<<40, 4)
+	defer r1.Close()
+	defer r2.Close()
+	var a, c [2]byte
+	io.ReadFull(r1, a[:])
+	io.ReadFull(r2, c[:])
+	io.ReadFull(r1, a[:])
+	io.ReadFull(r2, c[:])
+	if string(a[:]) != "ad" || string(c[:]) != "il" {
+		t.Fatalf("interleaved ranges read %q and %q, want \"ad\" and \"il\"", a, c)
 	}
 }

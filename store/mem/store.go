@@ -22,6 +22,7 @@ import (
 var (
 	_ store.Store       = (*Store)(nil)
 	_ store.Conditional = (*Store)(nil)
+	_ store.RangeGetter = (*Store)(nil)
 )
 
 // Store is an in-memory blob store. The zero value is not usable; call New.
@@ -132,6 +133,48 @@ func (s *Store) get(ctx context.Context, op, key string) (io.ReadCloser, string,
 	}
 	// Segments are never written after Put, so readers share them.
 	return store.ContextReadCloser(ctx, &reader{segs: o.segs}), o.etag, nil
+}
+
+// GetRange implements store.RangeGetter: a reader over a slice of the
+// stored segments, nothing copied.
+func (s *Store) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	const op = "get-range"
+	if err := store.CheckRange(off); err != nil {
+		return nil, &store.Error{Op: op, Key: key, Err: err}
+	}
+	if err := store.ValidateKey(key); err != nil {
+		return nil, &store.Error{Op: op, Key: key, Err: err}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &store.Error{Op: op, Key: key, Err: err}
+	}
+	s.mu.RLock()
+	o := s.objects[key]
+	s.mu.RUnlock()
+	if o == nil {
+		return nil, &store.Error{Op: op, Key: key, Err: store.ErrNotFound}
+	}
+	if n < 0 || n > o.size {
+		n = o.size
+	}
+	var segs [][]byte
+	for _, seg := range o.segs {
+		if n == 0 {
+			break
+		}
+		if off >= int64(len(seg)) {
+			off -= int64(len(seg))
+			continue
+		}
+		seg = seg[off:]
+		off = 0
+		if int64(len(seg)) > n {
+			seg = seg[:n]
+		}
+		segs = append(segs, seg)
+		n -= int64(len(seg))
+	}
+	return store.ContextReadCloser(ctx, &reader{segs: segs}), nil
 }
 
 // reader walks an object's segments without writing to them: the segment

@@ -5,7 +5,8 @@
 //
 // newStore must return an empty store and arrange its cleanup with t.Cleanup.
 // If the store implements store.Conditional, the conditional-write tests run
-// too.
+// too; if it implements store.RangeGetter, so do the ranged-read tests (the
+// store.GetRange fallback over Get is tested either way).
 package storetest
 
 import (
@@ -18,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -53,6 +55,10 @@ func RunSuite(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"PutInvisibleUntilDone", testPutInvisible},
 		{"SHA256", testSHA256},
 		{"MaxObjectSize", testMaxObjectSize},
+		{"GetRange", testGetRange},
+		{"GetRangeFallback", testGetRangeFallback},
+		{"GetRangeWrappers", testGetRangeWrappers},
+		{"GetRangeCancelled", testGetRangeCancelled},
 		{"Conditional", testConditional},
 		{"ConditionalRace", testConditionalRace},
 	}
@@ -886,3 +892,167 @@ func testMaxObjectSize(t *testing.T, s store.Store) {
 type zeroReader struct{}
 
 func (zeroReader) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// rangeCases are (off, n) pairs over an object of rangeSize bytes: inside,
+// at both ends, past the end, to the end (n < 0), and empty.
+const rangeSize = 100000
+
+var rangeCases = []struct{ off, n int64 }{
+	{0, 1}, {0, 10}, {0, rangeSize}, {0, rangeSize + 1}, {0, -1},
+	{1, 1}, {513, 4096}, {rangeSize / 2, -1}, {rangeSize - 1, 1}, {rangeSize - 1, 100},
+	{rangeSize - 1, -1}, {rangeSize, 1}, {rangeSize, -1}, {rangeSize + 1, 10},
+	{1 << 40, 1}, {10, 0}, {0, 0}, {1, math.MaxInt64},
+}
+
+// wantRange is what a range of b must read.
+func wantRange(b []byte, off, n int64) []byte {
+	if off >= int64(len(b)) {
+		return []byte{}
+	}
+	b = b[off:]
+	if n >= 0 && n < int64(len(b)) {
+		b = b[:n]
+	}
+	return b
+}
+
+func readRange(t testing.TB, get func(ctx context.Context, key string, off, n int64) (io.ReadCloser, error), key string, off, n int64) []byte {
+	t.Helper()
+	rc, err := get(ctx, key, off, n)
+	if err != nil {
+		t.Fatalf("get range %d+%d of %q: %v", off, n, key, err)
+	}
+	defer rc.Close()
+	got, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatalf("read range %d+%d of %q: %v", off, n, key, err)
+	}
+	return got
+}
+
+// checkRanges runs rangeCases and the error cases through get.
+func checkRanges(t *testing.T, s store.Store, get func(ctx context.Context, key string, off, n int64) (io.ReadCloser, error)) {
+	data := payload(7, rangeSize)
+	key := "packs/" + sha(data)
+	mustPut(t, s, key, data)
+	mustPut(t, s, "empty", nil)
+	for _, tc := range rangeCases {
+		if got, want := readRange(t, get, key, tc.off, tc.n), wantRange(data, tc.off, tc.n); !bytes.Equal(got, want) {
+			t.Errorf("range %d+%d: read %d bytes, want %d (content equal: %v)", tc.off, tc.n, len(got), len(want), bytes.Equal(got, want))
+		}
+		if got := readRange(t, get, "empty", tc.off, tc.n); len(got) != 0 {
+			t.Errorf("range %d+%d of an empty object: %d bytes", tc.off, tc.n, len(got))
+		}
+	}
+	// Ranges see the object as it is now.
+	mustPut(t, s, "empty", []byte("now full"))
+	if got := string(readRange(t, get, "empty", 4, -1)); got != "full" {
+		t.Errorf("range of an overwritten object = %q, want %q", got, "full")
+	}
+	for _, missing := range []string{"packs/" + sha([]byte("missing")), "nodir/x"} {
+		rc, err := get(ctx, missing, 0, 10)
+		if err == nil {
+			rc.Close()
+			t.Fatalf("get range of missing %q: no error", missing)
+		}
+		if !errors.Is(err, store.ErrNotFound) || !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+			t.Fatalf("get range of missing %q: %v; want ErrNotFound naming the key", missing, err)
+		}
+	}
+	if rc, err := get(ctx, key, -1, 10); !errors.Is(err, store.ErrInvalidRange) {
+		if err == nil {
+			rc.Close()
+		}
+		t.Fatalf("get range at offset -1: %v, want ErrInvalidRange", err)
+	}
+	for _, bad := range []string{"", "/abs", "a//b", "../x", "a b"} {
+		if rc, err := get(ctx, bad, 0, 10); !errors.Is(err, store.ErrInvalidKey) {
+			if err == nil {
+				rc.Close()
+			}
+			t.Fatalf("get range of bad key %q: %v, want ErrInvalidKey", bad, err)
+		}
+	}
+}
+
+func testGetRange(t *testing.T, s store.Store) {
+	rg, ok := s.(store.RangeGetter)
+	if !ok {
+		t.Skip("store does not implement store.RangeGetter")
+	}
+	checkRanges(t, s, rg.GetRange)
+	// Through the helper too.
+	checkRanges(t, s, func(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+		return store.GetRange(ctx, s, key, off, n)
+	})
+}
+
+// plainStore hides every optional interface of the store it wraps.
+type plainStore struct{ store.Store }
+
+func testGetRangeFallback(t *testing.T, s store.Store) {
+	p := plainStore{s}
+	checkRanges(t, s, func(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+		return store.GetRange(ctx, p, key, off, n)
+	})
+}
+
+// testGetRangeWrappers: the wrappers keep GetRange exactly when the wrapped
+// store has it, and WithSHA256 passes ranges through unverified.
+func testGetRangeWrappers(t *testing.T, s store.Store) {
+	_, has := s.(store.RangeGetter)
+	for name, w := range map[string]store.Store{
+		"sha256":        store.WithSHA256(s),
+		"max-size":      store.WithMaxObjectSize(s, 1<<20),
+		"sha256(plain)": store.WithSHA256(plainStore{s}),
+		"max(plain)":    store.WithMaxObjectSize(plainStore{s}, 1<<20),
+	} {
+		rg, ok := w.(store.RangeGetter)
+		if want := has && !strings.Contains(name, "plain"); ok != want {
+			t.Fatalf("%s: RangeGetter = %v, want %v", name, ok, want)
+		}
+		if ok {
+			checkRanges(t, w, rg.GetRange)
+		}
+	}
+	if !has {
+		return
+	}
+	// A corrupt object: ranges read its bytes as stored, whole reads fail.
+	key := "packs/" + sha([]byte("the real content"))
+	mustPut(t, s, key, []byte("not the content!"))
+	v := store.WithSHA256(s)
+	if got := string(readRange(t, v.(store.RangeGetter).GetRange, key, 4, 3)); got != "the" {
+		t.Fatalf("unverified range = %q, want %q", got, "the")
+	}
+	if _, err := store.ReadAll(ctx, v, key); !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("whole read of a corrupt object: %v, want ErrCorrupt", err)
+	}
+}
+
+func testGetRangeCancelled(t *testing.T, s store.Store) {
+	rg, ok := s.(store.RangeGetter)
+	if !ok {
+		t.Skip("store does not implement store.RangeGetter")
+	}
+	mustPut(t, s, "obj", payload(3, rangeSize))
+	c, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := rg.GetRange(c, "obj", 0, 10); !errors.Is(err, context.Canceled) {
+		t.Fatalf("get range with a cancelled context: %v, want context.Canceled", err)
+	}
+	c, cancel = context.WithCancel(ctx)
+	rc, err := rg.GetRange(c, "obj", 10, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	buf := make([]byte, 100)
+	if _, err := io.ReadFull(rc, buf); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if _, err := io.ReadAll(rc); !errors.Is(err, context.Canceled) {
+		t.Fatalf("read after cancel: %v, want context.Canceled", err)
+	}
+}
