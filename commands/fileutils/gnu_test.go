@@ -1,6 +1,7 @@
 package fileutils_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/warren-sandbox/warren/commands/gnucase"
@@ -27,5 +28,5 @@ var knownDiff = map[string]string{
 }
 
 func TestGNU(t *testing.T) {
-	gnucase.Replay(t, "testdata/gnu.json", std.Table(), gnucase.Options{KnownDiff: knownDiff})
+	gnucase.Replay(t, os.DirFS("testdata"), "gnu.json", std.Table(), gnucase.Options{KnownDiff: knownDiff})
 }

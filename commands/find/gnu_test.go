@@ -1,6 +1,7 @@
 package find_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/warren-sandbox/warren/commands/gnucase"
@@ -25,5 +26,5 @@ var knownDiff = map[string]string{
 }
 
 func TestGNU(t *testing.T) {
-	gnucase.Replay(t, "testdata/gnu.json", std.Table(), gnucase.Options{KnownDiff: knownDiff, Unordered: true})
+	gnucase.Replay(t, os.DirFS("testdata"), "gnu.json", std.Table(), gnucase.Options{KnownDiff: knownDiff, Unordered: true})
 }

@@ -11,7 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
@@ -143,9 +143,11 @@ type Options struct {
 	Unordered bool
 }
 
-// Replay runs every case of the JSON file against tab, one subtest each.
-func Replay(t *testing.T, file string, tab commands.Table, opts Options) {
-	data, err := os.ReadFile(file)
+// Replay runs every case of the JSON file (read from testdata, usually
+// os.DirFS("testdata"): this package stays off the host filesystem like
+// every command package) against tab, one subtest each.
+func Replay(t *testing.T, testdata fs.FS, file string, tab commands.Table, opts Options) {
+	data, err := fs.ReadFile(testdata, file)
 	if err != nil {
 		t.Fatal(err)
 	}
