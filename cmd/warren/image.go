@@ -16,14 +16,42 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/warren-sandbox/warren/image"
+	"github.com/warren-sandbox/warren/native"
+	"github.com/warren-sandbox/warren/sandbox"
+	"github.com/warren-sandbox/warren/sandbox/boltmeta"
+	"github.com/warren-sandbox/warren/sandbox/node"
 	storedir "github.com/warren-sandbox/warren/store/dir"
 )
 
 func init() { verbs = append(verbs, newImageCmd) }
 
-// imageBuildRunner executes Dockerfile RUN steps; nil (until the sandbox
-// verb's file sets it) makes RUN fail with a clear error.
-var imageBuildRunner image.Runner
+// buildRunDir is the native tier's run directory for `image build` (not
+// serve's, so a build never fights a running server for its lock).
+const buildRunDir = "/run/warren/native-build"
+
+// imageInUse reports whether a sandbox recorded in DATA/meta.db was made
+// from digest. While warren serve runs it holds meta.db: the check then
+// fails, and `image rm` refuses rather than guess.
+func imageInUse(ctx context.Context, data string) (func(string) bool, error) {
+	p := filepath.Join(data, "meta.db")
+	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+		return func(string) bool { return false }, nil
+	}
+	db, err := boltmeta.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("cannot check whether sandboxes use the image (is warren serve running on %s? stop it first): %w", data, err)
+	}
+	defer db.Close()
+	recs, err := db.Sandboxes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	for _, r := range recs {
+		used[r.ImageDigest] = true
+	}
+	return func(d string) bool { return used[d] }, nil
+}
 
 // imageDataDir is where images live: --data, else $WARREN_DATA, else
 // ~/.local/share/warren.
@@ -58,7 +86,7 @@ func openImageCatalog(data string) (*image.Catalog, func(), error) {
 }
 
 func newImageCmd() *cobra.Command {
-	var data string
+	var data, tag, dockerfile string
 	cmd := &cobra.Command{
 		Use:   "image",
 		Short: "build and manage EROFS base images",
@@ -75,12 +103,33 @@ func newImageCmd() *cobra.Command {
 				return err
 			}
 			defer done()
-			c.Runner = imageBuildRunner
-			return fn(cmd.Context(), c, cmd, args)
+			c.Runner = &sandbox.BuildRunner{Commands: node.Commands(), Catalog: c}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			if cmd.Name() == "rm" {
+				if c.InUse, err = imageInUse(ctx, dir); err != nil {
+					return err
+				}
+			}
+			if cmd.Name() == "build" && dockerfile != "" {
+				// RUN steps: resident shell, ELF files natively when the
+				// host allows it.
+				rt, err := native.NewRuntime(ctx, native.Config{RunDir: buildRunDir})
+				if err != nil {
+					return err
+				}
+				defer rt.Close()
+				if why := rt.Available(); why != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warren: RUN steps cannot run ELF files: %v\n", why)
+				}
+				c.Runner.(*sandbox.BuildRunner).Native = rt
+			}
+			return fn(ctx, c, cmd, args)
 		}
 	}
 
-	var tag, dockerfile string
 	var buildArgs []string
 	build := &cobra.Command{
 		Use:   "build [-t NAME] [-f Dockerfile] SOURCE",

@@ -1,0 +1,66 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/containerd/errdefs"
+)
+
+// TestErrors_RoundTrip: every class survives ToHTTP then ToNative, so
+// errors.Is works the same on both sides of the wire.
+func TestErrors_RoundTrip(t *testing.T) {
+	for _, c := range codes {
+		err := fmt.Errorf("doing x: %w", Errorf(c.class, "thing %q", "y"))
+		status, code := ToHTTP(err)
+		if status != c.status || code != c.code {
+			t.Fatalf("%v: ToHTTP = %d %s, want %d %s", c.class, status, code, c.status, c.code)
+		}
+		back := ToNative(status, code, err.Error())
+		if !errors.Is(back, c.class) || back.Error() != err.Error() {
+			t.Fatalf("%v: ToNative = %v (class lost or text changed)", c.class, back)
+		}
+		if c.status != 409 && !errors.Is(ToNative(status, "unknown_code", "m"), c.class) {
+			t.Fatalf("%v: an unknown code does not fall back on the status %d", c.class, status)
+		}
+	}
+	if s, code := ToHTTP(errors.New("bug")); s != 500 || code != "internal" {
+		t.Fatalf("unclassified error: %d %s", s, code)
+	}
+	if s, _ := ToHTTP(fmt.Errorf("wrapped: %w", context.DeadlineExceeded)); s != 504 {
+		t.Fatalf("deadline: %d", s)
+	}
+	if !errors.Is(ToNative(418, "", "teapot"), errdefs.ErrUnknown) {
+		t.Fatal("an unknown status is not ErrUnknown")
+	}
+}
+
+func TestDuration_JSON(t *testing.T) {
+	cases := []struct {
+		in   string
+		want time.Duration
+		bad  bool
+	}{
+		{`"15s"`, 15 * time.Second, false},
+		{`"250ms"`, 250 * time.Millisecond, false},
+		{`2`, 2 * time.Second, false},
+		{`0.5`, 500 * time.Millisecond, false},
+		{`"soon"`, 0, true},
+		{`true`, 0, true},
+	}
+	for _, c := range cases {
+		var d Duration
+		err := json.Unmarshal([]byte(c.in), &d)
+		if (err != nil) != c.bad || (!c.bad && d.Std() != c.want) {
+			t.Fatalf("%s: %v %v", c.in, d.Std(), err)
+		}
+	}
+	b, _ := json.Marshal(Duration(1500 * time.Millisecond))
+	if string(b) != `"1.5s"` {
+		t.Fatalf("marshal: %s", b)
+	}
+}

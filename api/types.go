@@ -1,0 +1,328 @@
+// Package api holds warren's wire types: the JSON bodies of the HTTP API,
+// the error classes and their mapping to statuses, and the Service interface
+// that both the in-process sandbox manager and the HTTP client implement, so
+// one behaviour suite runs against each. It imports nothing of warren.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+// Duration is a time.Duration that travels as a Go duration string ("15s",
+// "250ms"); a bare JSON number is taken as seconds.
+type Duration time.Duration
+
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		f, ferr := strconv.ParseFloat(string(b), 64)
+		if ferr != nil {
+			return fmt.Errorf("duration must be a string like \"15s\" or a number of seconds, not %s", b)
+		}
+		*d = Duration(f * float64(time.Second))
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("bad duration %q: %w", s, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Std returns d as a time.Duration.
+func (d Duration) Std() time.Duration { return time.Duration(d) }
+
+// Sandbox states; see the state machine in package sandbox.
+const (
+	StateRunning = "running" // interpreter and filesystem in memory
+	StateStandby = "standby" // hibernated to a StateRef; resumes on any request
+	StateDeleted = "deleted"
+)
+
+// Limits bound what one sandbox may use. Zero means the server's default.
+type Limits struct {
+	// Timeout bounds one exec (default 5m); an exec may ask for less.
+	Timeout Duration `json:"timeout,omitempty"`
+	// MaxOutputBytes bounds stdout+stderr of one exec.
+	MaxOutputBytes int64 `json:"max_output_bytes,omitempty"`
+	// MaxMemoryBytes bounds what buffering commands may hold and, in the
+	// native tier, the memory of the sandbox's processes (cgroup; a process
+	// over it is killed, status 137).
+	MaxMemoryBytes int64 `json:"max_memory_bytes,omitempty"`
+	// DiskBytes and DiskInodes bound the sandbox's delta (DiskBytes also
+	// sizes the native tier's writable layer).
+	DiskBytes  int64 `json:"disk_bytes,omitempty"`
+	DiskInodes int64 `json:"disk_inodes,omitempty"`
+	// Native allows ELF files to run in the native tier (namespaces over
+	// OverlayFS). Absent: on when the node offers it; false refuses ELF
+	// execution with a message that says so.
+	Native *bool `json:"native,omitempty"`
+	// CPUs is the native tier's CPU quota in cores (e.g. 0.5; 0: no quota).
+	CPUs float64 `json:"cpus,omitempty"`
+	// Pids bounds the native tier's processes and threads (0: no bound).
+	Pids int64 `json:"pids,omitempty"`
+}
+
+// NativeAllowed reports whether l lets ELF files run natively (absent
+// means yes: the node decides whether it can).
+func (l Limits) NativeAllowed() bool { return l.Native == nil || *l.Native }
+
+// CreateRequest is the body of POST /v1/sandboxes.
+type CreateRequest struct {
+	Image    string            `json:"image,omitempty"`    // default: the embedded image
+	Snapshot string            `json:"snapshot,omitempty"` // start from this snapshot instead
+	Env      map[string]string `json:"env,omitempty"`
+	Cwd      string            `json:"cwd,omitempty"`
+	User     string            `json:"user,omitempty"`
+	Hostname string            `json:"hostname,omitempty"`
+	Labels   map[string]string `json:"labels,omitempty"`
+	Limits   Limits            `json:"limits,omitempty"`
+	// StandbyAfter is the idle time before automatic hibernation
+	// (default 15s; negative disables it).
+	StandbyAfter Duration `json:"standby_after,omitempty"`
+	// TTL deletes the sandbox this long after creation (0: never).
+	TTL Duration `json:"ttl,omitempty"`
+}
+
+// Sandbox describes one sandbox.
+type Sandbox struct {
+	ID           string            `json:"id"`
+	State        string            `json:"state"`
+	Image        string            `json:"image"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Env          map[string]string `json:"env,omitempty"`
+	Cwd          string            `json:"cwd"`
+	User         string            `json:"user"`
+	Hostname     string            `json:"hostname"`
+	Limits       Limits            `json:"limits"`
+	StandbyAfter Duration          `json:"standby_after"`
+	TTL          Duration          `json:"ttl,omitempty"`
+	CreatedAt    time.Time         `json:"created_at"`
+	LastActive   time.Time         `json:"last_active"`
+	// StateRef names the hibernated state (set in standby).
+	StateRef string   `json:"state_ref,omitempty"`
+	Parent   string   `json:"parent,omitempty"`   // the sandbox this one was forked from
+	Snapshot string   `json:"snapshot,omitempty"` // the snapshot it was created from
+	Sessions []string `json:"sessions,omitempty"`
+	// DiskBytes and DiskInodes are the delta's usage (known when running).
+	DiskBytes  int64 `json:"disk_bytes"`
+	DiskInodes int64 `json:"disk_inodes"`
+}
+
+// ListOptions filter GET /v1/sandboxes; every label must match.
+type ListOptions struct {
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// ExecRequest is the body of POST /v1/sandboxes/{id}/exec and of
+// POST .../processes. Exactly one of Script and Argv is set.
+type ExecRequest struct {
+	Script string   `json:"script,omitempty"`
+	Argv   []string `json:"argv,omitempty"`
+	// Session names the shell session (default "main"); execs in one
+	// session run one at a time, in different sessions in parallel.
+	Session string `json:"session,omitempty"`
+	// Isolated runs the exec in a throwaway copy of the session: its
+	// filesystem writes stay, its shell state changes do not.
+	Isolated bool `json:"isolated,omitempty"`
+	// Stdin is the exec's standard input (text); StdinReader, in process
+	// only, streams it.
+	Stdin       string    `json:"stdin,omitempty"`
+	StdinReader io.Reader `json:"-"`
+	// Env and Cwd apply to this exec only (it then runs in a subshell, so
+	// its shell-state changes do not persist).
+	Env     map[string]string `json:"env,omitempty"`
+	Cwd     string            `json:"cwd,omitempty"`
+	Timeout Duration          `json:"timeout,omitempty"`
+}
+
+// ExecResult is the outcome of an exec. Stdout and Stderr are filled only
+// by buffered execs.
+type ExecResult struct {
+	Exit       int     `json:"exit"`
+	Stdout     string  `json:"stdout,omitempty"`
+	Stderr     string  `json:"stderr,omitempty"`
+	DurationMS float64 `json:"duration_ms"`
+	// CPUSeconds is the CPU time of the exec's native processes (from
+	// their cgroup); resident commands add nothing.
+	CPUSeconds float64 `json:"cpu_seconds"`
+	// Limit names the limit that stopped the exec ("timeout", "output",
+	// "memory": a native process was killed over the memory limit), or
+	// the signal that killed it ("signal:TERM").
+	Limit string `json:"limit,omitempty"`
+	// Truncated: output beyond the limit (or the attach replay bound) was dropped.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// ExecEvent is one line of a streamed exec (NDJSON): exactly one of
+// Stdout/Stderr (text), StdoutB64/StderrB64 (output that is not UTF-8),
+// Exit (the last event, with the result's other fields) or Error.
+type ExecEvent struct {
+	Stdout     *string      `json:"stdout,omitempty"`
+	Stderr     *string      `json:"stderr,omitempty"`
+	StdoutB64  []byte       `json:"stdout_b64,omitempty"`
+	StderrB64  []byte       `json:"stderr_b64,omitempty"`
+	Exit       *int         `json:"exit,omitempty"`
+	DurationMS float64      `json:"duration_ms,omitempty"`
+	CPUSeconds float64      `json:"cpu_seconds,omitempty"`
+	Limit      string       `json:"limit,omitempty"`
+	Truncated  bool         `json:"truncated,omitempty"`
+	Error      *ErrorDetail `json:"error,omitempty"`
+}
+
+// Process is a background exec.
+type Process struct {
+	PID       int         `json:"pid"`
+	Session   string      `json:"session"`
+	Command   string      `json:"command"`
+	Running   bool        `json:"running"`
+	StartedAt time.Time   `json:"started_at"`
+	Result    *ExecResult `json:"result,omitempty"` // set once it exited
+}
+
+// SignalRequest is the body of POST .../processes/{pid}/signal.
+type SignalRequest struct {
+	Signal string `json:"signal"` // TERM, KILL, INT, HUP (with or without SIG)
+}
+
+// FileInfo describes one file of a sandbox.
+type FileInfo struct {
+	Path    string    `json:"path"`
+	Name    string    `json:"name"`
+	Type    string    `json:"type"` // file, dir, symlink, other
+	Size    int64     `json:"size"`
+	Mode    string    `json:"mode"` // octal permission bits, e.g. "0644"
+	ModTime time.Time `json:"mod_time"`
+	Target  string    `json:"target,omitempty"` // symlink target
+}
+
+// Write modes for WriteFile.
+const (
+	WriteTruncate = "truncate" // create or replace (default)
+	WriteAppend   = "append"   // create or append
+	WriteCreate   = "create"   // create; fail if it exists
+)
+
+// WriteFileRequest describes one file write; Data is its content.
+type WriteFileRequest struct {
+	Path string
+	Data io.Reader
+	Mode string // WriteTruncate, WriteAppend or WriteCreate
+	Perm uint32 // permission bits of a new file (default 0644)
+}
+
+// ListFilesOptions: Depth 0 means the directory's entries only, unless
+// Recursive, which means unlimited depth; Depth N means N levels below.
+type ListFilesOptions struct {
+	Recursive bool
+	Depth     int
+}
+
+// MkdirRequest is the body of POST .../files/mkdir (always -p).
+type MkdirRequest struct {
+	Path string `json:"path"`
+	Perm uint32 `json:"perm,omitempty"`
+}
+
+// MoveRequest is the body of POST .../files/move.
+type MoveRequest struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// ForkRequest is the body of POST .../fork.
+type ForkRequest struct {
+	Count int `json:"count,omitempty"` // default 1
+}
+
+// ForkResult lists the children.
+type ForkResult struct {
+	Sandboxes []Sandbox `json:"sandboxes"`
+}
+
+// SnapshotRequest is the body of POST .../snapshots.
+type SnapshotRequest struct {
+	Name string `json:"name"`
+}
+
+// Snapshot is a named, immutable sandbox state.
+type Snapshot struct {
+	Name      string    `json:"name"`
+	Sandbox   string    `json:"sandbox"`
+	Image     string    `json:"image"`
+	StateRef  string    `json:"state_ref"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Image is a base image a sandbox may start from.
+type Image struct {
+	Name   string `json:"name"`
+	Digest string `json:"digest"`
+}
+
+// KeyRequest is the body of POST /v1/keys (admin only).
+type KeyRequest struct {
+	Tenant string `json:"tenant"`
+}
+
+// Key is a new API key for a tenant; the key is shown only once.
+type Key struct {
+	Tenant string `json:"tenant"`
+	Key    string `json:"key"`
+}
+
+// Service is what warren does for one tenant. The sandbox manager
+// implements it in process and the client over HTTP; one behaviour suite
+// (sandbox/sandboxtest) runs against both.
+type Service interface {
+	Create(ctx context.Context, req CreateRequest) (Sandbox, error)
+	Get(ctx context.Context, id string) (Sandbox, error)
+	List(ctx context.Context, opts ListOptions) ([]Sandbox, error)
+	Delete(ctx context.Context, id string) error
+
+	// Exec runs req and streams its output to stdout and stderr (either
+	// may be nil) as it is produced.
+	Exec(ctx context.Context, id string, req ExecRequest, stdout, stderr io.Writer) (ExecResult, error)
+
+	StartProcess(ctx context.Context, id string, req ExecRequest) (Process, error)
+	ListProcesses(ctx context.Context, id string) ([]Process, error)
+	// AttachProcess replays the buffered output (within a bound) then
+	// streams the rest until the process exits.
+	AttachProcess(ctx context.Context, id string, pid int, stdout, stderr io.Writer) (ExecResult, error)
+	WriteStdin(ctx context.Context, id string, pid int, data []byte, closeStdin bool) error
+	SignalProcess(ctx context.Context, id string, pid int, signal string) error
+	WaitProcess(ctx context.Context, id string, pid int) (ExecResult, error)
+
+	ReadFile(ctx context.Context, id, path string, offset, length int64) ([]byte, error)
+	WriteFile(ctx context.Context, id string, req WriteFileRequest) error
+	ListFiles(ctx context.Context, id, path string, opts ListFilesOptions) ([]FileInfo, error)
+	Stat(ctx context.Context, id, path string) (FileInfo, error)
+	Mkdir(ctx context.Context, id, path string, perm uint32) error
+	Move(ctx context.Context, id, from, to string) error
+	Remove(ctx context.Context, id, path string, recursive bool) error
+	UploadTar(ctx context.Context, id, dir string, tar io.Reader) error
+	DownloadTar(ctx context.Context, id, dir string, w io.Writer) error
+
+	Hibernate(ctx context.Context, id string) (Sandbox, error)
+	Resume(ctx context.Context, id string) (Sandbox, error)
+	Fork(ctx context.Context, id string, count int) ([]Sandbox, error)
+
+	CreateSnapshot(ctx context.Context, id, name string) (Snapshot, error)
+	ListSnapshots(ctx context.Context) ([]Snapshot, error)
+	GetSnapshot(ctx context.Context, name string) (Snapshot, error)
+	DeleteSnapshot(ctx context.Context, name string) error
+
+	ListImages(ctx context.Context) ([]Image, error)
+	// BuildImage makes an image of a tar stream, named for this tenant.
+	BuildImage(ctx context.Context, name string, tar io.Reader) (Image, error)
+}

@@ -1,0 +1,218 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/native"
+	"github.com/warren-sandbox/warren/vfs"
+)
+
+// The native tier in a sandbox.
+//
+// A sandbox's native workspace (package native: overlay of the image's EROFS
+// file and a tmpfs upper layer, namespaces, cgroup) is created by the first
+// ELF exec of the running sandbox and kept while it runs. Hibernate (explicit
+// or standby), delete and shutdown close it, killing whatever it still runs;
+// the next ELF exec after a resume creates a new one. A workspace whose init
+// died (native.ErrWorkspaceLost: killed from outside, or the OOM killer took
+// it) is closed and recreated by the next ELF exec.
+//
+// Consistency rule: the vfs sees what a native command wrote when that
+// command ends (its Exec harvests). While a native command is still running
+// (a background job, or an exec in another session), every file call of the
+// API and the start of every exec harvest first, so they see what it wrote
+// up to that moment; a resident command inside the same script as a running
+// native job sees its writes only at the job's end or the next harvest.
+
+// NativeFunc runs the ELF file at path in the native tier (the shell's
+// Native hook). It finds its sandbox through ctx.
+type NativeFunc func(ctx context.Context, inv *commands.Invocation, path string) int
+
+// runInfo travels in the context of one exec: the hook finds its sandbox
+// there (a forked session's hook must not reach its parent) and adds the
+// native CPU time and OOM kills it saw.
+type runInfo struct {
+	b   *box
+	cpu atomic.Int64 // nanoseconds
+	oom atomic.Bool
+}
+
+type runInfoKey struct{}
+
+func withRunInfo(ctx context.Context, ri *runInfo) context.Context {
+	return context.WithValue(ctx, runInfoKey{}, ri)
+}
+
+// nativeOff returns why b cannot run ELF files ("" when it can).
+func (m *Manager) nativeOff(b *box) string {
+	if !b.cfg.Limits.NativeAllowed() {
+		return "the native tier is off for this sandbox (created with native: false / --no-native)"
+	}
+	if m.cfg.Native == nil {
+		return "the native tier is disabled on this node (warren serve --no-native)"
+	}
+	if err := m.cfg.Native.Available(); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// runNative is the shell's Native hook of every session.
+func (m *Manager) runNative(ctx context.Context, inv *commands.Invocation, path string) int {
+	stderr := inv.Stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	ri, _ := ctx.Value(runInfoKey{}).(*runInfo)
+	if ri == nil {
+		fmt.Fprintf(stderr, "warren: %s: cannot execute binary file: no sandbox for the native tier\n", path)
+		return 126
+	}
+	b := ri.b
+	if why := m.nativeOff(b); why != "" {
+		fmt.Fprintf(stderr, "warren: %s: cannot execute binary file: %s\n", path, why)
+		return 126
+	}
+	ws, err := b.workspace(ctx, inv.FS)
+	if err != nil {
+		fmt.Fprintf(stderr, "warren: %s: native tier: %v\n", path, err)
+		return 126
+	}
+	b.nativeRunning.Add(1)
+	b.mu.Lock()
+	b.active++ // a native process keeps the sandbox out of standby
+	b.mu.Unlock()
+	res, err := ws.Exec(ctx, native.Cmd{
+		Path: path, Args: inv.Args, Env: inv.Env, Dir: inv.Dir,
+		Stdin: inv.Stdin, Stdout: inv.Stdout, Stderr: inv.Stderr,
+	})
+	b.nativeRunning.Add(-1)
+	b.release()
+	ri.cpu.Add(int64(res.CPU))
+	if res.OOMKilled {
+		ri.oom.Store(true)
+	}
+	if err != nil {
+		if errors.Is(err, native.ErrWorkspaceLost) {
+			b.dropWorkspace(ws)
+			hint := ""
+			if lim := b.cfg.Limits.MaxMemoryBytes; lim > 0 && ctx.Err() == nil {
+				hint = fmt.Sprintf(" (with the sandbox's memory limit of %d bytes, most likely an out-of-memory kill)", lim)
+			}
+			if ctx.Err() == nil {
+				fmt.Fprintf(stderr, "warren: %s: killed: the native workspace was lost%s; the next native command starts a new one\n", path, hint)
+			}
+			if res.Status == 0 {
+				res.Status = 137
+			}
+			return res.Status
+		}
+		if ctx.Err() != nil {
+			// Timeout, signal, delete: the exec's own cause reports it.
+			if res.Status == 0 {
+				res.Status = 137
+			}
+			return res.Status
+		}
+		fmt.Fprintf(stderr, "warren: %s: native tier: %v\n", path, err)
+		if res.Status == 0 {
+			res.Status = 126
+		}
+	}
+	return res.Status
+}
+
+// workspace returns b's native workspace over fsys, creating it on first use.
+func (b *box) workspace(ctx context.Context, fsys *vfs.FS) (*native.Workspace, error) {
+	b.nmu.Lock()
+	defer b.nmu.Unlock()
+	b.mu.Lock()
+	if b.state != api.StateRunning || b.fs == nil {
+		b.mu.Unlock()
+		return nil, notFound(b.id)
+	}
+	if fsys != b.fs {
+		b.mu.Unlock()
+		return nil, errors.New("the session's filesystem is not the sandbox's")
+	}
+	if b.ws != nil && b.wsFS == fsys {
+		ws := b.ws
+		b.mu.Unlock()
+		return ws, nil
+	}
+	old := b.ws
+	b.ws, b.wsFS = nil, nil
+	b.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	img, err := b.m.cfg.Images.Lookup(ctx, b.tenant, b.imageDigest)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open image %s: %w", b.imageDigest, err)
+	}
+	if img.Path == "" {
+		return nil, fmt.Errorf("image %s has no EROFS file on this node", b.imageDigest)
+	}
+	lim := native.Limits{
+		Memory: b.cfg.Limits.MaxMemoryBytes,
+		CPUs:   b.cfg.Limits.CPUs,
+		Pids:   b.cfg.Limits.Pids,
+		Disk:   b.cfg.Limits.DiskBytes,
+	}
+	ws, err := b.m.cfg.Native.Workspace(ctx, b.id, img.Path, fsys, lim)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	if b.state != api.StateRunning || b.fs != fsys {
+		// Deleted or hibernated while the workspace was being made.
+		b.mu.Unlock()
+		ws.Close()
+		return nil, notFound(b.id)
+	}
+	b.ws, b.wsFS = ws, fsys
+	b.mu.Unlock()
+	return ws, nil
+}
+
+// dropWorkspace closes ws if it is still b's (after it was lost).
+func (b *box) dropWorkspace(ws *native.Workspace) {
+	b.mu.Lock()
+	if b.ws == ws {
+		b.ws, b.wsFS = nil, nil
+	}
+	b.mu.Unlock()
+	ws.Close()
+}
+
+// takeWorkspaceLocked detaches b's workspace for closing (b.mu held); the
+// caller closes it after unlocking, since Close kills and waits.
+func (b *box) takeWorkspaceLocked() *native.Workspace {
+	ws := b.ws
+	b.ws, b.wsFS = nil, nil
+	return ws
+}
+
+// harvestNative brings what running native processes wrote into the vfs
+// (see the consistency rule above); a no-op when none runs.
+func (b *box) harvestNative(ctx context.Context) error {
+	if b.nativeRunning.Load() == 0 {
+		return nil
+	}
+	b.mu.Lock()
+	ws := b.ws
+	b.mu.Unlock()
+	if ws == nil {
+		return nil
+	}
+	if err := ws.Harvest(ctx); err != nil {
+		return fmt.Errorf("cannot bring native writes into the sandbox: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,163 @@
+// Package node assembles one warren node on its embedded defaults: blobs
+// in a local directory (store/dir), metadata and API keys in bbolt
+// (boltmeta), images in an image.Catalog with the embedded default image,
+// the real shell and vfs, and the HTTP server over them.
+//
+// Layout of DIR:
+//
+//	DIR/blobs/     the blob store (deltas, session states, StateRefs, images)
+//	DIR/meta.db    sandboxes, snapshots, API keys (bbolt)
+//	DIR/cache/     image spools and local copies
+//	DIR/admin.key  the admin API key, mode 0600, written on first start
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/commands/std"
+	"github.com/warren-sandbox/warren/image"
+	"github.com/warren-sandbox/warren/native"
+	"github.com/warren-sandbox/warren/sandbox"
+	"github.com/warren-sandbox/warren/sandbox/boltmeta"
+	"github.com/warren-sandbox/warren/server"
+	"github.com/warren-sandbox/warren/store/dir"
+)
+
+// Options configure a node.
+type Options struct {
+	Dir    string
+	Logger *slog.Logger
+	// Fsync makes every blob write durable against power loss (slower);
+	// without it a clean shutdown or a warren crash keeps everything that
+	// was hibernated, a power loss may not.
+	Fsync bool
+	// Manager settings (zero: the sandbox package defaults).
+	DefaultStandbyAfter   time.Duration
+	TickInterval          time.Duration
+	MaxSandboxesPerTenant int
+	// Server settings.
+	MaxFileBytes int64
+	// Native is the node's native tier (nil: off). The caller creates it
+	// (native.NewRuntime) and closes it after Close.
+	Native *native.Runtime
+}
+
+// Node is one running node.
+type Node struct {
+	Manager  *sandbox.Manager
+	Meta     *boltmeta.DB
+	Blobs    *dir.Store
+	Catalog  *image.Catalog
+	Handler  *server.Server
+	AdminKey string // set when this start created it
+	KeyFile  string
+}
+
+// Open starts a node over opts.Dir, creating it on first use.
+func Open(ctx context.Context, opts Options) (n *Node, err error) {
+	if opts.Dir == "" {
+		return nil, errors.New("node: no data directory")
+	}
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cannot create data directory: %w", err)
+	}
+	n = &Node{KeyFile: filepath.Join(opts.Dir, "admin.key")}
+	defer func() {
+		if err != nil {
+			n.closeStores()
+		}
+	}()
+	var sopts []dir.Option
+	if !opts.Fsync {
+		sopts = append(sopts, dir.WithoutSync())
+	}
+	if n.Blobs, err = dir.Open(filepath.Join(opts.Dir, "blobs"), sopts...); err != nil {
+		return nil, err
+	}
+	if n.Meta, err = boltmeta.Open(filepath.Join(opts.Dir, "meta.db")); err != nil {
+		return nil, err
+	}
+	if n.Catalog, err = image.NewCatalog(n.Blobs, filepath.Join(opts.Dir, "cache")); err != nil {
+		return nil, err
+	}
+	if _, err := image.Default(ctx, n.Catalog); err != nil {
+		return nil, fmt.Errorf("cannot install the default image: %w", err)
+	}
+	n.Manager, err = sandbox.New(ctx, sandbox.Config{
+		Blobs:                 n.Blobs,
+		Deltas:                sandbox.VFSDeltas(n.Blobs),
+		Images:                sandbox.CatalogImages(n.Catalog),
+		Interpreters:          sandbox.ShellInterpreters(Commands()),
+		Meta:                  n.Meta,
+		DefaultStandbyAfter:   opts.DefaultStandbyAfter,
+		TickInterval:          opts.TickInterval,
+		MaxSandboxesPerTenant: opts.MaxSandboxesPerTenant,
+		Native:                opts.Native,
+		Logger:                opts.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Dockerfile RUN steps run in a throwaway sandbox; an image stays while
+	// any sandbox was made from it.
+	n.Catalog.Runner = &sandbox.BuildRunner{Commands: Commands(), Catalog: n.Catalog, Native: opts.Native}
+	n.Catalog.InUse = n.Manager.ImageInUse
+	if n.Handler, err = server.New(server.Config{
+		Backend: n.Manager, Keys: n.Meta, Logger: opts.Logger, MaxFileBytes: opts.MaxFileBytes,
+	}); err != nil {
+		return nil, err
+	}
+	has, err := n.Meta.HasKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !has {
+		key := server.NewKey()
+		if err := n.Meta.PutKey(ctx, key, "admin", true); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(n.KeyFile, []byte(key+"\n"), 0o600); err != nil {
+			return nil, fmt.Errorf("cannot write the admin key: %w", err)
+		}
+		n.AdminKey = key
+	}
+	return n, nil
+}
+
+// Commands is the resident command table every sandbox gets.
+func Commands() commands.Table { return std.Table() }
+
+// Close hibernates every sandbox and closes the stores.
+func (n *Node) Close(ctx context.Context) error {
+	var errs []error
+	if n.Manager != nil {
+		errs = append(errs, n.Manager.Close(ctx))
+	}
+	errs = append(errs, n.closeStores())
+	return errors.Join(errs...)
+}
+
+func (n *Node) closeStores() error {
+	var errs []error
+	if n.Catalog != nil {
+		errs = append(errs, n.Catalog.Close())
+	}
+	if n.Meta != nil {
+		errs = append(errs, n.Meta.Close())
+	}
+	if n.Blobs != nil {
+		errs = append(errs, n.Blobs.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Deltas persists vfs deltas into blobs (what Open wires; exported for
+// callers that assemble a Manager themselves, like the benchmarks).
+func Deltas(blobs *dir.Store) sandbox.Deltas { return sandbox.VFSDeltas(blobs) }

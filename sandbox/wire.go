@@ -1,0 +1,196 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/containerd/errdefs"
+	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/image"
+	"github.com/warren-sandbox/warren/shell"
+	"github.com/warren-sandbox/warren/vfs"
+)
+
+// This file wires the real parts: package shell as the Interpreters,
+// package vfs's persistence as the Deltas, an image.Catalog as the Images.
+
+// ShellInterpreters returns Interpreters running package shell with the
+// given command table.
+func ShellInterpreters(table commands.Table) Interpreters { return shellInterps{table} }
+
+type shellInterps struct{ table commands.Table }
+
+func (s shellInterps) config(cfg SessionConfig) shell.Config {
+	return shell.Config{
+		FS: cfg.FS, Commands: s.table, Env: cfg.Env, Dir: cfg.Dir, Hostname: cfg.Hostname, User: cfg.User,
+		Native: shell.NativeFunc(cfg.Native),
+		// Buffering commands (sort, tac, shuf) fail cleanly past the
+		// sandbox's memory limit; other fields come from the ones above.
+		Sys: &commands.System{MaxMemoryBytes: cfg.Limits.MaxMemoryBytes},
+		Limits: shell.Limits{
+			Timeout: cfg.Limits.Timeout.Std(),
+			// The sandbox's own output limit is enforced by the manager
+			// (it truncates and names the limit); the shell's is a backstop.
+			MaxOutputBytes: cfg.Limits.MaxOutputBytes + 1,
+			// The memory limit bounds what one value may hold: the shell
+			// has no allocator accounting, so strings and here-docs are
+			// what an untrusted script can grow.
+			MaxStringBytes: clampInt(cfg.Limits.MaxMemoryBytes),
+			MaxHeredoc:     clampInt(cfg.Limits.MaxMemoryBytes),
+		},
+	}
+}
+
+func clampInt(n int64) int {
+	if n <= 0 || n > math.MaxInt32 {
+		return 0 // the shell's default
+	}
+	return int(n)
+}
+
+func (s shellInterps) New(cfg SessionConfig) (Interp, error) {
+	sh, err := shell.New(s.config(cfg))
+	if err != nil {
+		return nil, err
+	}
+	return shellInterp{sh}, nil
+}
+
+func (s shellInterps) Restore(cfg SessionConfig, state []byte) (Interp, error) {
+	sh, err := shell.Restore(s.config(cfg), state)
+	if err != nil {
+		return nil, err
+	}
+	return shellInterp{sh}, nil
+}
+
+type shellInterp struct{ *shell.Shell }
+
+func (i shellInterp) Fork(fsys *vfs.FS) Interp { return shellInterp{i.Shell.Fork(fsys)} }
+
+// VFSDeltas persists deltas with package vfs into blobs (lazily loaded:
+// Load reads nodes and chunks on first use).
+func VFSDeltas(blobs vfs.BlobStore) Deltas { return vfsDeltas{blobs} }
+
+type vfsDeltas struct{ blobs vfs.BlobStore }
+
+func (d vfsDeltas) Persist(ctx context.Context, f *vfs.FS) (string, error) {
+	ref, err := f.Persist(ctx, d.blobs)
+	if err != nil {
+		return "", err
+	}
+	return ref.String(), nil
+}
+
+func (d vfsDeltas) Load(ctx context.Context, opts vfs.Options, ref string) (*vfs.FS, error) {
+	r, err := vfs.ParseRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	return vfs.Load(ctx, opts, d.blobs, r)
+}
+
+// CatalogImages serves images from an image.Catalog. The default image is
+// shared by every tenant; a tenant's own images are tags under
+// "tenants/TENANT/", so a tenant sees (and builds) only its own.
+func CatalogImages(cat *image.Catalog) *Catalog {
+	return &Catalog{cat: cat, opened: map[string]Image{}}
+}
+
+// Catalog is the Images of an image.Catalog; it also builds images.
+type Catalog struct {
+	cat    *image.Catalog
+	mu     sync.Mutex
+	opened map[string]Image // by digest
+}
+
+func tenantTag(tenant, name string) string { return "tenants/" + tenant + "/" + name }
+
+func (c *Catalog) Lookup(ctx context.Context, tenant, name string) (Image, error) {
+	if name == "" {
+		name = image.DefaultName
+	}
+	c.mu.Lock()
+	im, ok := c.opened[name]
+	c.mu.Unlock()
+	if ok {
+		return im, nil
+	}
+	var m image.Manifest
+	var err error
+	display := name
+	switch {
+	case strings.HasPrefix(name, "sha256:"):
+		m, err = c.cat.Resolve(ctx, name)
+	case name == image.DefaultName:
+		m, err = c.cat.Resolve(ctx, name)
+	default:
+		if strings.ContainsAny(name, "/") {
+			return Image{}, api.Errorf(api.ErrUnprocessable, "bad image name %q", name)
+		}
+		m, err = c.cat.Resolve(ctx, tenantTag(tenant, name))
+	}
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Image{}, api.Errorf(errdefs.ErrNotFound, "image %q not found", name)
+		}
+		return Image{}, api.Errorf(api.ErrUnprocessable, "image %q: %v", name, err)
+	}
+	opened, err := c.cat.Open(ctx, m)
+	if err != nil {
+		return Image{}, fmt.Errorf("cannot open image %s: %w", m.Digest, err)
+	}
+	im = Image{Name: display, Digest: m.Digest, FS: opened.FS(), Path: opened.Path}
+	c.mu.Lock()
+	c.opened[m.Digest] = Image{Name: m.Digest, Digest: m.Digest, FS: opened.FS(), Path: opened.Path}
+	if name == image.DefaultName {
+		// The default image is built from embedded data: its tag never
+		// moves while the process runs, so its resolution is cached.
+		c.opened[name] = im
+	}
+	c.mu.Unlock()
+	return im, nil
+}
+
+func (c *Catalog) List(ctx context.Context, tenant string) ([]api.Image, error) {
+	tags, err := c.cat.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []api.Image{}
+	prefix := tenantTag(tenant, "")
+	for _, t := range tags {
+		switch {
+		case t.Name == image.DefaultName:
+			out = append(out, api.Image{Name: t.Name, Digest: t.Digest})
+		case strings.HasPrefix(t.Name, prefix):
+			out = append(out, api.Image{Name: strings.TrimPrefix(t.Name, prefix), Digest: t.Digest})
+		}
+	}
+	return out, nil
+}
+
+// Build makes an image of a tar stream and tags it name for tenant.
+func (c *Catalog) Build(ctx context.Context, tenant, name string, tar io.Reader) (api.Image, error) {
+	if !nameRE.MatchString(name) || name == image.DefaultName {
+		return api.Image{}, api.Errorf(api.ErrUnprocessable, "bad image name %q: want 1-64 of [A-Za-z0-9._-], not %q", name, image.DefaultName)
+	}
+	m, err := c.cat.BuildSource(ctx, "-", image.BuildOptions{Stdin: tar})
+	if err != nil {
+		if isBodyTooLarge(err) {
+			return api.Image{}, api.Errorf(api.ErrTooLarge, "image tar over the body limit")
+		}
+		return api.Image{}, api.Errorf(api.ErrUnprocessable, "cannot build image %q: %v", name, err)
+	}
+	if err := c.cat.Tag(ctx, tenantTag(tenant, name), m); err != nil {
+		return api.Image{}, fmt.Errorf("cannot tag image %q: %w", name, err)
+	}
+	return api.Image{Name: name, Digest: m.Digest}, nil
+}

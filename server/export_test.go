@@ -1,0 +1,10 @@
+package server
+
+// RoutesForTest lists "METHOD /pattern" of every route of s.
+func RoutesForTest(s *Server) []string {
+	var out []string
+	for _, r := range s.routes() {
+		out = append(out, r.method+" "+r.pattern)
+	}
+	return out
+}
