@@ -44,7 +44,7 @@ func newConformanceCommandsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			base, closeBase, err := openBase(ctx, data, imgRef)
+			base, _, closeBase, err := openBase(ctx, data, imgRef)
 			if err != nil {
 				return err
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warren-sandbox/warren/image"
+	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/shell"
 	"github.com/warren-sandbox/warren/vfs"
 )
@@ -23,13 +24,17 @@ func init() { verbs = append(verbs, newRunCmd) }
 
 func newRunCmd() *cobra.Command {
 	var (
-		script  string
-		imgName string
-		cwd     string
-		envs    []string
-		copyIns []string
-		timeout time.Duration
-		data    string
+		script   string
+		imgName  string
+		cwd      string
+		envs     []string
+		copyIns  []string
+		timeout  time.Duration
+		data     string
+		memory   string
+		cpus     float64
+		pids     int
+		noNative bool
 	)
 	c := &cobra.Command{
 		Use:   "run [flags] [-c SCRIPT | FILE [ARG...]]",
@@ -58,11 +63,22 @@ func newRunCmd() *cobra.Command {
 				}
 				src = string(data)
 			}
-			fsys, closeImage, err := sandboxFS(cmd.Context(), data, imgName)
+			fsys, imagePath, closeImage, err := sandboxFS(cmd.Context(), data, imgName)
 			if err != nil {
 				return err
 			}
 			defer closeImage()
+			nat := &runNative{off: noNative, imagePath: imagePath, fsys: fsys,
+				limits: native.Limits{CPUs: cpus, Pids: int64(pids)}}
+			if memory != "" {
+				if nat.limits.Memory, err = parseSize(memory); err != nil {
+					return fmt.Errorf("--memory: %w", err)
+				}
+			}
+			if cpus < 0 || pids < 0 {
+				return fmt.Errorf("--cpus and --pids must not be negative")
+			}
+			defer nat.close()
 			for _, ci := range copyIns {
 				host, dst, ok := strings.Cut(ci, ":")
 				if !ok || host == "" || !strings.HasPrefix(dst, "/") {
@@ -86,6 +102,7 @@ func newRunCmd() *cobra.Command {
 			sh, err := shell.New(shell.Config{
 				FS: fsys, Commands: residentCommands(), Env: envs, Dir: cwd,
 				Limits: shell.Limits{Timeout: timeout}, Uid: 1000, Gid: 1000, User: "user",
+				Native: nat.exec,
 			})
 			if err != nil {
 				return err
@@ -112,6 +129,10 @@ func newRunCmd() *cobra.Command {
 	c.Flags().StringArrayVar(&envs, "env", nil, "K=V environment variable (repeatable)")
 	c.Flags().StringArrayVar(&copyIns, "copy-in", nil, "HOSTPATH:SANDBOXPATH to copy into the sandbox first (repeatable)")
 	c.Flags().DurationVar(&timeout, "timeout", 0, "wall-time limit for the script (default 5m)")
+	c.Flags().StringVar(&memory, "memory", "", "memory limit of native (ELF) processes, e.g. 512M")
+	c.Flags().Float64Var(&cpus, "cpus", 0, "CPU share of native processes, e.g. 0.5 (0: unlimited)")
+	c.Flags().IntVar(&pids, "pids", 0, "process limit of native processes (0: the default)")
+	c.Flags().BoolVar(&noNative, "no-native", false, "refuse to run ELF files")
 	return c
 }
 
@@ -125,15 +146,15 @@ func shellWords(ws []string) string {
 
 // openBase opens the image ref (a tag or digest; "" or "default" is the
 // embedded default image, installed on first use) from the data directory's
-// catalog, and returns its filesystem.
-func openBase(ctx context.Context, dataFlag, ref string) (fs.FS, func(), error) {
+// catalog, and returns its filesystem and the path of its EROFS file.
+func openBase(ctx context.Context, dataFlag, ref string) (fs.FS, string, func(), error) {
 	data, err := imageDataDir(dataFlag)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	cat, closeCat, err := openImageCatalog(data)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	var im *image.Image
 	if ref == "" || ref == image.DefaultName {
@@ -143,25 +164,25 @@ func openBase(ctx context.Context, dataFlag, ref string) (fs.FS, func(), error) 
 	}
 	if err != nil {
 		closeCat()
-		return nil, nil, fmt.Errorf("--image %s: %w", ref, err)
+		return nil, "", nil, fmt.Errorf("--image %s: %w", ref, err)
 	}
-	return im.FS(), closeCat, nil
+	return im.FS(), im.Path, closeCat, nil
 }
 
 // sandboxFS is the root for `warren run`: a fresh delta over the image.
-func sandboxFS(ctx context.Context, dataFlag, ref string) (*vfs.FS, func(), error) {
-	base, closeBase, err := openBase(ctx, dataFlag, ref)
+func sandboxFS(ctx context.Context, dataFlag, ref string) (*vfs.FS, string, func(), error) {
+	base, imagePath, closeBase, err := openBase(ctx, dataFlag, ref)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	fsys := vfs.New(vfs.Options{Base: base})
 	// Images built from arbitrary trees may lack /dev; the default has it,
 	// so this adds nothing to the delta there.
 	if err := shell.MakeDev(fsys); err != nil {
 		closeBase()
-		return nil, nil, err
+		return nil, "", nil, err
 	}
-	return fsys, closeBase, nil
+	return fsys, imagePath, closeBase, nil
 }
 
 // copyIn copies a host file or tree into the sandbox, keeping modes and

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,5 +60,53 @@ func TestRunVerb(t *testing.T) {
 				t.Errorf("got %q status %d (stderr %q), want %q status %d", out, st, errs, tt.out, tt.status)
 			}
 		})
+	}
+}
+
+// TestRunNative runs ELF files of a busybox image through `warren run`:
+// natively, mixed with resident commands, refused with --no-native and
+// killed over --memory.
+func TestRunNative(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the native tier needs root (user namespaces, mounts, cgroups)")
+	}
+	bb, err := exec.LookPath("busybox")
+	if err != nil {
+		t.Skip("busybox not installed (Debian busybox-static): no ELF to run")
+	}
+	root := t.TempDir()
+	for _, d := range []string{"bin", "tmp", "etc", "home/user"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(bb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "bin/busybox"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	img := newImageCmd()
+	var out bytes.Buffer
+	img.SetOut(&out)
+	img.SetErr(&out)
+	img.SetArgs([]string{"build", "-t", "bbtest", root})
+	if err := img.Execute(); err != nil {
+		t.Fatalf("image build: %v\n%s", err, out.String())
+	}
+	stdout, stderr, err := runVerb(t, "", "--image", "bbtest", "-c",
+		`/bin/busybox echo native; /bin/busybox sh -c 'echo from-native > /tmp/n'; cat /tmp/n; /bin/busybox seq 1 100 | grep 7 | wc -l`)
+	if err != nil || stdout != "native\nfrom-native\n19\n" {
+		t.Fatalf("native run: err %v stdout %q stderr %q", err, stdout, stderr)
+	}
+	_, stderr, err = runVerb(t, "", "--image", "bbtest", "--no-native", "-c", "/bin/busybox echo hi")
+	if st, ok := err.(exitStatus); !ok || st != 126 || !strings.Contains(stderr, "native tier is off") {
+		t.Fatalf("--no-native: err %v stderr %q, want status 126 naming the reason", err, stderr)
+	}
+	_, stderr, err = runVerb(t, "", "--image", "bbtest", "--memory", "16M", "-c",
+		`/bin/busybox sh -c 'x=a; while true; do x=$x$x; done'`)
+	if st, ok := err.(exitStatus); !ok || st != 137 || !strings.Contains(stderr, "out of memory") {
+		t.Fatalf("--memory: err %v stderr %q, want status 137 and an out-of-memory message", err, stderr)
 	}
 }
