@@ -409,7 +409,7 @@ func (w *Workspace) run(ctx context.Context, rel string, cmd Cmd) (Result, error
 		timeout = t.C
 	}
 	res := Result{}
-	var ctxErr error
+	var ctxErr, cause error
 	var ex execExited
 	kill := func() { r.cg.kill(rel) }
 wait:
@@ -426,7 +426,7 @@ wait:
 			timeout = nil
 			kill()
 		case <-ctx.Done():
-			ctxErr = ctx.Err()
+			ctxErr, cause = ctx.Err(), context.Cause(ctx)
 			kill()
 			ctx = context.Background()
 		}
@@ -444,7 +444,7 @@ wait:
 			timeout = nil
 			kill()
 		case <-ctx.Done():
-			ctxErr = ctx.Err()
+			ctxErr, cause = ctx.Err(), context.Cause(ctx)
 			kill()
 			ctx = context.Background()
 		}
@@ -470,7 +470,7 @@ wait:
 	case res.TimedOut:
 		res.Message = fmt.Sprintf("warren: native: %s: killed: timeout of %v exceeded", cmd.Path, lim.Timeout)
 	case ctxErr != nil:
-		res.Message = fmt.Sprintf("warren: native: %s: killed: %v", cmd.Path, ctxErr)
+		res.Message = fmt.Sprintf("warren: native: %s: killed: %s", cmd.Path, killReason(ctxErr, cause))
 	}
 	if res.Message != "" && cmd.Stderr != nil {
 		fmt.Fprintln(cmd.Stderr, res.Message)
@@ -656,4 +656,17 @@ func (w *Workspace) teardown() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// killReason says why a cancelled exec was killed: the caller's cause when
+// it gave one (context.WithTimeoutCause, WithCancelCause), else whether its
+// deadline passed or it was cancelled.
+func killReason(ctxErr, cause error) string {
+	if cause != nil && cause != ctxErr {
+		return cause.Error()
+	}
+	if errors.Is(ctxErr, context.DeadlineExceeded) {
+		return "the exec's time limit was reached"
+	}
+	return "the exec was cancelled"
 }
