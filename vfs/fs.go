@@ -90,6 +90,11 @@ func (f *FS) SetQuota(maxBytes, maxInodes int64) {
 	f.maxInodes.Store(maxInodes)
 }
 
+// Quota reports the delta's limits (0 = unlimited), for df.
+func (f *FS) Quota() (maxBytes, maxInodes int64) {
+	return f.maxBytes.Load(), f.maxInodes.Load()
+}
+
 // QuotaError is the Err of a PathError for an operation refused by a quota;
 // it unwraps to ENOSPC (bytes) or EDQUOT (inodes).
 type QuotaError struct {

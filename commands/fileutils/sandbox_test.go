@@ -19,9 +19,6 @@ func TestDf(t *testing.T) {
 	if code != 0 || out != want {
 		t.Errorf("df: %q %d, want %q", out, code, want)
 	}
-	if _, ok := any(fsys).(interface{ Quota() (int64, int64) }); !ok {
-		t.Skip("the vfs does not expose its quota yet (needs FS.Quota); df shows '-' for size")
-	}
 	fsys.SetQuota(1<<20, 0)
 	out, _, _ = runIn(fsys, std.Table(), []string{"df", "-h"}, "")
 	if !strings.Contains(out, "Size") || !strings.Contains(out, " 1.0M ") || !strings.Contains(out, "% /\n") {
