@@ -104,9 +104,11 @@ func Diff(old, new *FS, fn func(path string, kind ChangeKind) error) (err error)
 				case xReal && !yReal:
 					add(p, Deleted)
 				case !xReal && yReal:
-					// A changed inode is reported by the table diff; an
-					// unchanged one under a new name is a new link.
-					if to.get(y.ino) == tn.get(y.ino) {
+					// A changed inode is reported by the table diff under
+					// its first name; an unchanged one under a new name,
+					// or a changed one linked under another name (which
+					// may shadow a base entry), is a new link here.
+					if yi := tn.get(y.ino); to.get(y.ino) == yi || inodePath(tn, yi) != p {
 						add(p, Added)
 					}
 				case xReal && yReal && x.ino != y.ino:
