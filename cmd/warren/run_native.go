@@ -85,6 +85,15 @@ func (n *runNative) exec(ctx context.Context, inv *commands.Invocation, path str
 			n.ws, n.err = nil, nil // the next ELF command starts a new workspace
 			n.mu.Unlock()
 			ws.Close()
+			// The workspace's init shares the memory limit, so the kernel's
+			// OOM killer may pick it rather than the command.
+			if n.limits.Memory > 0 {
+				fmt.Fprintf(stderr, "warren: %s: killed: the native workspace was lost, most likely out of memory (limit %d bytes)\n", path, n.limits.Memory)
+				if res.Status == 0 {
+					res.Status = 137
+				}
+				return res.Status
+			}
 		}
 		fmt.Fprintf(stderr, "warren: %s: native tier: %v\n", path, err)
 		if res.Status == 0 {

@@ -104,7 +104,7 @@ func TestRunNative(t *testing.T) {
 	if st, ok := err.(exitStatus); !ok || st != 126 || !strings.Contains(stderr, "native tier is off") {
 		t.Fatalf("--no-native: err %v stderr %q, want status 126 naming the reason", err, stderr)
 	}
-	_, stderr, err = runVerb(t, "", "--image", "bbtest", "--memory", "16M", "-c",
+	_, stderr, err = runVerb(t, "", "--image", "bbtest", "--memory", "64M", "-c",
 		`/bin/busybox sh -c 'x=a; while true; do x=$x$x; done'`)
 	if st, ok := err.(exitStatus); !ok || st != 137 || !strings.Contains(stderr, "out of memory") {
 		t.Fatalf("--memory: err %v stderr %q, want status 137 and an out-of-memory message", err, stderr)
