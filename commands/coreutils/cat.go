@@ -281,6 +281,48 @@ var headSpec = getopt.Spec{Short: "n:c:qvz", Long: []getopt.Long{
 	{Name: "lines", Arg: getopt.Required, Key: "n"}, {Name: "bytes", Arg: getopt.Required, Key: "c"},
 	{Name: "quiet", Key: "q"}, {Name: "silent", Key: "q"}, {Name: "verbose", Key: "v"}, {Name: "zero-terminated", Key: "z"}}}
 
+// countOpts are the options head and tail share: -n/-c with an optional
+// sign, -q/-v (the last one wins) and -z.
+type countOpts struct {
+	n              int64
+	bytes          bool
+	sign           byte // '-' or '+' before the count, 0 without
+	quiet, verbose bool
+	delim          byte
+}
+
+// apply takes o if it is a shared option; a non-zero code is the status
+// of a bad count, already reported.
+func (c *countOpts) apply(r *run, o getopt.Opt) (code int, handled bool) {
+	switch o.Key {
+	case "n", "c":
+		arg := o.Arg
+		c.sign = 0
+		if arg != "" && (arg[0] == '-' || arg[0] == '+') {
+			c.sign = arg[0]
+		}
+		arg = strings.TrimPrefix(strings.TrimPrefix(arg, "-"), "+")
+		v, ok := parseSize(arg)
+		if !ok {
+			what := "lines"
+			if o.Key == "c" {
+				what = "bytes"
+			}
+			return r.fail(1, "invalid number of %s: %s", what, quoteGNU(o.Arg)), true
+		}
+		c.n, c.bytes = v, o.Key == "c"
+	case "q":
+		c.quiet, c.verbose = true, false
+	case "v":
+		c.verbose, c.quiet = true, false
+	case "z":
+		c.delim = 0
+	default:
+		return 0, false
+	}
+	return 0, true
+}
+
 // Head is head(1).
 func Head(ctx context.Context, inv *commands.Invocation) int {
 	inv2 := *inv
@@ -291,32 +333,14 @@ func Head(ctx context.Context, inv *commands.Invocation) int {
 	if !ok {
 		return code
 	}
-	n, bytesMode, allBut := int64(10), false, false
-	quiet, verbose := false, false
-	delim := byte('\n')
+	c := countOpts{n: 10, delim: '\n'}
 	for _, o := range opts {
-		switch o.Key {
-		case "n", "c":
-			arg := o.Arg
-			allBut = strings.HasPrefix(arg, "-")
-			arg = strings.TrimPrefix(strings.TrimPrefix(arg, "-"), "+")
-			v, ok := parseSize(arg)
-			if !ok {
-				what := "lines"
-				if o.Key == "c" {
-					what = "bytes"
-				}
-				return r.fail(1, "invalid number of %s: %s", what, quoteGNU(o.Arg))
-			}
-			n, bytesMode = v, o.Key == "c"
-		case "q":
-			quiet, verbose = true, false
-		case "v":
-			verbose, quiet = true, false
-		case "z":
-			delim = 0
+		if code, handled := c.apply(r, o); handled && code != 0 {
+			return code
 		}
 	}
+	n, bytesMode, allBut := c.n, c.bytes, c.sign == '-'
+	quiet, verbose, delim := c.quiet, c.verbose, c.delim
 	if len(files) == 0 {
 		files = []string{"-"}
 	}
@@ -425,34 +449,22 @@ func Tail(ctx context.Context, inv *commands.Invocation) int {
 	if !ok {
 		return code
 	}
-	n, bytesMode, fromStart := int64(10), false, false
-	quiet, verbose := false, false
-	delim := byte('\n')
+	c := countOpts{n: 10, delim: '\n'}
 	for _, o := range opts {
-		switch o.Key {
-		case "n", "c":
-			arg := o.Arg
-			fromStart = strings.HasPrefix(arg, "+")
-			arg = strings.TrimPrefix(strings.TrimPrefix(arg, "-"), "+")
-			v, ok := parseSize(arg)
-			if !ok {
-				what := "lines"
-				if o.Key == "c" {
-					what = "bytes"
-				}
-				return r.fail(1, "invalid number of %s: %s", what, quoteGNU(o.Arg))
+		code, handled := c.apply(r, o)
+		if handled {
+			if code != 0 {
+				return code
 			}
-			n, bytesMode = v, o.Key == "c"
-		case "q":
-			quiet, verbose = true, false
-		case "v":
-			verbose, quiet = true, false
-		case "z":
-			delim = 0
+			continue
+		}
+		switch o.Key {
 		case "f", "F", "retry", "pid", "s":
 			return r.fail(1, "following files (-f) is not supported in the sandbox; use tail without -f")
 		}
 	}
+	n, bytesMode, fromStart := c.n, c.bytes, c.sign == '+'
+	quiet, verbose, delim := c.quiet, c.verbose, c.delim
 	if len(files) == 0 {
 		files = []string{"-"}
 	}
