@@ -11,10 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/std"
 	"github.com/warren-sandbox/warren/conformance/fixtures"
 	"github.com/warren-sandbox/warren/conformance/oils"
-	"github.com/warren-sandbox/warren/shell/testcmds"
+	"github.com/warren-sandbox/warren/sandbox/node"
 )
 
 func init() { verbs = append(verbs, newConformanceCmd) }
@@ -70,13 +69,9 @@ func newConformanceCommandsCmd() *cobra.Command {
 	return c
 }
 
-// residentCommands is the command table sandboxes get from this binary:
-// commands/std, with shell/testcmds filling any name std lacks.
-func residentCommands() commands.Table {
-	t := std.Table()
-	testcmds.Register(t)
-	return t
-}
+// residentCommands is the command table sandboxes get from this binary,
+// the same one warren serve's nodes use.
+func residentCommands() commands.Table { return node.Commands() }
 
 func newConformanceOilsCmd() *cobra.Command {
 	var (

@@ -53,20 +53,13 @@ func imageInUse(ctx context.Context, data string) (func(string) bool, error) {
 	return func(d string) bool { return used[d] }, nil
 }
 
-// imageDataDir is where images live: --data, else $WARREN_DATA, else
-// ~/.local/share/warren.
+// imageDataDir is the data directory of a verb: --data, else the default
+// that serve uses too (defaultDataDir).
 func imageDataDir(flag string) (string, error) {
 	if flag != "" {
 		return flag, nil
 	}
-	if d := os.Getenv("WARREN_DATA"); d != "" {
-		return d, nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("no --data, no $WARREN_DATA and no home directory: %w", err)
-	}
-	return filepath.Join(home, ".local", "share", "warren"), nil
+	return defaultDataDir(), nil
 }
 
 // openImageCatalog opens the blob store under data (DATA/blobs) and the
