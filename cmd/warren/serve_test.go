@@ -546,13 +546,13 @@ func TestE2E_Native(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, errs, code := p.cli(t, admin, "", "sandbox", "create", "--image", "busybox", "--memory", "32M", "--cpus", "0.5", "--pids", "100")
+	id, errs, code := p.cli(t, admin, "", "sandbox", "create", "--image", "busybox", "--memory", "64M", "--cpus", "0.5", "--pids", "100")
 	id = strings.TrimSpace(id)
 	if code != 0 || id == "" {
 		t.Fatalf("create: %q %q %d", id, errs, code)
 	}
 	sb, err := c.Get(context.Background(), id)
-	if err != nil || sb.Limits.MaxMemoryBytes != 32<<20 || sb.Limits.CPUs != 0.5 || sb.Limits.Pids != 100 {
+	if err != nil || sb.Limits.MaxMemoryBytes != 64<<20 || sb.Limits.CPUs != 0.5 || sb.Limits.Pids != 100 {
 		t.Fatalf("limits from the CLI flags: %+v %v", sb.Limits, err)
 	}
 	out, errs, code := p.cli(t, admin, "", "sandbox", "exec", id, "-c", "/bin/busybox echo hi; /bin/busybox seq 1 1000 | grep 7 | wc -l")
@@ -560,7 +560,7 @@ func TestE2E_Native(t *testing.T) {
 		t.Fatalf("native exec: %q %q %d", out, errs, code)
 	}
 	_, errs, code = p.cli(t, admin, "", "sandbox", "exec", id, "-c", `/bin/busybox sh -c 'x=$(head -c 300000000 /dev/zero | tr "\0" a); echo $x'`)
-	if code != 137 || !strings.Contains(errs, "out of memory (limit 32MiB)") {
+	if code != 137 || !strings.Contains(errs, "out of memory (limit 64MiB)") {
 		t.Fatalf("memory hog: status %d stderr %q: want 137 and the limit", code, errs)
 	}
 	off, errs, code := p.cli(t, admin, "", "sandbox", "create", "--image", "busybox", "--no-native")
