@@ -98,6 +98,9 @@ type System struct {
 	// MaxOutputBytes / MaxMemoryBytes let buffering commands (sort, tac,
 	// shuf) fail cleanly instead of exhausting the process; 0 = unlimited.
 	MaxMemoryBytes int64
+	// Memory is the sandbox's shared memory budget (nil: unlimited).
+	// Commands charge what grows with their input to it.
+	Memory *Memory
 	// Procs lists the sandbox's processes for ps; nil means just the caller.
 	Procs func() []Proc
 	// Kill delivers a signal to a sandbox pid (kill, timeout).

@@ -33,7 +33,7 @@ func (s shellInterps) config(cfg SessionConfig) shell.Config {
 		Native: shell.NativeFunc(cfg.Native),
 		// Buffering commands (sort, tac, shuf) fail cleanly past the
 		// sandbox's memory limit; other fields come from the ones above.
-		Sys: &commands.System{MaxMemoryBytes: cfg.Limits.MaxMemoryBytes},
+		Sys: &commands.System{MaxMemoryBytes: cfg.Limits.MaxMemoryBytes, Memory: commands.NewMemory(cfg.Limits.MaxMemoryBytes)},
 		Limits: shell.Limits{
 			Timeout: cfg.Limits.Timeout.Std(),
 			// The sandbox's own output limit is enforced by the manager
