@@ -160,6 +160,7 @@ func (s *Server) routes() []route {
 		{"DELETE", "/v1/snapshots/{name}", s.deleteSnapshot, authTenant},
 		{"GET", "/v1/images", s.listImages, authTenant},
 		{"POST", "/v1/images", s.buildImage, authTenant},
+		{"POST", "/v1/mcp", s.mcp, authTenant},
 	}
 }
 

@@ -53,6 +53,8 @@ var rules = []rule{
 		"store is the bottom layer"},
 	{"client", []string{module + "/server", module + "/sandbox", module + "/shell", module + "/vfs"},
 		"the Go SDK talks HTTP; it must not drag the server into users' binaries"},
+	{"mcp", []string{module + "/server", module + "/sandbox", module + "/shell", module + "/vfs", module + "/native", module + "/commands"},
+		"the MCP tools speak api.Service only, so they work in process and over HTTP alike"},
 }
 
 func TestLayers(t *testing.T) {
