@@ -31,3 +31,6 @@ echo "== go test -race"
 # -race on the whole tree; long-running suites scale themselves down under
 # -short, which CI does not set.
 go test -race -count=1 -timeout 40m ./... 2>&1 | tee /tmp/warren-test.log
+
+echo "== SDK tests"
+./scripts/test-sdks.sh
