@@ -1,0 +1,66 @@
+package pgtest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestMain(m *testing.M) {
+	Main(m, func(ctx context.Context, url string) error {
+		c, err := pgx.Connect(ctx, url)
+		if err != nil {
+			return err
+		}
+		defer c.Close(ctx)
+		_, err = c.Exec(ctx, "CREATE TABLE marks (v text)")
+		return err
+	})
+}
+
+// TestNew: each database is a fresh clone of the prepared template, and
+// writes in one never show in another.
+func TestNew(t *testing.T) {
+	ctx := context.Background()
+	a, b := New(t), New(t)
+	if a == b {
+		t.Fatalf("two tests got the same database %s", a)
+	}
+	ca, err := pgx.Connect(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ca.Close(ctx)
+	if _, err := ca.Exec(ctx, "INSERT INTO marks VALUES ('a')"); err != nil {
+		t.Fatalf("the template's table is missing: %v", err)
+	}
+	cb, err := pgx.Connect(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close(ctx)
+	var n int
+	if err := cb.QueryRow(ctx, "SELECT count(*) FROM marks").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("second database sees %d rows (%v), want 0", n, err)
+	}
+	var fsync string
+	if err := cb.QueryRow(ctx, "SHOW fsync").Scan(&fsync); err != nil || fsync != "off" {
+		t.Fatalf("fsync = %q (%v), want off", fsync, err)
+	}
+	// The socket lives in the server's own directory.
+	if _, err := os.Stat(filepath.Join(srv.sock, ".s.PGSQL.5432")); err != nil {
+		t.Fatalf("socket: %v", err)
+	}
+	e := NewEmpty(t)
+	ce, err := pgx.Connect(ctx, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ce.Close(ctx)
+	if _, err := ce.Exec(ctx, "SELECT 1 FROM marks"); err == nil {
+		t.Fatal("NewEmpty has the template's table")
+	}
+}
