@@ -3,7 +3,7 @@
 // started on first use in a temporary directory with a unix socket only
 // (no TCP port to collide) and fsync off, a template database prepared
 // once, and one database per test cloned from it. The binary's TestMain
-// must call Main so the server is stopped when the tests end:
+// must call Main (or Run) so the server is stopped when the tests end:
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m, postgres.Migrate) }
 //
@@ -47,17 +47,24 @@ var (
 	createM sync.Mutex // CREATE DATABASE ... TEMPLATE needs the template idle
 )
 
-// Main runs the tests of a binary and then stops the server if one was
-// started. prepare (may be nil) sets up the template database.
-func Main(m *testing.M, prepare Setup) {
+// Main runs the tests of a binary, stops the server if one was started
+// and exits. prepare (may be nil) sets up the template database.
+func Main(m *testing.M, prepare Setup) { os.Exit(Run(m, prepare)) }
+
+// Run is Main for a TestMain with more to clean up: it returns the exit
+// code instead of exiting.
+func Run(m *testing.M, prepare Setup) int {
 	setup, mainRan = prepare, true
 	code := m.Run()
 	if srv != nil {
 		if err := srv.stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "pgtest:", err)
+			if code == 0 {
+				code = 1
+			}
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // New returns the URL of a fresh database cloned from the template.
@@ -89,7 +96,7 @@ func start(t testing.TB) *server {
 	t.Helper()
 	if !mainRan {
 		// Without Main nobody would stop the server after the tests.
-		t.Fatal("pgtest: the test binary's TestMain must call pgtest.Main")
+		t.Fatal("pgtest: the test binary's TestMain must call pgtest.Main or pgtest.Run")
 	}
 	once.Do(func() {
 		var bin string
