@@ -144,53 +144,50 @@ func (d *DB) Publish(ctx context.Context, c sandbox.Commit) (sandbox.Generation,
 		return sandbox.Generation{}, api.Errorf(errdefs.ErrInvalidArgument, "commit of %s: base generation %d out of range", c.Sandbox, c.Base)
 	}
 	var g sandbox.Generation
-	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
-		decide := func() error {
-			prior, err := landed(ctx, tx, c.CommitID)
-			if err != nil {
-				return err
-			}
-			h := sandbox.Head{}
-			if prior == nil {
-				if h, err = readHead(ctx, tx, c.Sandbox); err != nil {
-					return err
-				}
-			}
-			done, err := sandbox.PublishRule(c, h, prior)
-			if done {
-				g = *prior
-				return nil
-			}
-			if err == nil { // the head matches now: a caller bug, or a race lost twice
-				err = sandbox.Fenced(c, h)
-			}
+	// READ COMMITTED whatever the server's default: the re-read below
+	// relies on each statement seeing what committed before it.
+	err = pgx.BeginTxFunc(ctx, d.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
+		prior, err := landed(ctx, tx, c.CommitID)
+		if err != nil {
 			return err
 		}
-		if prior, err := landed(ctx, tx, c.CommitID); err != nil || prior != nil {
+		if prior == nil {
+			tag, err := tx.Exec(ctx, `UPDATE sandboxes SET head_generation = $4 + 1, head_ref = $5, head_commit = $6
+				WHERE id = $1 AND owner_node = $2 AND owner_epoch = $3 AND head_generation = $4`,
+				c.Sandbox, c.Node, epoch, base, c.Ref, c.CommitID)
 			if err != nil {
+				return fmt.Errorf("cannot move head of %s: %w", c.Sandbox, err)
+			}
+			if tag.RowsAffected() == 1 {
+				g, err = scanGen(tx.QueryRow(ctx, `INSERT INTO generations (sandbox, number, ref, parent, epoch, commit_id)
+					VALUES ($1, $2 + 1, $3, $4, $5, $6) RETURNING `+genCols, c.Sandbox, base, c.Ref, c.Parent, epoch, c.CommitID))
+				if uniqueViolation(err) {
+					// The same commit id landed on another sandbox meanwhile.
+					return api.Errorf(errdefs.ErrAlreadyExists, "commit id %q is already recorded", c.CommitID)
+				}
+				if err != nil {
+					return fmt.Errorf("cannot record generation %d of %s: %w", c.Base+1, c.Sandbox, err)
+				}
+				return nil
+			}
+			// No row matched: this statement's fresh snapshot may now
+			// show a concurrent retry of the same commit.
+			if prior, err = landed(ctx, tx, c.CommitID); err != nil {
 				return err
 			}
-			return decide()
 		}
-		tag, err := tx.Exec(ctx, `UPDATE sandboxes SET head_generation = $4 + 1, head_ref = $5, head_commit = $6
-			WHERE id = $1 AND owner_node = $2 AND owner_epoch = $3 AND head_generation = $4`,
-			c.Sandbox, c.Node, epoch, base, c.Ref, c.CommitID)
+		if prior != nil {
+			if _, err := sandbox.PublishRule(c, sandbox.Head{}, prior); err != nil {
+				return err
+			}
+			g = *prior
+			return nil
+		}
+		h, err := readHead(ctx, tx, c.Sandbox)
 		if err != nil {
-			return fmt.Errorf("cannot move head of %s: %w", c.Sandbox, err)
+			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return decide()
-		}
-		g, err = scanGen(tx.QueryRow(ctx, `INSERT INTO generations (sandbox, number, ref, parent, epoch, commit_id)
-			VALUES ($1, $2 + 1, $3, $4, $5, $6) RETURNING `+genCols, c.Sandbox, base, c.Ref, c.Parent, epoch, c.CommitID))
-		if uniqueViolation(err) {
-			// The same commit id landed on another sandbox meanwhile.
-			return api.Errorf(errdefs.ErrAlreadyExists, "commit id %q is already recorded", c.CommitID)
-		}
-		if err != nil {
-			return fmt.Errorf("cannot record generation %d of %s: %w", c.Base+1, c.Sandbox, err)
-		}
-		return nil
+		return sandbox.Fenced(c, h)
 	})
 	if err != nil {
 		return sandbox.Generation{}, err

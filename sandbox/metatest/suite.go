@@ -63,7 +63,11 @@ func RunSuite(t *testing.T, newStore func(t *testing.T) Fixture) {
 		{"Reopen", testReopen},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
+		t.Run(tc.name, func(t *testing.T) {
+			// Each test has its own store, so they overlap their waits.
+			t.Parallel()
+			tc.fn(t, newStore(t))
+		})
 	}
 }
 
