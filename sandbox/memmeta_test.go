@@ -12,3 +12,7 @@ func TestMemMeta_Conformance(t *testing.T) {
 		return metatest.Fixture{Meta: sandbox.NewMemMeta()}
 	})
 }
+
+func BenchmarkMemMeta(b *testing.B) {
+	metatest.RunBenchmarks(b, func(*testing.B) sandbox.DurableMeta { return sandbox.NewMemMeta() })
+}

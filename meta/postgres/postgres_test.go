@@ -143,3 +143,16 @@ func TestKeys(t *testing.T) {
 		t.Fatal("HasKeys after PutKey")
 	}
 }
+
+// BenchmarkDB runs metatest's benchmarks against the throwaway server
+// (unix socket, fsync off: round trips and locking, not disk latency).
+func BenchmarkDB(b *testing.B) {
+	metatest.RunBenchmarks(b, func(b *testing.B) sandbox.DurableMeta {
+		db, err := Open(context.Background(), pgtest.New(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { db.Close() })
+		return db
+	})
+}

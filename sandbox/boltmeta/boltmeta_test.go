@@ -125,3 +125,14 @@ func TestDB_Conformance(t *testing.T) {
 		}
 	})
 }
+
+func BenchmarkDB(b *testing.B) {
+	metatest.RunBenchmarks(b, func(b *testing.B) sandbox.DurableMeta {
+		db, err := Open(filepath.Join(b.TempDir(), "meta.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { db.Close() })
+		return db
+	})
+}
