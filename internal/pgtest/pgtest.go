@@ -182,8 +182,13 @@ func (s *server) command(name string, args ...string) *exec.Cmd {
 }
 
 func startServer(bin string) (*server, error) {
+	removeStale()
 	dir, err := os.MkdirTemp("", "warren-pg-")
 	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "owner"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	s := &server{bin: bin, dir: dir, sock: filepath.Join(dir, "pg"), exited: make(chan error, 1)}
@@ -286,6 +291,24 @@ func (s *server) stop() error {
 	}
 	errs = append(errs, os.RemoveAll(s.dir))
 	return errors.Join(errs...)
+}
+
+// removeStale deletes the directories of servers whose test binary was
+// killed before it could stop them (the server itself died with it:
+// Pdeathsig). A directory whose owner is alive, or unknown, stays.
+func removeStale() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "warren-pg-*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "owner"))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		os.RemoveAll(d)
+	}
 }
 
 func tail(b []byte) string {
