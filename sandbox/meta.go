@@ -167,7 +167,7 @@ type Heads interface {
 // ErrFenced is what a publish, claim or lease renewal from a writer that
 // lost its right gets. errors.Is(err, ErrFenced) and
 // errors.Is(err, errdefs.ErrFailedPrecondition) both hold, so the API maps
-// it to 412/409-class errors.
+// it to 409 Conflict ("failed_precondition").
 var ErrFenced = fmt.Errorf("fenced: %w", errdefs.ErrFailedPrecondition)
 
 // FencedError says why a write was refused and what the store holds now.

@@ -183,7 +183,7 @@ func (s *server) command(name string, args ...string) *exec.Cmd {
 
 func startServer(bin string) (*server, error) {
 	removeStale()
-	dir, err := os.MkdirTemp("", "warren-pg-")
+	dir, err := os.MkdirTemp(baseDir(), "warren-pg-")
 	if err != nil {
 		return nil, err
 	}
@@ -293,11 +293,30 @@ func (s *server) stop() error {
 	return errors.Join(errs...)
 }
 
+// baseDir is where server directories go: the temporary directory, unless
+// running as root and the postgres user could not reach it (every parent
+// must be searchable by others), then /tmp.
+func baseDir() string {
+	base := os.TempDir()
+	if os.Geteuid() != 0 {
+		return base
+	}
+	for d := base; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return "/tmp"
+		}
+		if d == filepath.Dir(d) {
+			return base
+		}
+	}
+}
+
 // removeStale deletes the directories of servers whose test binary was
 // killed before it could stop them (the server itself died with it:
 // Pdeathsig). A directory whose owner is alive, or unknown, stays.
 func removeStale() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "warren-pg-*"))
+	dirs, _ := filepath.Glob(filepath.Join(baseDir(), "warren-pg-*"))
 	for _, d := range dirs {
 		b, err := os.ReadFile(filepath.Join(d, "owner"))
 		if err != nil {
