@@ -346,3 +346,51 @@ func testSnapshotRace(t *testing.T, f Fixture) {
 		t.Fatalf("%d snapshots created, %d records; want 1 and %d", ok, len(recs), n)
 	}
 }
+
+// testTakeoverRace: node a commits generation after generation while node
+// b (over the peer handle when there is one) takes the sandbox over. a's
+// first refused commit is fenced naming b; every commit a was told landed
+// is recorded, nothing else of a's is, and b publishes on top of a's last.
+func testTakeoverRace(t *testing.T, f Fixture) {
+	hs := racers(t, f)
+	claimed(t, f.Meta, "sb", "a")
+	var acked []sandbox.Generation
+	var fencedErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// Until fenced; the deadline only stops a store that never fences.
+		deadline := time.Now().Add(30 * time.Second)
+		for base := uint64(0); time.Now().Before(deadline); base++ {
+			g, err := hs[0].Publish(ctx, commit("sb", "a", 1, base, fmt.Sprint("a", base+1)))
+			if err != nil {
+				fencedErr = err
+				return
+			}
+			acked = append(acked, g)
+		}
+	}()
+	time.Sleep(20 * time.Millisecond)
+	b := hs[len(hs)-1]
+	e, err := b.Claim(ctx, "sb", "b", 1)
+	must(t, err, "takeover Claim")
+	<-done
+	fe := wantFenced(t, fencedErr, "a's commit after the takeover")
+	if fe.Head.Owner != "b" || fe.Head.Epoch != e {
+		t.Fatalf("a was fenced by %+v, want owner b at epoch %d", fe.Head, e)
+	}
+	gens, err := b.Generations(ctx, "sb")
+	must(t, err, "Generations")
+	if len(acked) == 0 || !reflect.DeepEqual(gens, acked) {
+		t.Fatalf("recorded %d generations, a was acked %d: recorded must be exactly the acked", len(gens), len(acked))
+	}
+	h, err := b.Head(ctx, "sb")
+	must(t, err, "Head")
+	last := acked[len(acked)-1]
+	if h.Generation != last.Number || h.CommitID != last.CommitID {
+		t.Fatalf("head %+v, want a's last acked %+v", h, last)
+	}
+	if _, err := b.Publish(ctx, commit("sb", "b", e, h.Generation, "b1")); err != nil {
+		t.Fatalf("b's first commit: %v", err)
+	}
+}

@@ -55,6 +55,7 @@ func RunSuite(t *testing.T, newStore func(t *testing.T) Fixture) {
 		{"DeleteSandboxDropsHead", testDeleteSandboxDropsHead},
 		{"PublishRace", testPublishRace},
 		{"ClaimRace", testClaimRace},
+		{"TakeoverRace", testTakeoverRace},
 		{"SnapshotRace", testSnapshotRace},
 		{"Custody", testCustody},
 		{"CustodyExpiry", testCustodyExpiry},
