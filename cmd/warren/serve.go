@@ -40,6 +40,7 @@ func defaultDataDir() string {
 func newServeCmd() *cobra.Command {
 	var (
 		addr, data, keysFile, logFormat string
+		metaURL                         string
 		apiKeys                         []string
 		standbyAfter                    time.Duration
 		maxUpload                       int64
@@ -54,7 +55,11 @@ metadata and API keys in DATA/meta.db. On first start it creates an admin
 key, prints it once and writes it to DATA/admin.key (mode 0600).
 SIGTERM or SIGINT hibernates every sandbox to DATA and exits; the next start
 knows every sandbox and resumes each on first use. A kill -9 loses the work
-of each sandbox since its last hibernate.`,
+of each sandbox since its last hibernate.
+
+--meta postgres://USER:PASS@HOST/DB (or WARREN_META) keeps metadata and API
+keys in PostgreSQL instead of DATA/meta.db; the schema is created and
+migrated on start.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var h slog.Handler = slog.NewTextHandler(cmd.ErrOrStderr(), nil)
@@ -84,7 +89,7 @@ of each sandbox since its last hibernate.`,
 				}
 			}
 			n, err := node.Open(ctx, node.Options{
-				Dir: data, Logger: log, Fsync: fsync, DefaultStandbyAfter: standbyAfter, MaxFileBytes: maxUpload,
+				Dir: data, Meta: metaURL, Logger: log, Fsync: fsync, DefaultStandbyAfter: standbyAfter, MaxFileBytes: maxUpload,
 				Native: rt,
 			})
 			if err != nil {
@@ -143,6 +148,7 @@ of each sandbox since its last hibernate.`,
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", "127.0.0.1:7711", "address to listen on")
 	f.StringVar(&data, "data", defaultDataDir(), "data directory (blobs, metadata, admin.key)")
+	f.StringVar(&metaURL, "meta", os.Getenv("WARREN_META"), "metadata store: a postgres:// URL (default: bbolt in DATA/meta.db; env WARREN_META)")
 	f.StringArrayVar(&apiKeys, "api-key", nil, "TENANT=KEY: accept KEY for TENANT (repeatable)")
 	f.StringVar(&keysFile, "keys-file", "", "file of \"TENANT KEY\" lines to accept")
 	f.DurationVar(&standbyAfter, "standby-after", 15*time.Second, "default idle time before a sandbox hibernates")

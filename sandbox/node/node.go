@@ -6,7 +6,8 @@
 // Layout of DIR:
 //
 //	DIR/blobs/     the blob store (deltas, session states, StateRefs, images)
-//	DIR/meta.db    sandboxes, snapshots, API keys (bbolt)
+//	DIR/meta.db    sandboxes, snapshots, API keys (bbolt; absent when
+//	               Options.Meta names a PostgreSQL database instead)
 //	DIR/cache/     image spools and local copies
 //	DIR/admin.key  the admin API key, mode 0600, written on first start
 package node
@@ -16,13 +17,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/std"
 	"github.com/warren-sandbox/warren/image"
+	"github.com/warren-sandbox/warren/meta/postgres"
 	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/sandbox/boltmeta"
@@ -32,7 +36,10 @@ import (
 
 // Options configure a node.
 type Options struct {
-	Dir    string
+	Dir string
+	// Meta is where metadata lives: "" for bbolt in DIR/meta.db, or a
+	// postgres:// (postgresql://) URL for a PostgreSQL database.
+	Meta   string
 	Logger *slog.Logger
 	// Fsync makes every blob write durable against power loss (slower);
 	// without it a clean shutdown or a warren crash keeps everything that
@@ -49,10 +56,50 @@ type Options struct {
 	Native *native.Runtime
 }
 
+// Meta is a node's metadata store: boltmeta.DB or postgres.DB.
+type Meta interface {
+	sandbox.DurableMeta
+	server.Keys
+	HasKeys(ctx context.Context) (bool, error)
+	Close() error
+}
+
+// OpenMeta opens the metadata store metaURL names ("" = bbolt in dir).
+func OpenMeta(ctx context.Context, metaURL, dir string) (Meta, error) {
+	// Each branch returns a nil interface on error, never a nil pointer
+	// in one (closeStores would call its Close).
+	switch {
+	case metaURL == "":
+		db, err := boltmeta.Open(filepath.Join(dir, "meta.db"))
+		if err != nil {
+			return nil, err
+		}
+		return db, nil
+	case strings.HasPrefix(metaURL, "postgres://"), strings.HasPrefix(metaURL, "postgresql://"):
+		db, err := postgres.Open(ctx, metaURL)
+		if err != nil {
+			return nil, fmt.Errorf("metadata %s: %w", redact(metaURL), err)
+		}
+		return db, nil
+	}
+	return nil, fmt.Errorf("metadata %q: want a postgres:// URL (or none for bbolt in the data directory)", redact(metaURL))
+}
+
+// redact drops a URL's password from messages.
+func redact(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+	}
+	return s
+}
+
 // Node is one running node.
 type Node struct {
 	Manager  *sandbox.Manager
-	Meta     *boltmeta.DB
+	Meta     Meta
 	Blobs    *dir.Store
 	Catalog  *image.Catalog
 	Handler  *server.Server
@@ -69,9 +116,11 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 		return nil, fmt.Errorf("cannot create data directory: %w", err)
 	}
 	n = &Node{KeyFile: filepath.Join(opts.Dir, "admin.key")}
+	// A failed Open returns nil, so the deferred close needs its own copy.
+	built := n
 	defer func() {
 		if err != nil {
-			n.closeStores()
+			built.closeStores()
 		}
 	}()
 	var sopts []dir.Option
@@ -81,7 +130,7 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 	if n.Blobs, err = dir.Open(filepath.Join(opts.Dir, "blobs"), sopts...); err != nil {
 		return nil, err
 	}
-	if n.Meta, err = boltmeta.Open(filepath.Join(opts.Dir, "meta.db")); err != nil {
+	if n.Meta, err = OpenMeta(ctx, opts.Meta, opts.Dir); err != nil {
 		return nil, err
 	}
 	if n.Catalog, err = image.NewCatalog(n.Blobs, filepath.Join(opts.Dir, "cache")); err != nil {
