@@ -8,7 +8,8 @@
 // A key is a relative, slash-separated name such as "chunks/ab/abcdef...".
 // Valid keys:
 //
-//   - are 1..MaxKeyLen (1024) bytes long, the S3 limit;
+//   - are 1..MaxKeyLen (960) bytes long: S3's 1024-byte object names less
+//     room for a backend's prefix (store/s3 takes prefixes of up to 62 bytes);
 //   - have segments of 1..MaxSegmentLen (200) bytes, so every segment fits a
 //     Linux file name together with the temporary suffixes a backend adds;
 //   - use only the characters A-Z a-z 0-9 and . _ - + = , @ (so no NUL, no
@@ -232,10 +233,11 @@ func quote(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// Key limits. MaxKeyLen is S3's limit; MaxSegmentLen leaves room in a
-// 255-byte Linux file name for the suffixes store/dir adds.
+// Key limits. MaxKeyLen is S3's limit (1024) less room for a prefix and
+// the mark store/s3 adds; MaxSegmentLen leaves room in a 255-byte Linux
+// file name for the suffixes store/dir adds.
 const (
-	MaxKeyLen     = 1024
+	MaxKeyLen     = 960
 	MaxSegmentLen = 200
 )
 
