@@ -163,9 +163,17 @@ type rangeStore struct {
 	rg store.RangeGetter
 }
 
-// do runs op until it succeeds, fails for good, or runs out of attempts or
-// time.
 func (w *Store) do(ctx context.Context, name, key string, op func() error) error {
+	return Do(ctx, w.p, name, key, op)
+}
+
+// Do runs op under p until it succeeds, fails for good (an error that is
+// not Transient), or runs out of attempts or time; name and key label the
+// retries for OnRetry and errors. Backends use it to retry a step in place
+// (store/s3 retries multipart parts), where repeating the whole operation
+// would cost more.
+func Do(ctx context.Context, p Policy, name, key string, op func() error) error {
+	w := struct{ p Policy }{p.withDefaults()}
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
 		err := op()

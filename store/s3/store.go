@@ -43,7 +43,8 @@
 // # What is not here
 //
 // Retries: wrap the store with store/retry; errors say whether a retry may
-// help (ResponseError.Transient, and transport failures). No conditional
+// help (ResponseError.Transient, and transport failures). Config.PartRetry
+// retries the steps of a multipart upload in place. No conditional
 // writes (store.Conditional): heads and fencing live in the metadata store,
 // because S3 servers have disagreed (and had bugs) on If-Match and
 // If-None-Match for PUT, and content-addressed objects need no condition.
@@ -68,6 +69,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/warren-sandbox/warren/store"
+	"github.com/warren-sandbox/warren/store/retry"
 )
 
 var (
@@ -112,6 +114,11 @@ type Config struct {
 	// Transport carries the requests (nil: one with dial, TLS and
 	// response-header timeouts).
 	Transport http.RoundTripper
+	// PartRetry, if set, retries each request of a multipart upload in
+	// place (the part is in memory), so a failure late in a large upload
+	// does not restart it from its first byte or, for a body that cannot
+	// be replayed, fail it. Whole operations are store/retry's job.
+	PartRetry *retry.Policy
 }
 
 // ParseURL splits s3://BUCKET/PREFIX into its bucket and prefix (the
@@ -170,6 +177,7 @@ type Store struct {
 	root      string // Prefix + "/", or ""
 	partSize  int64
 	bufs      sync.Pool // *[]byte of partSize
+	partRetry *retry.Policy
 	closeIdle func()
 }
 
@@ -201,7 +209,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	case cfg.PartSize < MinPartSize || cfg.PartSize > MaxPartSize:
 		return nil, fmt.Errorf("s3 part size %d: want %d to %d bytes", cfg.PartSize, MinPartSize, MaxPartSize)
 	}
-	s := &Store{bucket: cfg.Bucket, partSize: cfg.PartSize, closeIdle: func() {}}
+	s := &Store{bucket: cfg.Bucket, partSize: cfg.PartSize, partRetry: cfg.PartRetry, closeIdle: func() {}}
 	if cfg.Prefix != "" {
 		s.root = cfg.Prefix + "/"
 	}
@@ -311,9 +319,21 @@ func (s *Store) putOnce(ctx context.Context, key string, b []byte) error {
 // reusing first's buffer; it aborts the upload on any failure.
 func (s *Store) putMultipart(ctx context.Context, key string, first []byte, r io.Reader) (err error) {
 	obj := s.object(key)
-	id, err := s.core.NewMultipartUpload(ctx, s.bucket, obj, minio.PutObjectOptions{ContentType: "application/octet-stream"})
+	step := func(fn func() error) error {
+		if s.partRetry == nil {
+			return fn()
+		}
+		return retry.Do(ctx, *s.partRetry, "put", key, fn)
+	}
+	var id string
+	err = step(func() (err error) {
+		// A lost answer here leaves an upload nobody completes; a bucket
+		// lifecycle rule (AbortIncompleteMultipartUpload) reclaims it.
+		id, err = s.core.NewMultipartUpload(ctx, s.bucket, obj, minio.PutObjectOptions{ContentType: "application/octet-stream"})
+		return s.mapErr(ctx, err)
+	})
 	if err != nil {
-		return &store.Error{Op: "put", Key: key, Err: s.mapErr(ctx, err)}
+		return &store.Error{Op: "put", Key: key, Err: err}
 	}
 	defer func() {
 		if err != nil {
@@ -324,14 +344,21 @@ func (s *Store) putMultipart(ctx context.Context, key string, first []byte, r io
 		}
 	}()
 	var parts []minio.CompletePart
+	var total int64
 	part := first
 	for num := 1; ; num++ {
-		p, err := s.core.PutObjectPart(ctx, s.bucket, obj, id, num, bytes.NewReader(part), int64(len(part)),
-			minio.PutObjectPartOptions{Sha256Hex: sha256Hex(part), DisableContentSha256: true})
+		sum := sha256Hex(part)
+		var p minio.ObjectPart
+		err := step(func() (err error) {
+			p, err = s.core.PutObjectPart(ctx, s.bucket, obj, id, num, bytes.NewReader(part), int64(len(part)),
+				minio.PutObjectPartOptions{Sha256Hex: sum, DisableContentSha256: true})
+			return s.mapErr(ctx, err)
+		})
 		if err != nil {
-			return &store.Error{Op: "put", Key: key, Err: s.mapErr(ctx, err)}
+			return &store.Error{Op: "put", Key: key, Err: err}
 		}
 		parts = append(parts, minio.CompletePart{PartNumber: num, ETag: p.ETag})
+		total += int64(len(part))
 		n, rerr := io.ReadFull(r, first[:cap(first)])
 		if rerr != nil && rerr != io.EOF && rerr != io.ErrUnexpectedEOF {
 			return &store.Error{Op: "put", Key: key, Err: rerr}
@@ -347,8 +374,26 @@ func (s *Store) putMultipart(ctx context.Context, key string, first []byte, r io
 	if err := ctx.Err(); err != nil {
 		return &store.Error{Op: "put", Key: key, Err: err}
 	}
-	if _, err := s.core.CompleteMultipartUpload(ctx, s.bucket, obj, id, parts, minio.PutObjectOptions{}); err != nil {
-		return &store.Error{Op: "put", Key: key, Err: s.mapErr(ctx, err)}
+	tries := 0
+	err = step(func() error {
+		tries++
+		_, err := s.core.CompleteMultipartUpload(ctx, s.bucket, obj, id, parts, minio.PutObjectOptions{})
+		if err == nil {
+			return nil
+		}
+		err = s.mapErr(ctx, err)
+		if tries > 1 && errors.Is(err, store.ErrNotFound) {
+			// NoSuchUpload on a retry: the earlier Complete landed and its
+			// answer was lost. The object of that size is ours (or a
+			// concurrent Put's, which the contract lets win).
+			if info, serr := s.client.StatObject(ctx, s.bucket, obj, minio.StatObjectOptions{}); serr == nil && info.Size == total {
+				return nil
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return &store.Error{Op: "put", Key: key, Err: err}
 	}
 	return nil
 }
@@ -505,4 +550,13 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(key string, siz
 		return &store.Error{Op: "list", Key: prefix, Err: err}
 	}
 	return nil
+}
+
+func init() {
+	// minio-go's request loop sleeps up to DefaultRetryUnit after its last
+	// attempt too, even with MaxRetries 1 (newRetryTimer in its retry.go):
+	// 100 ms on average added to every transient failure. store/retry owns
+	// the backoff here, so minio-go's is zeroed. Set before any request, so
+	// no reader races with this write.
+	minio.DefaultRetryUnit = 0
 }
