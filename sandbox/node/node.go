@@ -1,11 +1,13 @@
 // Package node assembles one warren node on its embedded defaults: blobs
 // in a local directory (store/dir), metadata and API keys in bbolt
 // (boltmeta), images in an image.Catalog with the embedded default image,
-// the real shell and vfs, and the HTTP server over them.
+// the real shell and vfs, and the HTTP server over them. Options.Blobs
+// replaces the blob directory with another store (S3: OpenS3).
 //
 // Layout of DIR:
 //
-//	DIR/blobs/     the blob store (deltas, session states, StateRefs, images)
+//	DIR/blobs/     the blob store (deltas, session states, StateRefs, images),
+//	               unless Options.Blobs is set
 //	DIR/meta.db    sandboxes, snapshots, API keys (bbolt)
 //	DIR/cache/     image spools and local copies
 //	DIR/admin.key  the admin API key, mode 0600, written on first start
@@ -27,6 +29,7 @@ import (
 	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/sandbox/boltmeta"
 	"github.com/warren-sandbox/warren/server"
+	"github.com/warren-sandbox/warren/store"
 	"github.com/warren-sandbox/warren/store/dir"
 )
 
@@ -34,6 +37,9 @@ import (
 type Options struct {
 	Dir    string
 	Logger *slog.Logger
+	// Blobs, if set, holds the blobs instead of DIR/blobs (Fsync does not
+	// apply). The caller closes it after Close.
+	Blobs store.Store
 	// Fsync makes every blob write durable against power loss (slower);
 	// without it a clean shutdown or a warren crash keeps everything that
 	// was hibernated, a power loss may not.
@@ -53,11 +59,13 @@ type Options struct {
 type Node struct {
 	Manager  *sandbox.Manager
 	Meta     *boltmeta.DB
-	Blobs    *dir.Store
+	Blobs    store.Store
 	Catalog  *image.Catalog
 	Handler  *server.Server
 	AdminKey string // set when this start created it
 	KeyFile  string
+
+	closeBlobs func() error // nil when the caller owns Blobs
 }
 
 // Open starts a node over opts.Dir, creating it on first use.
@@ -74,12 +82,18 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 			n.closeStores()
 		}
 	}()
-	var sopts []dir.Option
-	if !opts.Fsync {
-		sopts = append(sopts, dir.WithoutSync())
-	}
-	if n.Blobs, err = dir.Open(filepath.Join(opts.Dir, "blobs"), sopts...); err != nil {
-		return nil, err
+	if opts.Blobs != nil {
+		n.Blobs = opts.Blobs
+	} else {
+		var sopts []dir.Option
+		if !opts.Fsync {
+			sopts = append(sopts, dir.WithoutSync())
+		}
+		d, err := dir.Open(filepath.Join(opts.Dir, "blobs"), sopts...)
+		if err != nil {
+			return nil, err
+		}
+		n.Blobs, n.closeBlobs = d, d.Close
 	}
 	if n.Meta, err = boltmeta.Open(filepath.Join(opts.Dir, "meta.db")); err != nil {
 		return nil, err
@@ -152,8 +166,8 @@ func (n *Node) closeStores() error {
 	if n.Meta != nil {
 		errs = append(errs, n.Meta.Close())
 	}
-	if n.Blobs != nil {
-		errs = append(errs, n.Blobs.Close())
+	if n.closeBlobs != nil {
+		errs = append(errs, n.closeBlobs())
 	}
 	return errors.Join(errs...)
 }
