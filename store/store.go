@@ -1,7 +1,7 @@
 // Package store is warren's blob store: a flat namespace of whole objects
 // (written at once, never edited in place) named by slash-separated keys, with one interface in storage words
 // and one backend per place the bytes live (store/dir on a local directory,
-// store/mem in memory; S3 comes later).
+// store/mem in memory, store/s3 in an S3-compatible bucket).
 //
 // # Keys
 //
@@ -43,13 +43,15 @@
 //     path that needs its parent.
 //
 // Left out, on purpose, until a caller needs it: object metadata, delimiter
-// listing, retries (a wrapper, with S3).
+// listing. Retries are a wrapper (store/retry).
 //
 // Ranged reads use the optional RangeGetter interface (S3's Range header);
 // GetRange falls back to Get for stores without it.
 //
-// Conditional writes (heads with fencing) use the optional Conditional
-// interface, with S3 ETag semantics (If-None-Match: *, If-Match: etag).
+// Conditional writes use the optional Conditional interface, with S3 ETag
+// semantics (If-None-Match: *, If-Match: etag). store/s3 does not offer it:
+// heads and fencing live in the metadata store, which can make them atomic
+// on every deployment, whereas S3 servers differ on conditional PUTs.
 //
 // Wrappers add one behaviour each, as restic's backend wrappers do:
 // WithSHA256 checks content-addressed keys on Put and Get (VerifySHA256 is
