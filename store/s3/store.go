@@ -114,6 +114,13 @@ type Config struct {
 	// Transport carries the requests (nil: one with dial, TLS and
 	// response-header timeouts).
 	Transport http.RoundTripper
+	// IdleTimeout aborts a request that makes no progress (no body bytes
+	// sent or received, no answer) for this long, as a transient
+	// *TransportError, so a stalled server (or a paused one) cannot hang a
+	// caller without a deadline (default 30 s). A Get reader left unread
+	// that long fails the same way (store/retry resumes such reads of
+	// content-addressed keys).
+	IdleTimeout time.Duration
 	// PartRetry, if set, retries each request of a multipart upload in
 	// place (the part is in memory), so a failure late in a large upload
 	// does not restart it from its first byte or, for a body that cannot
@@ -178,6 +185,7 @@ type Store struct {
 	partSize  int64
 	bufs      sync.Pool // *[]byte of partSize
 	partRetry *retry.Policy
+	idle      time.Duration
 	closeIdle func()
 }
 
@@ -209,7 +217,10 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	case cfg.PartSize < MinPartSize || cfg.PartSize > MaxPartSize:
 		return nil, fmt.Errorf("s3 part size %d: want %d to %d bytes", cfg.PartSize, MinPartSize, MaxPartSize)
 	}
-	s := &Store{bucket: cfg.Bucket, partSize: cfg.PartSize, partRetry: cfg.PartRetry, closeIdle: func() {}}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 30 * time.Second
+	}
+	s := &Store{bucket: cfg.Bucket, partSize: cfg.PartSize, partRetry: cfg.PartRetry, idle: cfg.IdleTimeout, closeIdle: func() {}}
 	if cfg.Prefix != "" {
 		s.root = cfg.Prefix + "/"
 	}
@@ -307,10 +318,14 @@ func (s *Store) buf() *[]byte {
 func sha256Hex(b []byte) string { h := sha256.Sum256(b); return hex.EncodeToString(h[:]) }
 
 func (s *Store) putOnce(ctx context.Context, key string, b []byte) error {
-	_, err := s.core.PutObject(ctx, s.bucket, s.object(key), bytes.NewReader(b), int64(len(b)), "", sha256Hex(b),
-		minio.PutObjectOptions{DisableContentSha256: true, ContentType: "application/octet-stream"})
+	sum := sha256Hex(b)
+	err := s.timed(ctx, func(rctx context.Context, w *watchdog) error {
+		_, err := s.core.PutObject(rctx, s.bucket, s.object(key), w.reader(bytes.NewReader(b)), int64(len(b)), "", sum,
+			minio.PutObjectOptions{DisableContentSha256: true, ContentType: "application/octet-stream"})
+		return err
+	})
 	if err != nil {
-		return &store.Error{Op: "put", Key: key, Err: s.mapErr(ctx, err)}
+		return &store.Error{Op: "put", Key: key, Err: err}
 	}
 	return nil
 }
@@ -329,8 +344,10 @@ func (s *Store) putMultipart(ctx context.Context, key string, first []byte, r io
 	err = step(func() (err error) {
 		// A lost answer here leaves an upload nobody completes; a bucket
 		// lifecycle rule (AbortIncompleteMultipartUpload) reclaims it.
-		id, err = s.core.NewMultipartUpload(ctx, s.bucket, obj, minio.PutObjectOptions{ContentType: "application/octet-stream"})
-		return s.mapErr(ctx, err)
+		return s.timed(ctx, func(rctx context.Context, _ *watchdog) (err error) {
+			id, err = s.core.NewMultipartUpload(rctx, s.bucket, obj, minio.PutObjectOptions{ContentType: "application/octet-stream"})
+			return err
+		})
 	})
 	if err != nil {
 		return &store.Error{Op: "put", Key: key, Err: err}
@@ -349,10 +366,12 @@ func (s *Store) putMultipart(ctx context.Context, key string, first []byte, r io
 	for num := 1; ; num++ {
 		sum := sha256Hex(part)
 		var p minio.ObjectPart
-		err := step(func() (err error) {
-			p, err = s.core.PutObjectPart(ctx, s.bucket, obj, id, num, bytes.NewReader(part), int64(len(part)),
-				minio.PutObjectPartOptions{Sha256Hex: sum, DisableContentSha256: true})
-			return s.mapErr(ctx, err)
+		err := step(func() error {
+			return s.timed(ctx, func(rctx context.Context, w *watchdog) (err error) {
+				p, err = s.core.PutObjectPart(rctx, s.bucket, obj, id, num, w.reader(bytes.NewReader(part)), int64(len(part)),
+					minio.PutObjectPartOptions{Sha256Hex: sum, DisableContentSha256: true})
+				return err
+			})
 		})
 		if err != nil {
 			return &store.Error{Op: "put", Key: key, Err: err}
@@ -377,16 +396,18 @@ func (s *Store) putMultipart(ctx context.Context, key string, first []byte, r io
 	tries := 0
 	err = step(func() error {
 		tries++
-		_, err := s.core.CompleteMultipartUpload(ctx, s.bucket, obj, id, parts, minio.PutObjectOptions{})
+		err := s.timed(ctx, func(rctx context.Context, _ *watchdog) error {
+			_, err := s.core.CompleteMultipartUpload(rctx, s.bucket, obj, id, parts, minio.PutObjectOptions{})
+			return err
+		})
 		if err == nil {
 			return nil
 		}
-		err = s.mapErr(ctx, err)
 		if tries > 1 && errors.Is(err, store.ErrNotFound) {
 			// NoSuchUpload on a retry: the earlier Complete landed and its
 			// answer was lost. The object of that size is ours (or a
 			// concurrent Put's, which the contract lets win).
-			if info, serr := s.client.StatObject(ctx, s.bucket, obj, minio.StatObjectOptions{}); serr == nil && info.Size == total {
+			if info, serr := s.stat(ctx, "put", key); serr == nil && info.Size == total {
 				return nil
 			}
 		}
@@ -410,11 +431,13 @@ func (s *Store) get(ctx context.Context, op, key string, opts minio.GetObjectOpt
 	if err := ctx.Err(); err != nil {
 		return nil, &store.Error{Op: op, Key: key, Err: err}
 	}
-	body, info, _, err := s.core.GetObject(ctx, s.bucket, s.object(key), opts)
+	rctx, w := s.watch(ctx)
+	body, info, _, err := s.core.GetObject(rctx, s.bucket, s.object(key), opts)
 	if err != nil {
-		return nil, &store.Error{Op: op, Key: key, Err: s.mapErr(ctx, err)}
+		w.stop()
+		return nil, &store.Error{Op: op, Key: key, Err: s.mapErrW(ctx, w, err)}
 	}
-	return &reader{ctx: ctx, key: key, body: body, left: info.Size}, nil
+	return &reader{ctx: ctx, w: w, key: key, body: body, left: info.Size}, nil
 }
 
 // GetRange implements store.RangeGetter with one ranged GET.
@@ -454,6 +477,7 @@ func (s *Store) GetRange(ctx context.Context, key string, off, n int64) (io.Read
 // Content-Length said.
 type reader struct {
 	ctx  context.Context
+	w    *watchdog // stopped by Close
 	key  string
 	body io.ReadCloser
 	left int64
@@ -464,6 +488,9 @@ func (r *reader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	n, err := r.body.Read(p)
+	if n > 0 {
+		r.w.kick()
+	}
 	r.left -= int64(n)
 	switch {
 	case err == io.EOF && r.left > 0:
@@ -474,18 +501,25 @@ func (r *reader) Read(p []byte) (int, error) {
 	if cerr := r.ctx.Err(); cerr != nil {
 		return n, cerr
 	}
+	if r.w.fired.Load() {
+		return n, &store.Error{Op: "read", Key: r.key, Err: r.w.timeout()}
+	}
 	return n, &store.Error{Op: "read", Key: r.key, Err: &TransportError{Err: err}}
 }
 
-func (r *reader) Close() error { return r.body.Close() }
+func (r *reader) Close() error { r.w.stop(); return r.body.Close() }
 
 func (s *Store) stat(ctx context.Context, op, key string) (minio.ObjectInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return minio.ObjectInfo{}, &store.Error{Op: op, Key: key, Err: err}
 	}
-	info, err := s.client.StatObject(ctx, s.bucket, s.object(key), minio.StatObjectOptions{})
+	var info minio.ObjectInfo
+	err := s.timed(ctx, func(rctx context.Context, _ *watchdog) (err error) {
+		info, err = s.client.StatObject(rctx, s.bucket, s.object(key), minio.StatObjectOptions{})
+		return err
+	})
 	if err != nil {
-		return info, &store.Error{Op: op, Key: key, Err: s.mapErr(ctx, err)}
+		return info, &store.Error{Op: op, Key: key, Err: err}
 	}
 	return info, nil
 }
@@ -511,8 +545,10 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	if err := ctx.Err(); err != nil {
 		return &store.Error{Op: "delete", Key: key, Err: err}
 	}
-	if err := s.client.RemoveObject(ctx, s.bucket, s.object(key), minio.RemoveObjectOptions{}); err != nil {
-		err = s.mapErr(ctx, err)
+	err := s.timed(ctx, func(rctx context.Context, _ *watchdog) error {
+		return s.client.RemoveObject(rctx, s.bucket, s.object(key), minio.RemoveObjectOptions{})
+	})
+	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
 		}
@@ -531,23 +567,30 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(key string, siz
 		return &store.Error{Op: "list", Key: prefix, Err: err}
 	}
 	owner := false
-	for obj := range s.client.ListObjectsIter(ctx, s.bucket, minio.ListObjectsOptions{
+	rctx, w := s.watch(ctx)
+	defer w.stop()
+	for obj := range s.client.ListObjectsIter(rctx, s.bucket, minio.ListObjectsOptions{
 		Prefix: s.root + prefix, Recursive: true, FetchOwner: &owner,
 	}) {
 		if obj.Err != nil {
-			return &store.Error{Op: "list", Key: prefix, Err: s.mapErr(ctx, obj.Err)}
+			return &store.Error{Op: "list", Key: prefix, Err: s.mapErrW(ctx, w, obj.Err)}
 		}
 		key, ok := strings.CutSuffix(strings.TrimPrefix(obj.Key, s.root), leafMark)
 		if !ok || store.ValidateKey(key) != nil {
 			continue // not an object of this store
 		}
+		w.pause() // fn's time is not the server's
 		if err := fn(key, obj.Size); err != nil {
 			return err
 		}
+		w.kick()
 	}
-	// The iterator ends silently when ctx ends.
+	// The iterator ends silently when ctx ends, or the watchdog fires.
 	if err := ctx.Err(); err != nil {
 		return &store.Error{Op: "list", Key: prefix, Err: err}
+	}
+	if w.fired.Load() {
+		return &store.Error{Op: "list", Key: prefix, Err: w.timeout()}
 	}
 	return nil
 }
