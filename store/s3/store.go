@@ -245,9 +245,13 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("s3 endpoint %q: %w", cfg.Endpoint, err)
 	}
 	s.core = minio.Core{Client: s.client}
-	ok, err := s.client.BucketExists(ctx, s.bucket)
+	var ok bool
+	err = s.timed(ctx, func(rctx context.Context, _ *watchdog) (err error) {
+		ok, err = s.client.BucketExists(rctx, s.bucket)
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("s3 bucket %q at %s: %w", s.bucket, cfg.Endpoint, s.mapErr(ctx, err))
+		return nil, fmt.Errorf("s3 bucket %q at %s: %w", s.bucket, cfg.Endpoint, err)
 	}
 	if !ok {
 		return nil, fmt.Errorf("s3 bucket %q does not exist at %s", s.bucket, cfg.Endpoint)
