@@ -22,13 +22,15 @@ import (
 func TestStalledServer(t *testing.T) {
 	srv := s3test.Start(t)
 	cfg := srv.Config(srv.NewBucket(t))
-	cfg.IdleTimeout = 300 * time.Millisecond
-	s := s3test.OpenStore(t, cfg)
 	ctx := context.Background()
 	big := make([]byte, 32<<20) // more than the socket buffers hold
-	if err := store.PutBytes(ctx, s, "big", big); err != nil {
+	// Put with the default timeout: storing 32 MiB may keep this loaded
+	// machine's server silent for longer than the short one below.
+	if err := store.PutBytes(ctx, s3test.OpenStore(t, cfg), "big", big); err != nil {
 		t.Fatal(err)
 	}
+	cfg.IdleTimeout = 300 * time.Millisecond
+	s := s3test.OpenStore(t, cfg)
 	rc, err := s.Get(ctx, "big")
 	if err != nil {
 		t.Fatal(err)
