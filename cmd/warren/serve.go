@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/sandbox/node"
+	"github.com/warren-sandbox/warren/store"
 )
 
 func init() { verbs = append(verbs, newServeCmd) }
@@ -46,6 +47,8 @@ func newServeCmd() *cobra.Command {
 		maxUpload                       int64
 		fsync, noNative                 bool
 		nativeRunDir                    string
+		blobs                           string
+		s3o                             node.S3Options
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -59,7 +62,12 @@ of each sandbox since its last hibernate.
 
 --meta postgres://USER:PASS@HOST/DB (or WARREN_META) keeps metadata and API
 keys in PostgreSQL instead of DATA/meta.db; the schema is created and
-migrated on start.`,
+migrated on start.
+
+--blobs s3://BUCKET/PREFIX keeps the blobs in an S3-compatible bucket
+instead of DATA/blobs (--s3-endpoint, --s3-region, --s3-path-style;
+credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
+AWS_SESSION_TOKEN).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var h slog.Handler = slog.NewTextHandler(cmd.ErrOrStderr(), nil)
@@ -88,11 +96,27 @@ migrated on start.`,
 					log.Info("native tier ready", "cgroups", rt.CgroupInfo())
 				}
 			}
-			n, err := node.Open(ctx, node.Options{
+			opts := node.Options{
 				Dir: data, Meta: metaURL, Logger: log, Fsync: fsync, DefaultStandbyAfter: standbyAfter, MaxFileBytes: maxUpload,
 				Native: rt,
-			})
+			}
+			closeBlobs := func() error { return nil }
+			if blobs != "" {
+				s3o.URL, s3o.Logger = blobs, log
+				s3o.AccessKey, s3o.SecretKey, s3o.SessionToken = os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN")
+				st, closeSt, err := openBlobs(ctx, s3o)
+				if err != nil {
+					if rt != nil {
+						rt.Close()
+					}
+					return err
+				}
+				opts.Blobs, closeBlobs = st, closeSt
+				log.Info("blobs in S3", "url", blobs, "endpoint", s3o.Endpoint)
+			}
+			n, err := node.Open(ctx, opts)
 			if err != nil {
+				closeBlobs()
 				if rt != nil {
 					rt.Close()
 				}
@@ -102,8 +126,9 @@ migrated on start.`,
 				cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
 				// Sandboxes first (hibernating closes their workspaces),
-				// then the runtime (mounts, cgroups).
-				err := n.Close(cctx)
+				// then the blobs they were written to, then the runtime
+				// (mounts, cgroups).
+				err := errors.Join(n.Close(cctx), closeBlobs())
 				if rt != nil {
 					err = errors.Join(err, rt.Close())
 				}
@@ -157,7 +182,31 @@ migrated on start.`,
 	f.StringVar(&logFormat, "log-format", "text", "request log format: text or json")
 	f.BoolVar(&noNative, "no-native", false, "do not run ELF files natively (namespaces, overlay, cgroups)")
 	f.StringVar(&nativeRunDir, "native-run-dir", "/run/warren/native", "the native tier's mounts and workspaces (one warren serve per directory)")
+	f.StringVar(&blobs, "blobs", os.Getenv("WARREN_BLOBS"), "s3://BUCKET/PREFIX: keep blobs in S3 instead of DATA/blobs [$WARREN_BLOBS]")
+	f.StringVar(&s3o.Endpoint, "s3-endpoint", os.Getenv("WARREN_S3_ENDPOINT"), "S3 endpoint URL, e.g. http://127.0.0.1:7070 [$WARREN_S3_ENDPOINT]")
+	f.StringVar(&s3o.Region, "s3-region", envOr("WARREN_S3_REGION", os.Getenv("AWS_REGION")), "S3 region (default us-east-1) [$WARREN_S3_REGION, $AWS_REGION]")
+	f.BoolVar(&s3o.PathStyle, "s3-path-style", os.Getenv("WARREN_S3_PATH_STYLE") == "true", "S3 path-style addressing (bucket in the path; most non-AWS servers) [$WARREN_S3_PATH_STYLE=true]")
 	return cmd
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// openBlobs opens the S3 blob store of --blobs, checking the flags that
+// go with it first.
+func openBlobs(ctx context.Context, o node.S3Options) (store.Store, func() error, error) {
+	if o.Endpoint == "" {
+		return nil, nil, fmt.Errorf("--blobs %s needs --s3-endpoint URL (or WARREN_S3_ENDPOINT), e.g. https://s3.us-east-1.amazonaws.com", o.URL)
+	}
+	st, closeSt, err := node.OpenS3(ctx, o)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--blobs: %w", err)
+	}
+	return st, closeSt, nil
 }
 
 // addKeys installs keys from flags and a keys file (persisted in meta).

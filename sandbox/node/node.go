@@ -1,11 +1,13 @@
 // Package node assembles one warren node on its embedded defaults: blobs
 // in a local directory (store/dir), metadata and API keys in bbolt
 // (boltmeta), images in an image.Catalog with the embedded default image,
-// the real shell and vfs, and the HTTP server over them.
+// the real shell and vfs, and the HTTP server over them. Options.Blobs
+// replaces the blob directory with another store (S3: OpenS3).
 //
 // Layout of DIR:
 //
-//	DIR/blobs/     the blob store (deltas, session states, StateRefs, images)
+//	DIR/blobs/     the blob store (deltas, session states, StateRefs, images),
+//	               unless Options.Blobs is set
 //	DIR/meta.db    sandboxes, snapshots, API keys (bbolt; absent when
 //	               Options.Meta names a PostgreSQL database instead)
 //	DIR/cache/     image spools and local copies
@@ -31,6 +33,7 @@ import (
 	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/sandbox/boltmeta"
 	"github.com/warren-sandbox/warren/server"
+	"github.com/warren-sandbox/warren/store"
 	"github.com/warren-sandbox/warren/store/dir"
 )
 
@@ -41,6 +44,9 @@ type Options struct {
 	// postgres:// (postgresql://) URL for a PostgreSQL database.
 	Meta   string
 	Logger *slog.Logger
+	// Blobs, if set, holds the blobs instead of DIR/blobs (Fsync does not
+	// apply). The caller closes it after Close.
+	Blobs store.Store
 	// Fsync makes every blob write durable against power loss (slower);
 	// without it a clean shutdown or a warren crash keeps everything that
 	// was hibernated, a power loss may not.
@@ -100,11 +106,13 @@ func redact(s string) string {
 type Node struct {
 	Manager  *sandbox.Manager
 	Meta     Meta
-	Blobs    *dir.Store
+	Blobs    store.Store
 	Catalog  *image.Catalog
 	Handler  *server.Server
 	AdminKey string // set when this start created it
 	KeyFile  string
+
+	closeBlobs func() error // nil when the caller owns Blobs
 }
 
 // Open starts a node over opts.Dir, creating it on first use.
@@ -123,12 +131,18 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 			built.closeStores()
 		}
 	}()
-	var sopts []dir.Option
-	if !opts.Fsync {
-		sopts = append(sopts, dir.WithoutSync())
-	}
-	if n.Blobs, err = dir.Open(filepath.Join(opts.Dir, "blobs"), sopts...); err != nil {
-		return nil, err
+	if opts.Blobs != nil {
+		n.Blobs = opts.Blobs
+	} else {
+		var sopts []dir.Option
+		if !opts.Fsync {
+			sopts = append(sopts, dir.WithoutSync())
+		}
+		d, err := dir.Open(filepath.Join(opts.Dir, "blobs"), sopts...)
+		if err != nil {
+			return nil, err
+		}
+		n.Blobs, n.closeBlobs = d, d.Close
 	}
 	if n.Meta, err = OpenMeta(ctx, opts.Meta, opts.Dir); err != nil {
 		return nil, err
@@ -201,8 +215,8 @@ func (n *Node) closeStores() error {
 	if n.Meta != nil {
 		errs = append(errs, n.Meta.Close())
 	}
-	if n.Blobs != nil {
-		errs = append(errs, n.Blobs.Close())
+	if n.closeBlobs != nil {
+		errs = append(errs, n.closeBlobs())
 	}
 	return errors.Join(errs...)
 }
