@@ -99,6 +99,8 @@ func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request, _ api.Se
 	fmt.Fprintf(&sb, "warren_resumes_total %d\n", st.Resumes)
 	sb.WriteString("# HELP warren_delta_bytes Bytes held by running sandboxes' deltas.\n# TYPE warren_delta_bytes gauge\n")
 	fmt.Fprintf(&sb, "warren_delta_bytes %d\n", st.BytesInDeltas)
+	sb.WriteString("# HELP warren_memory_charged_bytes What the sandboxes' memory budgets hold.\n# TYPE warren_memory_charged_bytes gauge\n")
+	fmt.Fprintf(&sb, "warren_memory_charged_bytes %d\n", st.MemoryCharged)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	sb.WriteString("# HELP warren_memory_bytes Go heap in use and memory obtained from the OS.\n# TYPE warren_memory_bytes gauge\n")

@@ -91,10 +91,7 @@ func newSandboxCmd() *cobra.Command {
 	var image, snapshot string
 	var labels, env []string
 	var standby, ttl time.Duration
-	var memory string
-	var cpus float64
-	var pids int64
-	var noNative bool
+	var lf limitFlags
 	create := &cobra.Command{
 		Use: "create", Short: "create a sandbox and print its id", Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
@@ -109,18 +106,8 @@ func newSandboxCmd() *cobra.Command {
 			if req.Env, err = keyValues("--env", env); err != nil {
 				return err
 			}
-			if memory != "" {
-				if req.Limits.MaxMemoryBytes, err = parseSize(memory); err != nil {
-					return fmt.Errorf("--memory: %w", err)
-				}
-			}
-			if cpus < 0 || pids < 0 {
-				return api.Errorf(errdefs.ErrInvalidArgument, "--cpus and --pids must not be negative")
-			}
-			req.Limits.CPUs, req.Limits.Pids = cpus, pids
-			if noNative {
-				off := false
-				req.Limits.Native = &off
+			if req.Limits, err = lf.limits(); err != nil {
+				return err
 			}
 			sb, err := cl.Create(cmd.Context(), req)
 			if err != nil {
@@ -136,10 +123,7 @@ func newSandboxCmd() *cobra.Command {
 	create.Flags().StringArrayVar(&env, "env", nil, "K=V environment variable (repeatable)")
 	create.Flags().DurationVar(&standby, "standby-after", 0, "idle time before hibernation (default: the server's)")
 	create.Flags().DurationVar(&ttl, "ttl", 0, "delete the sandbox this long after creation")
-	create.Flags().StringVar(&memory, "memory", "", "memory limit, e.g. 512M or 2G (native processes are killed over it; default: the server's)")
-	create.Flags().Float64Var(&cpus, "cpus", 0, "CPU quota of native processes in cores, e.g. 0.5 (default: none)")
-	create.Flags().Int64Var(&pids, "pids", 0, "most processes and threads of native processes (default: none)")
-	create.Flags().BoolVar(&noNative, "no-native", false, "refuse to run ELF files (no native tier)")
+	lf.register(create.Flags()) // the same limit flags as `warren run`
 
 	var lsLabels []string
 	ls := &cobra.Command{
