@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/sandbox/node"
+	"github.com/warren-sandbox/warren/server"
 )
 
 func init() { verbs = append(verbs, newServeCmd) }
@@ -45,6 +49,7 @@ func newServeCmd() *cobra.Command {
 		maxUpload                       int64
 		fsync, noNative                 bool
 		nativeRunDir                    string
+		memLimit, shedAbove             string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -83,9 +88,16 @@ of each sandbox since its last hibernate.`,
 					log.Info("native tier ready", "cgroups", rt.CgroupInfo())
 				}
 			}
+			guard, err := memoryGuard(log, memLimit, cmd.Flags().Changed("memory-limit"), shedAbove)
+			if err != nil {
+				if rt != nil {
+					rt.Close()
+				}
+				return err
+			}
 			n, err := node.Open(ctx, node.Options{
 				Dir: data, Logger: log, Fsync: fsync, DefaultStandbyAfter: standbyAfter, MaxFileBytes: maxUpload,
-				Native: rt,
+				Native: rt, Guard: guard,
 			})
 			if err != nil {
 				if rt != nil {
@@ -119,6 +131,9 @@ of each sandbox since its last hibernate.`,
 				fmt.Fprintf(out, "admin key (shown once): %s\n", n.AdminKey)
 			}
 			fmt.Fprintf(out, "admin key file: %s\n", n.KeyFile)
+			if guard != nil {
+				go guard.Run(ctx, n.Handler.Idle)
+			}
 			srv := &http.Server{Handler: n.Handler, ReadHeaderTimeout: 10 * time.Second}
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(ln) }()
@@ -151,7 +166,64 @@ of each sandbox since its last hibernate.`,
 	f.StringVar(&logFormat, "log-format", "text", "request log format: text or json")
 	f.BoolVar(&noNative, "no-native", false, "do not run ELF files natively (namespaces, overlay, cgroups)")
 	f.StringVar(&nativeRunDir, "native-run-dir", "/run/warren/native", "the native tier's mounts and workspaces (one warren serve per directory)")
+	f.StringVar(&memLimit, "memory-limit", "70%", "the Go runtime's soft memory limit (GOMEMLIMIT): SIZE, PERCENT of the node's memory (RAM or cgroup limit), or off; a GOMEMLIMIT in the environment wins over the default")
+	f.StringVar(&shedAbove, "shed-above", "90%", "refuse new creates and execs with 503 + Retry-After while the heap is over SIZE or PERCENT of --memory-limit (off: never)")
 	return cmd
+}
+
+// memoryGuard sets the GOMEMLIMIT serve runs under and returns the guard
+// that sheds load before it is reached (nil: shedding off).
+func memoryGuard(log *slog.Logger, limitFlag string, changed bool, shedFlag string) (*server.MemoryGuard, error) {
+	var limit int64
+	switch {
+	case !changed && os.Getenv("GOMEMLIMIT") != "":
+		limit = debug.SetMemoryLimit(-1) // the runtime read it at start
+	case limitFlag == "off":
+	default:
+		var err error
+		if limit, err = sizeOrPercent(limitFlag, func() (int64, error) {
+			n, src, err := server.NodeMemory()
+			if err == nil {
+				log.Info("node memory", "bytes", n, "from", src)
+			}
+			return n, err
+		}); err != nil {
+			return nil, fmt.Errorf("--memory-limit: %w", err)
+		}
+		debug.SetMemoryLimit(limit)
+	}
+	if shedFlag == "off" {
+		log.Info("memory limit", "gomemlimit", limit, "shedding", "off")
+		return nil, nil
+	}
+	if limit <= 0 || limit == math.MaxInt64 {
+		if strings.HasSuffix(shedFlag, "%") {
+			log.Warn("no memory limit: load shedding is off (give --shed-above a size to turn it on)")
+			return nil, nil
+		}
+	}
+	high, err := sizeOrPercent(shedFlag, func() (int64, error) { return limit, nil })
+	if err != nil {
+		return nil, fmt.Errorf("--shed-above: %w", err)
+	}
+	log.Info("memory limit", "gomemlimit", limit, "shed_above", high)
+	return server.NewMemoryGuard(server.MemoryGuardConfig{High: uint64(high)})
+}
+
+// sizeOrPercent reads SIZE (parseSize) or N% of what of returns.
+func sizeOrPercent(s string, of func() (int64, error)) (int64, error) {
+	if p, ok := strings.CutSuffix(strings.TrimSpace(s), "%"); ok {
+		v, err := strconv.ParseFloat(p, 64)
+		if err != nil || v <= 0 || v > 100 {
+			return 0, fmt.Errorf("bad percentage %q: want 0 < N <= 100", s)
+		}
+		n, err := of()
+		if err != nil {
+			return 0, err
+		}
+		return int64(float64(n) * v / 100), nil
+	}
+	return parseSize(s)
 }
 
 // addKeys installs keys from flags and a keys file (persisted in meta).
