@@ -50,6 +50,10 @@ func (c *conn) client() (*client.Client, error) {
 	return client.New(server, key)
 }
 
+// statusConnectionLost is the exit status of `warren sandbox exec` when
+// the server goes away mid-exec.
+const statusConnectionLost = 255
+
 // cliError prints err and maps its class to the CLI's exit status: the one
 // place where error classes become exit codes.
 func cliError(err error) error {
@@ -62,6 +66,11 @@ func cliError(err error) error {
 	}
 	fmt.Fprintln(os.Stderr, "warren:", err)
 	switch {
+	case errors.Is(err, client.ErrConnectionLost):
+		// As ssh does: 255 is no status a command of the sandbox gives
+		// through warren (exit statuses there are 0-254 in practice), and
+		// the exec's own status is unknown.
+		return exitStatus(statusConnectionLost)
 	case errors.Is(err, errdefs.ErrInvalidArgument), errors.Is(err, api.ErrUnprocessable), errors.Is(err, api.ErrTooLarge):
 		return exitStatus(2)
 	case errors.Is(err, errdefs.ErrUnauthenticated), errors.Is(err, errdefs.ErrPermissionDenied):
@@ -70,7 +79,7 @@ func cliError(err error) error {
 		return exitStatus(4)
 	case errors.Is(err, errdefs.ErrAlreadyExists), errors.Is(err, errdefs.ErrFailedPrecondition), errors.Is(err, errdefs.ErrConflict):
 		return exitStatus(5)
-	case errors.Is(err, errdefs.ErrUnavailable):
+	case errors.Is(err, errdefs.ErrUnavailable), errors.Is(err, api.ErrOverloaded):
 		return exitStatus(6)
 	case errors.Is(err, errdefs.ErrResourceExhausted), errors.Is(err, api.ErrInsufficientStorage):
 		return exitStatus(7)
@@ -157,6 +166,12 @@ func newSandboxCmd() *cobra.Command {
 	execCmd := &cobra.Command{
 		Use:   "exec ID [-c SCRIPT | -- ARGV...]",
 		Short: "run a script or a command in a sandbox; the exit status is the command's",
+		Long: `exec runs a script (-c) or a command (after --) in a sandbox and streams its output.
+The exit status is the command's. When warren itself fails it is one of:
+  2 bad request, 3 not allowed, 4 no such sandbox, 5 conflict, 6 server unavailable
+  (or shedding load: retry later), 7 a quota or limit is full, 1 anything else;
+  255 the connection to the server was lost during the exec: it may have run in part
+  or whole and its effects up to the loss may persist.`,
 		Args:  cobra.MinimumNArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			cl, err := c.client()
