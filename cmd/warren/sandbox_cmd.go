@@ -172,7 +172,7 @@ The exit status is the command's. When warren itself fails it is one of:
   (or shedding load: retry later), 7 a quota or limit is full, 1 anything else;
   255 the connection to the server was lost during the exec: it may have run in part
   or whole and its effects up to the loss may persist.`,
-		Args:  cobra.MinimumNArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			cl, err := c.client()
 			if err != nil {
