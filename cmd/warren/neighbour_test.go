@@ -101,7 +101,13 @@ func TestE2E_NeighbourDoesNotNotice(t *testing.T) {
 	if v := os.Getenv("NEIGHBOUR_GOMAXPROCS"); v != "" {
 		extra = append(extra, "--procs", v) // to compare with serve's default
 	}
+	if os.Getenv("NEIGHBOUR_GCTRACE") != "" {
+		t.Setenv("GODEBUG", "gctrace=1") // study: GC pauses in serve's log
+	}
 	p := startServe(t, t.TempDir(), extra...)
+	if f := os.Getenv("NEIGHBOUR_GCTRACE"); f != "" {
+		defer func() { os.WriteFile(f, []byte(p.logs()), 0o644) }()
+	}
 	if strings.Contains(p.logs(), "native tier unavailable") {
 		native = false
 	}
