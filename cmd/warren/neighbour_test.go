@@ -30,22 +30,26 @@ type hostile struct {
 	// binary, and decoding it under -race would be load of the test's
 	// own, not of the node.
 	pause time.Duration
+	// want lists the statuses a finished run may end with: the limit
+	// that must stop it (124 timeout, 125 a warren limit, 137 OOM kill).
+	// nil: any (the script's own status carries no limit).
+	want []int
 }
 
 // hostileScripts is the representative subset of issue 12 item 4.
 var hostileScripts = []hostile{
-	{name: "string doubling", script: `s=x; while :; do s=$s$s; done`},
+	{name: "string doubling", script: `s=x; while :; do s=$s$s; done`, want: []int{124, 125}},
 	{name: "sort a huge stream", script: `yes aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | head -c 2000000000 | sort | tail -1`},
-	{name: "output flood", script: `yes`, pause: 500 * time.Millisecond},
-	{name: "job flood", script: `for i in $(seq 1000); do sleep 100 & done; wait`},
+	{name: "output flood", script: `yes`, pause: 500 * time.Millisecond, want: []int{124, 125}},
+	{name: "job flood", script: `for i in $(seq 1000); do sleep 100 & done; wait`, want: []int{124, 125}},
 	{name: "signal storm", script: `trap 'n=$((n+1))' USR1; trap '' TERM INT HUP; for i in $(seq 100000); do kill -USR1 $$; kill -TERM $$; kill -HUP $$; done; echo $n`},
 	{name: "disk quota fill", script: `head -c 2G /dev/zero > /f; rm -f /f`},
 	{name: "gzip bomb", script: `[ -f /b.gz ] || head -c 200M /dev/zero | gzip -c > /b.gz; gunzip -c /b.gz > /out; rm -f /out`},
 	{name: "tar bomb", script: `[ -f /t.tgz ] || { mkdir -p /d && head -c 20M /dev/zero > /d/f && tar czf /t.tgz /d && rm -rf /d; }; for i in $(seq 100); do mkdir -p /x$i && tar xzf /t.tgz -C /x$i || break; done; rm -rf /x*`},
-	{name: "busy loop", script: `while :; do :; done`},
+	{name: "busy loop", script: `while :; do :; done`, want: []int{124, 125}},
 	{name: "awk busy", script: `seq 1 100000000 | awk '{s+=$1} END {print s}'`},
 	{name: "native fork bomb", native: true, script: `/bin/busybox sh -c 'f() { f | f & }; f; sleep 100'`},
-	{name: "native memory hog", native: true, script: `/bin/busybox sh -c 'x=a; while :; do x=$x$x; done'`},
+	{name: "native memory hog", native: true, script: `/bin/busybox sh -c 'x=a; while :; do x=$x$x; done'`, want: []int{124, 137}},
 }
 
 // hostileNesting are the deep-nesting cases (issue 12 item 1): today each
@@ -189,6 +193,8 @@ func TestE2E_NeighbourDoesNotNotice(t *testing.T) {
 		errs     map[string]int
 		failed   []string // warren failed: connection lost or an internal error
 		stderr   string
+		want     []int
+		id       string
 	}
 	var omu sync.Mutex
 	outcomes := map[string]*outcome{}
@@ -209,7 +215,7 @@ func TestE2E_NeighbourDoesNotNotice(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: create: %v", h.name, err)
 		}
-		o := &outcome{statuses: map[int]int{}, errs: map[string]int{}}
+		o := &outcome{statuses: map[int]int{}, errs: map[string]int{}, want: h.want, id: sb.ID}
 		outcomes[h.name] = o
 		wg.Add(1)
 		go func() {
@@ -316,8 +322,18 @@ func TestE2E_NeighbourDoesNotNotice(t *testing.T) {
 		t.Fatalf("%d of %d heartbeats failed: %s", len(failures), len(lat), strings.Join(failures, "; "))
 	}
 	for _, n := range names {
-		if f := outcomes[n].failed; len(f) > 0 {
-			t.Errorf("hostile %q: warren failed %d times, first: %s", n, len(f), f[0])
+		o := outcomes[n]
+		if len(o.failed) > 0 {
+			t.Errorf("hostile %q: warren failed %d times, first: %s", n, len(o.failed), o.failed[0])
+		}
+		for st := range o.statuses {
+			if o.want != nil && !slices.Contains(o.want, st) {
+				t.Errorf("hostile %q ended with status %d, want one of %v (the limit that stops it)", n, st, o.want)
+			}
+		}
+		// Every limit held: no sandbox of A is over its disk quota.
+		if sb, err := a.Get(ctx, o.id); err != nil || sb.DiskBytes > lim.DiskBytes {
+			t.Errorf("hostile %q: disk %d bytes over the %d quota (%v)", n, sb.DiskBytes, lim.DiskBytes, err)
 		}
 	}
 	switch {
