@@ -6,11 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/sandbox/node"
+	"github.com/warren-sandbox/warren/server"
 	"github.com/warren-sandbox/warren/store"
 )
 
@@ -49,6 +54,8 @@ func newServeCmd() *cobra.Command {
 		nativeRunDir                    string
 		blobs                           string
 		s3o                             node.S3Options
+		memLimit, shedAbove             string
+		procs                           int
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -96,9 +103,17 @@ AWS_SESSION_TOKEN).`,
 					log.Info("native tier ready", "cgroups", rt.CgroupInfo())
 				}
 			}
+			setProcs(log, procs, cmd.Flags().Changed("procs"))
+			guard, err := memoryGuard(log, memLimit, cmd.Flags().Changed("memory-limit"), shedAbove)
+			if err != nil {
+				if rt != nil {
+					rt.Close()
+				}
+				return err
+			}
 			opts := node.Options{
 				Dir: data, Meta: metaURL, Logger: log, Fsync: fsync, DefaultStandbyAfter: standbyAfter, MaxFileBytes: maxUpload,
-				Native: rt,
+				Native: rt, Guard: guard,
 			}
 			closeBlobs := func() error { return nil }
 			if blobs != "" {
@@ -149,6 +164,9 @@ AWS_SESSION_TOKEN).`,
 				fmt.Fprintf(out, "admin key (shown once): %s\n", n.AdminKey)
 			}
 			fmt.Fprintf(out, "admin key file: %s\n", n.KeyFile)
+			if guard != nil {
+				go guard.Run(ctx, n.Handler.Idle)
+			}
 			srv := &http.Server{Handler: n.Handler, ReadHeaderTimeout: 10 * time.Second}
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(ln) }()
@@ -186,6 +204,9 @@ AWS_SESSION_TOKEN).`,
 	f.StringVar(&s3o.Endpoint, "s3-endpoint", os.Getenv("WARREN_S3_ENDPOINT"), "S3 endpoint URL, e.g. http://127.0.0.1:7070 [$WARREN_S3_ENDPOINT]")
 	f.StringVar(&s3o.Region, "s3-region", envOr("WARREN_S3_REGION", os.Getenv("AWS_REGION")), "S3 region (default us-east-1) [$WARREN_S3_REGION, $AWS_REGION]")
 	f.BoolVar(&s3o.PathStyle, "s3-path-style", os.Getenv("WARREN_S3_PATH_STYLE") == "true", "S3 path-style addressing (bucket in the path; most non-AWS servers) [$WARREN_S3_PATH_STYLE=true]")
+	f.StringVar(&memLimit, "memory-limit", "70%", "the Go runtime's soft memory limit (GOMEMLIMIT): SIZE, PERCENT of the node's memory (RAM or cgroup limit), or off; a GOMEMLIMIT in the environment wins over the default")
+	f.StringVar(&shedAbove, "shed-above", "90%", "refuse new creates and execs with 503 + Retry-After while the heap is over SIZE or PERCENT of --memory-limit (off: never)")
+	f.IntVar(&procs, "procs", defaultProcs(), "Go scheduler threads (GOMAXPROCS); more than the cores so the kernel time-slices busy sandboxes and a short exec is not queued behind them; a GOMAXPROCS in the environment wins over the default")
 	return cmd
 }
 
@@ -207,6 +228,79 @@ func openBlobs(ctx context.Context, o node.S3Options) (store.Store, func() error
 		return nil, nil, fmt.Errorf("--blobs: %w", err)
 	}
 	return st, closeSt, nil
+}
+
+// defaultProcs is GOMAXPROCS for serve: 8 per core, at least 16. With
+// GOMAXPROCS = cores, a woken goroutine (a neighbour's short exec) waits
+// in Go's FIFO run queue behind every busy sandbox, 10 ms per slice: with
+// 12 hostile sandboxes on 2 cores the heartbeat's p50 was 156-226 ms; at
+// 16 it was 20-39 ms (TestE2E_NeighbourDoesNotNotice, NEIGHBOUR_GOMAXPROCS),
+// since the kernel's scheduler favours the thread that just woke.
+func defaultProcs() int { return max(16, 8*runtime.NumCPU()) }
+
+func setProcs(log *slog.Logger, n int, changed bool) {
+	if !changed && os.Getenv("GOMAXPROCS") != "" {
+		return
+	}
+	if n > 0 {
+		runtime.GOMAXPROCS(n)
+	}
+	log.Info("scheduler", "gomaxprocs", runtime.GOMAXPROCS(0), "cpus", runtime.NumCPU())
+}
+
+// memoryGuard sets the GOMEMLIMIT serve runs under and returns the guard
+// that sheds load before it is reached (nil: shedding off).
+func memoryGuard(log *slog.Logger, limitFlag string, changed bool, shedFlag string) (*server.MemoryGuard, error) {
+	var limit int64
+	switch {
+	case !changed && os.Getenv("GOMEMLIMIT") != "":
+		limit = debug.SetMemoryLimit(-1) // the runtime read it at start
+	case limitFlag == "off":
+	default:
+		var err error
+		if limit, err = sizeOrPercent(limitFlag, func() (int64, error) {
+			n, src, err := server.NodeMemory()
+			if err == nil {
+				log.Info("node memory", "bytes", n, "from", src)
+			}
+			return n, err
+		}); err != nil {
+			return nil, fmt.Errorf("--memory-limit: %w", err)
+		}
+		debug.SetMemoryLimit(limit)
+	}
+	if shedFlag == "off" {
+		log.Info("memory limit", "gomemlimit", limit, "shedding", "off")
+		return nil, nil
+	}
+	if limit <= 0 || limit == math.MaxInt64 {
+		if strings.HasSuffix(shedFlag, "%") {
+			log.Warn("no memory limit: load shedding is off (give --shed-above a size to turn it on)")
+			return nil, nil
+		}
+	}
+	high, err := sizeOrPercent(shedFlag, func() (int64, error) { return limit, nil })
+	if err != nil {
+		return nil, fmt.Errorf("--shed-above: %w", err)
+	}
+	log.Info("memory limit", "gomemlimit", limit, "shed_above", high)
+	return server.NewMemoryGuard(server.MemoryGuardConfig{High: uint64(high)})
+}
+
+// sizeOrPercent reads SIZE (parseSize) or N% of what of returns.
+func sizeOrPercent(s string, of func() (int64, error)) (int64, error) {
+	if p, ok := strings.CutSuffix(strings.TrimSpace(s), "%"); ok {
+		v, err := strconv.ParseFloat(p, 64)
+		if err != nil || v <= 0 || v > 100 {
+			return 0, fmt.Errorf("bad percentage %q: want 0 < N <= 100", s)
+		}
+		n, err := of()
+		if err != nil {
+			return 0, err
+		}
+		return int64(float64(n) * v / 100), nil
+	}
+	return parseSize(s)
 }
 
 // addKeys installs keys from flags and a keys file (persisted in meta).

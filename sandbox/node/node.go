@@ -57,6 +57,8 @@ type Options struct {
 	MaxSandboxesPerTenant int
 	// Server settings.
 	MaxFileBytes int64
+	// Guard sheds load under memory pressure (nil: never).
+	Guard *server.MemoryGuard
 	// Native is the node's native tier (nil: off). The caller creates it
 	// (native.NewRuntime) and closes it after Close.
 	Native *native.Runtime
@@ -174,6 +176,7 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 	n.Catalog.InUse = n.Manager.ImageInUse
 	if n.Handler, err = server.New(server.Config{
 		Backend: n.Manager, Keys: n.Meta, Logger: opts.Logger, MaxFileBytes: opts.MaxFileBytes,
+		Guard: opts.Guard,
 	}); err != nil {
 		return nil, err
 	}
