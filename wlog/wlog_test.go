@@ -10,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -362,4 +364,46 @@ func TestLog_ConcurrentAppends(t *testing.T) {
 			t.Fatalf("%s: last replayed seq %d, want %d", sb, next[sb], each)
 		}
 	}
+}
+
+func TestReplay_CallbackErrorStops(t *testing.T) {
+	dir := t.TempDir()
+	_, _, l := replayAll(t, dir, Options{})
+	for i := uint64(1); i <= 3; i++ {
+		if err := l.Append(context.Background(), rec("a", i, "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	l = open(t, dir, Options{})
+	defer l.Close()
+	stop := errors.New("stop here")
+	n := 0
+	_, err := l.Replay(context.Background(), func(Record) error {
+		if n++; n == 2 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || n != 2 {
+		t.Fatalf("replay went on after its callback failed: %v after %d records", err, n)
+	}
+	if err := l.Append(context.Background(), rec("a", 9, "x")); !errors.Is(err, ErrNotReplayed) {
+		t.Fatalf("append after a failed replay: %v", err)
+	}
+}
+
+func TestAppend_ContextEnds(t *testing.T) {
+	release := make(chan struct{})
+	ffs := &faultFS{syncHook: func(string) error { <-release; return nil }}
+	dir := t.TempDir()
+	_, _, l := replayAll(t, dir, Options{FS: ffs})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	err := l.Append(ctx, rec("a", 1, "x"))
+	close(release)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "a/1 not acknowledged") {
+		t.Fatalf("got %v", err)
+	}
+	l.Close()
 }
