@@ -107,7 +107,7 @@ func randBytes(seed uint64, n int) []byte {
 	return b
 }
 
-func changesSetup(t *testing.T, f *FS) {
+func changesSetup(t testing.TB, f *FS) {
 	must(t, f.WriteFile("/a", []byte("hello"), 0o644))
 	must(t, f.WriteFile("/big", randBytes(1, 600<<10), 0o644))
 	must(t, f.MkdirAll("/dir/sub", 0o755))
@@ -116,7 +116,7 @@ func changesSetup(t *testing.T, f *FS) {
 	must(t, f.Symlink("a", "/sl"))
 }
 
-func appendTo(t *testing.T, f *FS, name string, data []byte) {
+func appendTo(t testing.TB, f *FS, name string, data []byte) {
 	h, err := f.OpenFile(name, O_WRONLY|O_APPEND, 0)
 	must(t, err)
 	_, err = h.Write(data)
@@ -281,4 +281,38 @@ func TestChanges_Malformed(t *testing.T) {
 	}
 	must(t, g.ApplyChanges(rec))
 	sameState(t, f, g)
+}
+
+// FuzzApplyChanges: no record makes ApplyChanges panic, and a refused one
+// leaves the FS as it was. Seeds are real records.
+func FuzzApplyChanges(f *testing.F) {
+	base := testBase()
+	fsys := New(Options{Base: base})
+	changesSetup(f, fsys)
+	mark := fsys.Mark()
+	for _, step := range []func(){
+		func() { must(f, fsys.WriteFile("/n", []byte("new"), 0o644)) },
+		func() { must(f, fsys.Rename("/dir", "/d2")) },
+		func() { must(f, fsys.Link("/a", "/l")); must(f, fsys.Remove("/a")) },
+		func() { must(f, fsys.Truncate("/big", 70000)) },
+	} {
+		step()
+		rec, _, err := fsys.Changes(mark)
+		must(f, err)
+		f.Add(rec)
+	}
+	f.Fuzz(func(t *testing.T, rec []byte) {
+		g := New(Options{Base: base})
+		changesSetup(t, g)
+		before := g.cur.Load()
+		if err := g.ApplyChanges(rec); err != nil {
+			if g.cur.Load() != before {
+				t.Fatalf("a refused record changed the FS: %v", err)
+			}
+			return
+		}
+		if _, err := g.Stat("/"); err != nil {
+			t.Fatalf("an accepted record left no root: %v", err)
+		}
+	})
 }
