@@ -176,9 +176,11 @@ func appendInodeMeta(b []byte, in *inode) []byte {
 }
 
 // ApplyChanges applies a change record made by Changes. The FS must be at
-// the version the record was made against (checked by its root, next
-// inode number and usage; else an error wrapping ErrChangeBase); records
-// of one FS apply in the order they were made. Quotas are not checked: a
+// the version the record was made against; records of one FS apply in the
+// order they were made. The root, next inode number and usage are checked
+// (else an error wrapping ErrChangeBase): a cheap guard against a wrong
+// order, not a proof. Applying the record just applied again is harmless
+// (it carries whole inodes, not operations). Quotas are not checked: a
 // record replays writes that were accepted once. A record that does not
 // decode is an error wrapping ErrMalformed, and the FS is left unchanged.
 func (f *FS) ApplyChanges(b []byte) (err error) {

@@ -218,37 +218,49 @@ var changeCases = []struct {
 // tree (walk and hash compare); and a second record on top of the first.
 func TestChanges_ApplyMatchesLive(t *testing.T) {
 	base := testBase()
-	ctx := context.Background()
 	for _, tc := range changeCases {
-		t.Run(tc.name, func(t *testing.T) {
-			f := New(Options{Base: base})
-			changesSetup(t, f)
-			st := newMemStore()
-			ref, err := f.Persist(ctx, st)
-			must(t, err)
-			mark := f.Mark()
-			tc.ops(t, f)
-			rec, next, err := f.Changes(mark)
-			must(t, err)
-			if tc.maxSize > 0 && len(rec) > tc.maxSize {
-				t.Errorf("change record of %d bytes, want at most %d", len(rec), tc.maxSize)
-			}
-			g, err := Load(ctx, Options{Base: base}, st, ref)
-			must(t, err)
-			must(t, g.ApplyChanges(rec))
-			sameState(t, f, g)
-			// A second record applies on top of the first.
-			must(t, f.WriteFile("/second", []byte("2"), 0o644))
-			must(t, f.RemoveAll("/dir/sub"))
-			rec2, _, err := f.Changes(next)
-			must(t, err)
-			must(t, g.ApplyChanges(rec2))
-			sameState(t, f, g)
-			// Applying a record twice, or out of order, is refused.
-			if err := g.ApplyChanges(rec); !errors.Is(err, ErrChangeBase) {
-				t.Fatalf("a stale record applied: %v", err)
-			}
-		})
+		for _, resumed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/resumed=%v", tc.name, resumed), func(t *testing.T) {
+				testChangesCase(t, base, tc.ops, tc.maxSize, resumed)
+			})
+		}
+	}
+}
+
+// testChangesCase: the live FS is new (or itself resumed from the
+// generation, so its nodes and chunks are lazy) when the Mark is taken.
+func testChangesCase(t *testing.T, base fs.FS, ops func(*testing.T, *FS), maxSize int, resumed bool) {
+	ctx := context.Background()
+	f := New(Options{Base: base})
+	changesSetup(t, f)
+	st := newMemStore()
+	ref, err := f.Persist(ctx, st)
+	must(t, err)
+	if resumed {
+		f, err = Load(ctx, Options{Base: base}, st, ref)
+		must(t, err)
+	}
+	mark := f.Mark()
+	ops(t, f)
+	rec, next, err := f.Changes(mark)
+	must(t, err)
+	if maxSize > 0 && len(rec) > maxSize {
+		t.Errorf("change record of %d bytes, want at most %d", len(rec), maxSize)
+	}
+	g, err := Load(ctx, Options{Base: base}, st, ref)
+	must(t, err)
+	must(t, g.ApplyChanges(rec))
+	sameState(t, f, g)
+	// A second record applies on top of the first.
+	must(t, f.WriteFile("/second", []byte("2"), 0o644))
+	must(t, f.RemoveAll("/dir/sub"))
+	rec2, _, err := f.Changes(next)
+	must(t, err)
+	must(t, g.ApplyChanges(rec2))
+	sameState(t, f, g)
+	// Applying a record twice, or out of order, is refused.
+	if err := g.ApplyChanges(rec); !errors.Is(err, ErrChangeBase) {
+		t.Fatalf("a stale record applied: %v", err)
 	}
 }
 
