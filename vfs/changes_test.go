@@ -302,6 +302,7 @@ func FuzzApplyChanges(f *testing.F) {
 	fsys := New(Options{Base: base})
 	changesSetup(f, fsys)
 	mark := fsys.Mark()
+	at := fsys.Fork() // the mark's version; each run applies to a fork of it
 	for _, step := range []func(){
 		func() { must(f, fsys.WriteFile("/n", []byte("new"), 0o644)) },
 		func() { must(f, fsys.Rename("/dir", "/d2")) },
@@ -314,8 +315,7 @@ func FuzzApplyChanges(f *testing.F) {
 		f.Add(rec)
 	}
 	f.Fuzz(func(t *testing.T, rec []byte) {
-		g := New(Options{Base: base})
-		changesSetup(t, g)
+		g := at.Fork()
 		before := g.cur.Load()
 		if err := g.ApplyChanges(rec); err != nil {
 			if g.cur.Load() != before {
