@@ -248,6 +248,9 @@ func (l *Log) flusher() {
 		for _, r := range group {
 			r.done <- err
 		}
+		if cap(buf) > 4<<20 {
+			buf = nil // one large group must not pin its buffer for good
+		}
 		if rolled {
 			if err := l.collect(); err != nil {
 				l.log.Error("wlog: cannot delete obsolete segments", "err", err)
