@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,11 +59,16 @@ func runInit() error {
 		sendFds(ctl, []byte("error: "+err.Error()), nil)
 		return err
 	}
+	sp, err := newSpawner(setup.Security)
+	if err != nil {
+		sendFds(ctl, []byte("error: "+err.Error()), nil)
+		return err
+	}
 	if err := sendFds(ctl, []byte("ok"), nil); err != nil {
 		return err
 	}
 
-	in := &initState{waiters: map[int]chan syscall.WaitStatus{}, procs: initProcs}
+	in := &initState{waiters: map[int]chan syscall.WaitStatus{}, procs: initProcs, sp: sp}
 	sigs := make(chan os.Signal, 64)
 	signal.Notify(sigs, syscall.SIGCHLD)
 	go in.reap(sigs)
@@ -94,6 +98,7 @@ func runInit() error {
 
 type initState struct {
 	forkMu  sync.Mutex
+	sp      *spawner // the confined thread that forks (harden.go)
 	procs   []*os.File
 	mu      sync.Mutex
 	waiters map[int]chan syscall.WaitStatus
@@ -184,25 +189,21 @@ func (in *initState) spawn(path string, req execRequest, stdin, stdout, stderr *
 	if dir == "" {
 		dir = "/"
 	}
-	// no_new_privs is per thread: set it on the thread that forks, so the
-	// child inherits it whatever thread the Go runtime picked.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		in.moveBack(back)
-		return 0, fmt.Errorf("no_new_privs: %w", err)
-	}
-	in.mu.Lock() // held across fork so the reaper cannot miss a fast exit
-	pid, err := syscall.ForkExec(path, req.Args, &syscall.ProcAttr{
-		Dir:   dir,
-		Env:   req.Env,
-		Files: []uintptr{stdin.Fd(), stdout.Fd(), stderr.Fd()},
-		Sys:   &syscall.SysProcAttr{Setsid: true},
+	var pid int
+	var err error
+	in.sp.do(func() {
+		in.mu.Lock() // held across fork so the reaper cannot miss a fast exit
+		pid, err = syscall.ForkExec(path, req.Args, &syscall.ProcAttr{
+			Dir:   dir,
+			Env:   req.Env,
+			Files: []uintptr{stdin.Fd(), stdout.Fd(), stderr.Fd()},
+			Sys:   &syscall.SysProcAttr{Setsid: true},
+		})
+		if err == nil {
+			in.waiters[pid] = ch
+		}
+		in.mu.Unlock()
 	})
-	if err == nil {
-		in.waiters[pid] = ch
-	}
-	in.mu.Unlock()
 	in.moveBack(back)
 	return pid, err
 }
@@ -270,7 +271,8 @@ func errText(err error) string {
 
 // buildRoot turns the overlay at setup.Root into this mount namespace's
 // root: private propagation, /proc for the new pid namespace, a minimal
-// /dev, pivot_root, hostname, loopback up and no_new_privs.
+// /dev, pivot_root, hostname, loopback up, no_new_privs and a non-dumpable
+// init; in the default security mode also masked and read-only /proc paths.
 func buildRoot(s setupMsg) error {
 	root := s.Root
 	step := func(what string, err error) error {
@@ -293,6 +295,11 @@ func buildRoot(s setupMsg) error {
 	// kernel refuses it as "too revealing".
 	if err := step("mount /proc", unix.Mount("proc", filepath.Join(root, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")); err != nil {
 		return err
+	}
+	if s.Security == SecurityDefault {
+		if err := hardenProc(filepath.Join(root, "proc")); err != nil {
+			return err
+		}
 	}
 	mkdir("dev")
 	dev := filepath.Join(root, "dev")
@@ -346,6 +353,12 @@ func buildRoot(s setupMsg) error {
 		return err
 	}
 	if err := loopbackUp(); err != nil {
+		return err
+	}
+	// Not dumpable, in every security mode: sandbox processes (same uid)
+	// can neither ptrace the init nor read its /proc/1/{mem,environ}; the
+	// init holds cgroup.procs fds outside the sandbox's limits.
+	if err := step("not dumpable", unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)); err != nil {
 		return err
 	}
 	return step("no_new_privs", unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))

@@ -24,6 +24,7 @@ type setupMsg struct {
 	Root     string // overlay root, a host path visible in the init's mount ns
 	Hostname string
 	Devices  []string // host device nodes bound into /dev
+	Security Security
 }
 
 type execRequest struct {

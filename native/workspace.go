@@ -37,6 +37,7 @@ type Workspace struct {
 	upper string
 	cgRel string // workspace cgroup, relative to warren's parent
 	lim   Limits
+	sec   Security
 	img   *imagemount.Mount
 	ip    *initProc // the namespace init
 	ctl   int       // host end of its control socket
@@ -75,12 +76,20 @@ type Result struct {
 
 // Workspace creates the native environment of sandbox id over the EROFS
 // image at imagePath, with fs as the sandbox's files (nil: the image alone).
-func (r *Runtime) Workspace(ctx context.Context, id string, imagePath string, fs *vfs.FS, lim Limits) (*Workspace, error) {
+// Its processes run under SecurityDefault unless an option says otherwise.
+func (r *Runtime) Workspace(ctx context.Context, id string, imagePath string, fs *vfs.FS, lim Limits, opts ...WorkspaceOption) (*Workspace, error) {
 	if err := r.Available(); err != nil {
 		return nil, err
 	}
 	if id == "" || len(id) > 64 || strings.ContainsAny(id, "\x00/") {
 		return nil, fmt.Errorf("native: sandbox id %q must be 1-64 bytes without '/' or NUL (it becomes the hostname)", id)
+	}
+	var o workspaceOpts
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.security != SecurityDefault && o.security != SecurityRelaxed {
+		return nil, fmt.Errorf("native: unknown security mode %d", o.security)
 	}
 	lim = lim.or(r.cfg.Defaults)
 	if lim.Memory < 0 || lim.CPUs < 0 || lim.Pids < 0 || lim.Disk < 0 || lim.Timeout < 0 {
@@ -91,7 +100,7 @@ func (r *Runtime) Workspace(ctx context.Context, id string, imagePath string, fs
 	n := r.seq
 	r.mu.Unlock()
 	w := &Workspace{
-		r: r, id: id, lim: lim, ctl: -1,
+		r: r, id: id, lim: lim, sec: o.security, ctl: -1,
 		dir:   filepath.Join(r.cfg.RunDir, "ws", strconv.FormatUint(n, 10)),
 		cgRel: "w" + strconv.FormatUint(n, 10),
 	}
@@ -219,7 +228,7 @@ func (w *Workspace) startInit(ctx context.Context, initRel string) error {
 		return err
 	}
 	defer closeAll(procs)
-	setup, _ := json.Marshal(setupMsg{Root: w.root, Hostname: w.id, Devices: r.devices})
+	setup, _ := json.Marshal(setupMsg{Root: w.root, Hostname: w.id, Devices: r.devices, Security: w.sec})
 	var pfds []int
 	for _, f := range procs {
 		pfds = append(pfds, int(f.Fd()))
@@ -287,6 +296,9 @@ func (w *Workspace) Exec(ctx context.Context, cmd Cmd) (Result, error) {
 	}
 	return res, err
 }
+
+// Security reports the workspace's security mode.
+func (w *Workspace) Security() Security { return w.sec }
 
 // Harvest brings what native processes wrote since the last exec (e.g. a
 // background server) into the sandbox's vfs. Exec does it after every
