@@ -188,3 +188,36 @@ func TestSecurity_Probe(t *testing.T) {
 		t.Errorf("relaxed sandbox: Seccomp %s NoNewPrivs %s, want 0 and 1", relaxed["status.Seccomp"], relaxed["status.NoNewPrivs"])
 	}
 }
+
+// TestSecurity_Compat: ordinary programs still work under the default
+// confinement (busybox applets, threads through glibc's clone3 -> clone
+// fallback, signals, timeout, ps, archives, a big sort).
+func TestSecurity_Compat(t *testing.T) {
+	_, img := requireProbe(t)
+	rt, _ := requireRuntime(t)
+	ws, err := rt.Workspace(context.Background(), "compat", img, nil, native.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	tests := []struct{ name, script, want string }{
+		{"threads", "probe threads 8", "threads 8 ok\n"},
+		{"sort big file", "seq 200000 > /tmp/n && sort -rn /tmp/n | head -1 && wc -l < /tmp/n", "200000\n200000\n"},
+		{"tar", "mkdir -p /tmp/a/b && echo x > /tmp/a/b/f && tar -C /tmp -cf /tmp/a.tar a && tar -tf /tmp/a.tar | sort | tr '\\n' ' '", "a/ a/b/ a/b/f "},
+		{"ps", "sleep 5 & p=$!; ps | awk '{print $1}' | grep -cx $p; kill $p", "1\n"},
+		{"trap and kill", `trap 'echo got USR1' USR1; kill -USR1 $$; echo after`, "got USR1\nafter\n"},
+		{"timeout", "timeout 1 sleep 10; echo status=$?", "status=143\n"},
+		{"kill a child", "sleep 10 & kill -9 $!; wait $!; echo status=$?", "status=137\n"},
+		{"chroot (CAP_SYS_CHROOT)", "chroot / true && echo fine", "fine\n"},
+		{"ping over loopback (CAP_NET_RAW)", "ping -c1 -W1 127.0.0.1 >/dev/null && echo up", "up\n"},
+		{"chown as root", "touch /tmp/o && chown 1000:1000 /tmp/o && stat -c %u /tmp/o", "1000\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errs, res := sh(t, ws, tc.script, native.Limits{})
+			if out != tc.want || res.Status != 0 {
+				t.Errorf("got %q status %d (stderr %q), want %q", out, res.Status, errs, tc.want)
+			}
+		})
+	}
+}
