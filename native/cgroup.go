@@ -13,6 +13,20 @@ import (
 	"time"
 )
 
+// Layout, below warren's parent cgroup in every hierarchy used:
+//
+//	wN/        one workspace: no limits; Close kills and removes the tree
+//	wN/init    its namespace init, outside the sandbox's limits: charged
+//	           none of its memory or pids, so never its OOM victim
+//	wN/sb/     the sandbox: the workspace's memory, CPU and pids limits
+//	wN/sb/s    where an exec's processes live in hierarchies where the
+//	           exec has no cgroup of its own
+//	wN/sb/eM   one exec: always for CPU accounting (and kills), in the
+//	           memory/cpu/pids hierarchies only when it sets its own limit
+//
+// On cgroup v2 (one hierarchy) processes sit only in leaves (init, s, eM)
+// and wN and sb delegate memory, cpu and pids to their children.
+//
 // cgroups places warren's processes in cgroups on whatever the host offers:
 // each controller comes from cgroup v2 when the unified hierarchy has it,
 // else from its v1 hierarchy. This machine has memory/cpu/pids on v1 only
@@ -246,17 +260,26 @@ func (cg *cgroups) execHierarchies(own Limits) []*hierarchy {
 	return hs
 }
 
-// indexes maps hierarchies to their positions in cg.hier.
-func (cg *cgroups) indexes(hs []*hierarchy) []int {
-	out := make([]int, 0, len(hs))
-	for _, h := range hs {
-		for i, x := range cg.hier {
+// execProcsFiles opens, for every hierarchy in cg.hier order, cgroup.procs
+// of rel where the exec has a cgroup of its own (hs) and of shared
+// elsewhere: the init enters them all before it forks the command.
+func (cg *cgroups) execProcsFiles(rel, shared string, hs []*hierarchy) ([]*os.File, error) {
+	var fs []*os.File
+	for _, h := range cg.hier {
+		target := shared
+		for _, x := range hs {
 			if x == h {
-				out = append(out, i)
+				target = rel
 			}
 		}
+		f, err := os.OpenFile(filepath.Join(h.parent, target, "cgroup.procs"), os.O_WRONLY, 0)
+		if err != nil {
+			closeAll(fs)
+			return nil, fmt.Errorf("cannot open cgroup.procs of %s: %w", target, err)
+		}
+		fs = append(fs, f)
 	}
-	return out
+	return fs, nil
 }
 
 func (cg *cgroups) createIn(rel string, hs []*hierarchy, parentOfOthers bool) error {

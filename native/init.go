@@ -169,19 +169,16 @@ func (in *initState) serveExec(stdin, stdout, stderr, connF *os.File, procs []*o
 	enc.Encode(execExited{WaitStatus: uint32(ws)})
 }
 
-// spawn forks the command inside the exec's cgroups: the init moves itself
-// into them, forks, and moves back, so the child is born there and nothing
-// it does can happen outside its limits.
+// spawn forks the command inside the exec's cgroups (one per hierarchy,
+// procs): the init moves itself into them, forks, and moves back to its
+// own cgroups, siblings of the sandbox's, so the child is born under the
+// sandbox's limits and the init is charged to none of them.
 func (in *initState) spawn(path string, req execRequest, stdin, stdout, stderr *os.File, procs []*os.File, ch chan syscall.WaitStatus) (int, error) {
 	in.forkMu.Lock()
 	defer in.forkMu.Unlock()
-	back := req.Hier
-	if len(back) != len(procs) {
-		back = nil
-	}
 	for _, f := range procs {
 		if _, err := unix.Write(int(f.Fd()), []byte("0")); err != nil {
-			in.moveBack(back)
+			in.moveBack()
 			return 0, fmt.Errorf("cannot enter exec cgroup: %w", err)
 		}
 	}
@@ -204,23 +201,14 @@ func (in *initState) spawn(path string, req execRequest, stdin, stdout, stderr *
 		}
 		in.mu.Unlock()
 	})
-	in.moveBack(back)
+	in.moveBack()
 	return pid, err
 }
 
-// moveBack returns the init to its own cgroup in the hierarchies hier
-// (indexes into in.procs; nil: all).
-func (in *initState) moveBack(hier []int) {
-	if hier == nil {
-		for _, f := range in.procs {
-			unix.Write(int(f.Fd()), []byte("0"))
-		}
-		return
-	}
-	for _, i := range hier {
-		if i >= 0 && i < len(in.procs) {
-			unix.Write(int(in.procs[i].Fd()), []byte("0"))
-		}
+// moveBack returns the init to its own cgroups, outside the sandbox's.
+func (in *initState) moveBack() {
+	for _, f := range in.procs {
+		unix.Write(int(f.Fd()), []byte("0"))
 	}
 }
 

@@ -32,9 +32,6 @@ type execRequest struct {
 	Args []string
 	Env  []string
 	Dir  string
-	// Hier[i] is the index, in the init's own cgroup.procs files, of the
-	// hierarchy of the i-th exec cgroup fd: the init moves back only there.
-	Hier []int
 }
 
 type execStarted struct {

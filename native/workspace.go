@@ -35,7 +35,7 @@ type Workspace struct {
 	tmp   string // tmpfs holding upper/ and work/
 	root  string // overlay mount
 	upper string
-	cgRel string // workspace cgroup, relative to warren's parent
+	cgRel string // workspace cgroup, relative to warren's parent (cgroup.go)
 	lim   Limits
 	sec   Security
 	img   *imagemount.Mount
@@ -155,10 +155,19 @@ func (w *Workspace) setup(ctx context.Context, imagePath string) error {
 	if err := mountOverlay(lower, w.upper, work, w.root); err != nil {
 		return err
 	}
+	// The workspace's cgroups (cgroup.go has the layout): the init in a
+	// sibling of the limited sandbox cgroup, so it is charged nothing of
+	// the sandbox's memory and pids and is never the OOM killer's victim.
 	if err := r.cg.create(w.cgRel, true); err != nil {
 		return err
 	}
-	if err := r.cg.setLimits(w.cgRel, Limits{Memory: w.lim.Memory, CPUs: w.lim.CPUs, Pids: w.lim.Pids}); err != nil {
+	if err := r.cg.create(w.sbRel(), true); err != nil {
+		return err
+	}
+	if err := r.cg.setLimits(w.sbRel(), Limits{Memory: w.lim.Memory, CPUs: w.lim.CPUs, Pids: w.lim.Pids}); err != nil {
+		return err
+	}
+	if err := r.cg.create(w.sharedRel(), false); err != nil {
 		return err
 	}
 	initRel := w.cgRel + "/init"
@@ -167,6 +176,14 @@ func (w *Workspace) setup(ctx context.Context, imagePath string) error {
 	}
 	return w.startInit(ctx, initRel)
 }
+
+// sbRel is the sandbox cgroup, which carries the workspace's limits; every
+// sandbox process lives below it.
+func (w *Workspace) sbRel() string { return w.cgRel + "/sb" }
+
+// sharedRel is the leaf below sbRel where an exec's processes live in the
+// hierarchies it has no cgroup of its own in.
+func (w *Workspace) sharedRel() string { return w.cgRel + "/sb/s" }
 
 // mountOverlay mounts overlay(lower fd, upper, work) at target. The lower
 // layer is passed as a detached idmapped mount (lowerdir+ by fd), so it is
@@ -282,7 +299,7 @@ func (w *Workspace) Exec(ctx context.Context, cmd Cmd) (Result, error) {
 		return Result{}, fmt.Errorf("native: workspace %s is closed", w.id)
 	}
 	w.execSeq++
-	rel := fmt.Sprintf("%s/e%d", w.cgRel, w.execSeq)
+	rel := fmt.Sprintf("%s/e%d", w.sbRel(), w.execSeq)
 	w.execs.Add(1)
 	w.mu.Unlock()
 	defer w.execs.Done()
@@ -343,7 +360,7 @@ func (w *Workspace) run(ctx context.Context, rel string, cmd Cmd) (Result, error
 			r.cg.remove(rel)
 		}
 	}()
-	procs, err := r.cg.procsFilesIn(rel, hs)
+	procs, err := r.cg.execProcsFiles(rel, w.sharedRel(), hs)
 	if err != nil {
 		return Result{}, err
 	}
@@ -369,7 +386,7 @@ func (w *Workspace) run(ctx context.Context, rel string, cmd Cmd) (Result, error
 	for _, f := range procs {
 		fds = append(fds, int(f.Fd()))
 	}
-	oom0 := r.cg.oomKills(w.cgRel) // before the spawn: a fast OOM must not be missed
+	oom0 := r.cg.oomKills(w.sbRel()) // before the spawn: a fast OOM must not be missed
 	w.ctlMu.Lock()
 	if w.ctl < 0 {
 		err = errors.New("workspace closed")
@@ -388,7 +405,7 @@ func (w *Workspace) run(ctx context.Context, rel string, cmd Cmd) (Result, error
 	}
 	start := time.Now()
 	enc, dec := json.NewEncoder(conn), json.NewDecoder(conn)
-	if err := enc.Encode(execRequest{Path: cmd.Path, Args: args, Env: cmd.Env, Dir: cmd.Dir, Hier: r.cg.indexes(hs)}); err != nil {
+	if err := enc.Encode(execRequest{Path: cmd.Path, Args: args, Env: cmd.Env, Dir: cmd.Dir}); err != nil {
 		return Result{}, fmt.Errorf("native: exec request: %w", err)
 	}
 	var started execStarted
@@ -473,7 +490,7 @@ wait:
 	// The victim may be the command or one of its children (whose parent
 	// then usually exits 137); with an OOM kill counted in the workspace
 	// meanwhile, either is reported as one.
-	if res.Status == 137 && r.cg.oomKills(w.cgRel) > oom0 {
+	if res.Status == 137 && r.cg.oomKills(w.sbRel()) > oom0 {
 		res.OOMKilled = true
 	}
 	switch {
