@@ -356,8 +356,8 @@ func (cg *cgroups) setLimits(rel string, lim Limits) error {
 	return nil
 }
 
-// procsFiles opens cgroup.procs of rel in every hierarchy, for writing: a
-// process that writes "0" to them moves itself in (the kernel checks the
+// procsFiles opens cgroup.procs of rel in every hierarchy, for writing: the
+// init writes a new child's pid to them to place it (the kernel checks the
 // opener's credentials, so the fds work inside the user namespace).
 func (cg *cgroups) procsFiles(rel string) ([]*os.File, error) {
 	return cg.procsFilesIn(rel, cg.hier)
@@ -552,6 +552,29 @@ func (cg *cgroups) oomKills(rel string) int64 {
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
 			n += statField(filepath.Join(p, "memory.oom_control"), "oom_kill")
+		}
+		return nil
+	})
+	return n
+}
+
+// pidsRefused reports how many forks in rel and below a pids limit
+// refused. The kernel counts a refusal (the "max" line) in the cgroup of
+// the process that forked, not where the limit is: v1 and v2 before 6.12
+// in pids.events, v2 since in pids.events.local (pids.events became
+// hierarchical there), so the subtree's local counts are summed.
+func (cg *cgroups) pidsRefused(rel string) int64 {
+	root := filepath.Join(cg.pids.parent, rel)
+	file := "pids.events"
+	if cg.pids.v2 {
+		if _, err := os.Stat(filepath.Join(root, "pids.events.local")); err == nil {
+			file = "pids.events.local"
+		}
+	}
+	var n int64
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			n += statField(filepath.Join(p, file), "max")
 		}
 		return nil
 	})

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -50,11 +51,11 @@ func runInit() error {
 	if err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
+	closeAll(files)
 	var setup setupMsg
 	if err := json.Unmarshal(payload, &setup); err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
-	initProcs := files // this init's own cgroup.procs files, to move back into
 	if err := buildRoot(setup); err != nil {
 		sendFds(ctl, []byte("error: "+err.Error()), nil)
 		return err
@@ -68,7 +69,7 @@ func runInit() error {
 		return err
 	}
 
-	in := &initState{waiters: map[int]chan syscall.WaitStatus{}, procs: initProcs, sp: sp}
+	in := &initState{waiters: map[int]chan syscall.WaitStatus{}, sp: sp}
 	sigs := make(chan os.Signal, 64)
 	signal.Notify(sigs, syscall.SIGCHLD)
 	go in.reap(sigs)
@@ -97,24 +98,25 @@ func runInit() error {
 }
 
 type initState struct {
-	forkMu  sync.Mutex
 	sp      *spawner // the confined thread that forks (harden.go)
-	procs   []*os.File
 	mu      sync.Mutex
 	waiters map[int]chan syscall.WaitStatus
 }
 
 // reap collects every child, including orphans reparented to pid 1, and
-// hands the status of exec'd processes to their waiters.
+// hands the status of exec'd processes to their waiters. mu is held across
+// wait4 so the reaper never takes the ptrace stop of a child that spawn
+// (which holds mu) is still placing in its cgroups.
 func (in *initState) reap(sigs chan os.Signal) {
 	for range sigs {
 		for {
 			var ws syscall.WaitStatus
+			in.mu.Lock()
 			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
 			if pid <= 0 || err != nil {
+				in.mu.Unlock()
 				break
 			}
-			in.mu.Lock()
 			ch := in.waiters[pid]
 			delete(in.waiters, pid)
 			in.mu.Unlock()
@@ -169,46 +171,72 @@ func (in *initState) serveExec(stdin, stdout, stderr, connF *os.File, procs []*o
 	enc.Encode(execExited{WaitStatus: uint32(ws)})
 }
 
-// spawn forks the command inside the exec's cgroups (one per hierarchy,
-// procs): the init moves itself into them, forks, and moves back to its
-// own cgroups, siblings of the sandbox's, so the child is born under the
-// sandbox's limits and the init is charged to none of them.
+// spawn starts the command and places it in the exec's cgroups (procs,
+// one per hierarchy) before it runs its first instruction: the child is
+// forked traced, so it stops right after execve; the init writes its pid
+// into the cgroups and detaches. The init itself never enters the
+// sandbox's cgroups: a child that filled the sandbox's pids or memory
+// limit at once could otherwise fail the init's next thread creation (a
+// fatal error in Go) or make it the OOM victim.
 func (in *initState) spawn(path string, req execRequest, stdin, stdout, stderr *os.File, procs []*os.File, ch chan syscall.WaitStatus) (int, error) {
-	in.forkMu.Lock()
-	defer in.forkMu.Unlock()
-	for _, f := range procs {
-		if _, err := unix.Write(int(f.Fd()), []byte("0")); err != nil {
-			in.moveBack()
-			return 0, fmt.Errorf("cannot enter exec cgroup: %w", err)
-		}
-	}
 	dir := req.Dir
 	if dir == "" {
 		dir = "/"
 	}
 	var pid int
 	var err error
+	// ptrace requests must come from the tracer thread: all of it runs on
+	// the spawner's.
 	in.sp.do(func() {
-		in.mu.Lock() // held across fork so the reaper cannot miss a fast exit
+		in.mu.Lock() // held until the child is placed (see reap)
+		defer in.mu.Unlock()
 		pid, err = syscall.ForkExec(path, req.Args, &syscall.ProcAttr{
 			Dir:   dir,
 			Env:   req.Env,
 			Files: []uintptr{stdin.Fd(), stdout.Fd(), stderr.Fd()},
-			Sys:   &syscall.SysProcAttr{Setsid: true},
+			Sys:   &syscall.SysProcAttr{Setsid: true, Ptrace: true},
 		})
-		if err == nil {
-			in.waiters[pid] = ch
+		if err != nil {
+			return
 		}
-		in.mu.Unlock()
+		var ws syscall.WaitStatus
+		if ws, err = waitPid(pid); err != nil {
+			return
+		}
+		if !ws.Stopped() {
+			ch <- ws // killed before it ran: that is how it ended
+			return
+		}
+		id := []byte(strconv.Itoa(pid))
+		for _, f := range procs {
+			if _, werr := unix.Write(int(f.Fd()), id); werr != nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+				syscall.PtraceDetach(pid)
+				waitPid(pid)
+				err = fmt.Errorf("cannot enter exec cgroup: %w", werr)
+				return
+			}
+		}
+		if err = syscall.PtraceDetach(pid); err != nil {
+			syscall.Kill(pid, syscall.SIGKILL)
+			waitPid(pid)
+			err = fmt.Errorf("detach: %w", err)
+			return
+		}
+		in.waiters[pid] = ch
 	})
-	in.moveBack()
 	return pid, err
 }
 
-// moveBack returns the init to its own cgroups, outside the sandbox's.
-func (in *initState) moveBack() {
-	for _, f := range in.procs {
-		unix.Write(int(f.Fd()), []byte("0"))
+// waitPid waits for pid's next state change (a stop or its end).
+func waitPid(pid int) (syscall.WaitStatus, error) {
+	for {
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(pid, &ws, syscall.WALL, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		return ws, err
 	}
 }
 

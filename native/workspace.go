@@ -71,6 +71,10 @@ type Result struct {
 	Wall      time.Duration
 	OOMKilled bool   // the kernel killed a process for exceeding the memory limit
 	TimedOut  bool   // killed at the wall-clock timeout
+	ForkBomb  bool   // killed for forking on against the pids limit (forkStorm)
+	// PidsRefused counts forks the pids limit refused during the exec
+	// (sandbox-wide: a concurrent exec's refusals count too).
+	PidsRefused int64
 	Message   string // why warren killed it or could not start it ("" otherwise)
 }
 
@@ -240,17 +244,8 @@ func (w *Workspace) startInit(ctx context.Context, initRel string) error {
 	if err := r.cg.addPid(initRel, ip.cmd.Process.Pid); err != nil {
 		return err
 	}
-	procs, err := r.cg.procsFiles(initRel)
-	if err != nil {
-		return err
-	}
-	defer closeAll(procs)
 	setup, _ := json.Marshal(setupMsg{Root: w.root, Hostname: w.id, Devices: r.devices, Security: w.sec})
-	var pfds []int
-	for _, f := range procs {
-		pfds = append(pfds, int(f.Fd()))
-	}
-	if err := sendFds(w.ctl, setup, pfds); err != nil {
+	if err := sendFds(w.ctl, setup, nil); err != nil {
 		return fmt.Errorf("init setup: %w", err)
 	}
 	for _, want := range []string{"ready", "ok"} {
@@ -441,11 +436,24 @@ func (w *Workspace) run(ctx context.Context, rel string, cmd Cmd) (Result, error
 	var ctxErr, cause error
 	var ex execExited
 	kill := func() { r.cg.kill(rel) }
+	// Forks refused in the sandbox (a concurrent exec's bomb is seen by
+	// every exec of the workspace: attribution is per sandbox).
+	storm := forkStorm{refused: r.cg.pidsRefused(w.sbRel())}
+	tick := time.NewTicker(forkStormTick)
+	defer tick.Stop()
+	watch := func() {
+		if !res.ForkBomb && storm.observe(r.cg.pidsRefused(w.sbRel())) {
+			res.ForkBomb = true
+			kill()
+		}
+	}
 wait:
 	for {
 		select {
 		case ex = <-exited:
 			break wait
+		case <-tick.C:
+			watch()
 		case err := <-decErr:
 			// The init died under us: the workspace was closed or killed.
 			return Result{Status: 137, Wall: time.Since(start), Message: "warren: native: killed: workspace closed"},
@@ -468,6 +476,8 @@ wait:
 		select {
 		case <-outDone:
 			waiting = false
+		case <-tick.C:
+			watch()
 		case <-timeout:
 			res.TimedOut = true
 			timeout = nil
@@ -486,7 +496,12 @@ wait:
 	case wsStatus.Signaled():
 		res.Status = 128 + int(wsStatus.Signal())
 	}
+	if res.ForkBomb {
+		res.Status = 137 // warren killed the exec, whether or not its first process had ended
+	}
 	res.CPU = r.cg.cpuTime(rel)
+	storm.observe(r.cg.pidsRefused(w.sbRel()))
+	res.PidsRefused = storm.total
 	// The victim may be the command or one of its children (whose parent
 	// then usually exits 137); with an OOM kill counted in the workspace
 	// meanwhile, either is reported as one.
@@ -496,15 +511,54 @@ wait:
 	switch {
 	case res.OOMKilled:
 		res.Message = fmt.Sprintf("warren: native: %s: killed: out of memory (limit %s)", cmd.Path, formatBytes(lim.Memory))
+	case res.ForkBomb:
+		res.Message = fmt.Sprintf("warren: native: %s: killed: fork bomb (%d process creations refused at the limit of %d processes)",
+			cmd.Path, storm.total, lim.Pids)
 	case res.TimedOut:
 		res.Message = fmt.Sprintf("warren: native: %s: killed: timeout of %v exceeded", cmd.Path, lim.Timeout)
 	case ctxErr != nil:
 		res.Message = fmt.Sprintf("warren: native: %s: killed: %s", cmd.Path, killReason(ctxErr, cause))
+	case res.PidsRefused > 0:
+		// Not killed, but the program saw fork fail: say why.
+		res.Message = fmt.Sprintf("warren: native: %s: %d process creations refused at the limit of %d processes",
+			cmd.Path, res.PidsRefused, lim.Pids)
 	}
 	if res.Message != "" && cmd.Stderr != nil {
 		fmt.Fprintln(cmd.Stderr, res.Message)
 	}
 	return res, ctxErr
+}
+
+// A fork bomb at the pids limit does not end by itself: its processes die
+// when fork fails and the survivors fork again. A program that meets the
+// limit once gets EAGAIN and copes (or fails); one that keeps forking
+// against it for forkStormTicks ticks in a row, at least forkStormMin
+// refusals each, is a bomb and is killed.
+const (
+	forkStormTick  = 100 * time.Millisecond
+	forkStormTicks = 5
+	forkStormMin   = 20
+)
+
+type forkStorm struct {
+	refused int64 // the pids.events "max" count at the last tick
+	hot     int   // consecutive ticks with at least forkStormMin refusals
+	total   int64 // refusals seen during the exec
+}
+
+// observe takes the refusal count at a tick and reports a bomb.
+func (s *forkStorm) observe(refused int64) bool {
+	d := refused - s.refused
+	s.refused = refused
+	if d > 0 {
+		s.total += d
+	}
+	if d >= forkStormMin {
+		s.hot++
+	} else {
+		s.hot = 0
+	}
+	return s.hot >= forkStormTicks
 }
 
 // lockedBuffer collects the init's stderr for error messages.

@@ -6,6 +6,7 @@
 //   probe [host]       all probes
 //   probe getppid N    N getppid calls (seccomp cost on a syscall loop)
 //   probe threads N    N threads that each sum a range, joined
+//   probe forkloop     fork forever, in every child too (a fork bomb)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -192,6 +193,10 @@ int main(int argc, char **argv) {
 		for (long i = 0; i < n; i++)
 			syscall(SYS_getppid);
 		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "forkloop")) {
+		for (;;) // every child forks on too, failures and all
+			fork();
 	}
 	if (argc == 3 && !strcmp(argv[1], "threads")) {
 		int n = atoi(argv[2]);
