@@ -69,13 +69,13 @@ type Result struct {
 	Status    int           // exit status, 128+signal when killed
 	CPU       time.Duration // user+system CPU time, from the exec's cgroup
 	Wall      time.Duration
-	OOMKilled bool   // the kernel killed a process for exceeding the memory limit
-	TimedOut  bool   // killed at the wall-clock timeout
-	ForkBomb  bool   // killed for forking on against the pids limit (forkStorm)
+	OOMKilled bool // the kernel killed a process for exceeding the memory limit
+	TimedOut  bool // killed at the wall-clock timeout
+	ForkBomb  bool // killed for forking on against the pids limit (forkStorm)
 	// PidsRefused counts forks the pids limit refused during the exec
 	// (sandbox-wide: a concurrent exec's refusals count too).
 	PidsRefused int64
-	Message   string // why warren killed it or could not start it ("" otherwise)
+	Message     string // why warren killed it or could not start it ("" otherwise)
 }
 
 // Workspace creates the native environment of sandbox id over the EROFS
