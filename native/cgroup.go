@@ -66,6 +66,32 @@ func detectCgroups(name string) (*cgroups, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read own cgroup: %w", err)
 	}
+	cg, err := parseCgroups(mi, self, name, func(mount string) []string {
+		b, _ := os.ReadFile(filepath.Join(mount, "cgroup.controllers"))
+		return strings.Fields(string(b))
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range cg.hier {
+		if err := os.MkdirAll(h.parent, 0o755); err != nil {
+			return nil, fmt.Errorf("cannot create cgroup %s: %w", h.parent, err)
+		}
+		if h.v2 {
+			if err := enableV2(h, filepath.Dir(h.parent), cg); err != nil {
+				return nil, err
+			}
+			if err := enableV2(h, h.parent, cg); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return cg, nil
+}
+
+// parseCgroups picks the hierarchies from a mount table and this process's
+// /proc/self/cgroup; v2ctrls lists the controllers a v2 mount offers.
+func parseCgroups(mi, self []byte, name string, v2ctrls func(mount string) []string) (*cgroups, error) {
 	selfPath := map[string]string{} // controller list ("" for v2) -> path
 	for _, line := range strings.Split(strings.TrimSpace(string(self)), "\n") {
 		parts := strings.SplitN(line, ":", 3)
@@ -108,13 +134,12 @@ func detectCgroups(name string) (*cgroups, error) {
 			}
 		}
 	}
-	var v2ctrls []string
+	var ctrls2 []string
 	if v2 != nil {
-		b, _ := os.ReadFile(filepath.Join(v2.mount, "cgroup.controllers"))
-		v2ctrls = strings.Fields(string(b))
+		ctrls2 = v2ctrls(v2.mount)
 	}
 	has := func(c string) bool {
-		for _, x := range v2ctrls {
+		for _, x := range ctrls2 {
 			if x == c {
 				return true
 			}
@@ -179,19 +204,6 @@ func detectCgroups(name string) (*cgroups, error) {
 		}
 		h.parent = filepath.Join(h.mount, own, name)
 		cg.hier = append(cg.hier, h)
-	}
-	for _, h := range cg.hier {
-		if err := os.MkdirAll(h.parent, 0o755); err != nil {
-			return nil, fmt.Errorf("cannot create cgroup %s: %w", h.parent, err)
-		}
-		if h.v2 {
-			if err := enableV2(h, filepath.Dir(h.parent), cg); err != nil {
-				return nil, err
-			}
-			if err := enableV2(h, h.parent, cg); err != nil {
-				return nil, err
-			}
-		}
 	}
 	return cg, nil
 }

@@ -505,3 +505,31 @@ func TestSecurity_InitOutsideMemoryLimit(t *testing.T) {
 		t.Fatalf("after the hogs: %q %d", out, res.Status)
 	}
 }
+
+// TestSecurity_DefaultLimits: a workspace given no limits gets the
+// runtime's default memory and pids limits on its sandbox cgroup.
+func TestSecurity_DefaultLimits(t *testing.T) {
+	ws := newWorkspace(t, "defaults", nil, native.Limits{})
+	_, cgDirs, _ := ws.HostState()
+	want := map[string]string{
+		"memory.limit_in_bytes": strconv.FormatInt(native.DefaultMemory, 10), // v1
+		"memory.max":            strconv.FormatInt(native.DefaultMemory, 10), // v2
+		"pids.max":              strconv.FormatInt(native.DefaultPids, 10),
+	}
+	found := map[string]bool{}
+	for _, d := range cgDirs {
+		for file, v := range want {
+			b, err := os.ReadFile(filepath.Join(d, "sb", file))
+			if err != nil {
+				continue
+			}
+			found[strings.TrimSuffix(file, ".limit_in_bytes")] = true
+			if got := strings.TrimSpace(string(b)); got != v {
+				t.Errorf("%s/sb/%s = %s, want %s", d, file, got, v)
+			}
+		}
+	}
+	if !found["pids.max"] || !(found["memory"] || found["memory.max"]) {
+		t.Fatalf("default limits not found in %v (found %v)", cgDirs, found)
+	}
+}
