@@ -129,8 +129,10 @@ static int p_settimeofday(void) {
 	struct { long s, us; } tv = {0, -1};
 	return reached(syscall(SYS_settimeofday, &tv, NULL), EINVAL, 0);
 }
+#ifdef SYS_iopl // x86 only
 static int p_iopl(void) { RET(syscall(SYS_iopl, 0)); }
 static int p_ioperm(void) { RET(syscall(SYS_ioperm, 0x80, 1, 0)); }
+#endif
 static int p_sethostname(void) {
 	unshare(CLONE_NEWUTS); // on the host: its own UTS namespace
 	RET(sethostname("probe", 5));
@@ -247,8 +249,10 @@ int main(int argc, char **argv) {
 	run("reboot", p_reboot);
 	run("clock_settime", p_settime);
 	run("settimeofday", p_settimeofday);
+#ifdef SYS_iopl
 	run("iopl", p_iopl);
 	run("ioperm", p_ioperm);
+#endif
 	run("sethostname", p_sethostname);
 	run("socket(AF_VSOCK)", p_vsock);
 	run("socket(AF_INET)", p_inet);
