@@ -186,7 +186,9 @@ func (in *initState) spawn(path string, req execRequest, stdin, stdout, stderr *
 	var pid int
 	var err error
 	// ptrace requests must come from the tracer thread: all of it runs on
-	// the spawner's.
+	// the spawner's. (syscall.ForkExec forks with clone; options that make
+	// Go use clone3, such as UseCgroupFD or PidFD, would meet the filter's
+	// ENOSYS on this thread.)
 	in.sp.do(func() {
 		in.mu.Lock() // held until the child is placed (see reap)
 		defer in.mu.Unlock()

@@ -382,6 +382,10 @@ func (w *Workspace) run(ctx context.Context, rel string, cmd Cmd) (Result, error
 		fds = append(fds, int(f.Fd()))
 	}
 	oom0 := r.cg.oomKills(w.sbRel()) // before the spawn: a fast OOM must not be missed
+	// Forks refused in the sandbox, counted from before the spawn too (a
+	// concurrent exec's bomb is seen by every exec of the workspace:
+	// attribution is per sandbox).
+	storm := forkStorm{refused: r.cg.pidsRefused(w.sbRel())}
 	w.ctlMu.Lock()
 	if w.ctl < 0 {
 		err = errors.New("workspace closed")
@@ -436,9 +440,6 @@ func (w *Workspace) run(ctx context.Context, rel string, cmd Cmd) (Result, error
 	var ctxErr, cause error
 	var ex execExited
 	kill := func() { r.cg.kill(rel) }
-	// Forks refused in the sandbox (a concurrent exec's bomb is seen by
-	// every exec of the workspace: attribution is per sandbox).
-	storm := forkStorm{refused: r.cg.pidsRefused(w.sbRel())}
 	tick := time.NewTicker(forkStormTick)
 	defer tick.Stop()
 	watch := func() {
