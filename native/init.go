@@ -219,16 +219,6 @@ func (in *initState) spawn(path string, req execRequest, stdin, stdout, stderr *
 				return
 			}
 		}
-		// Under host-wide memory pressure, sandbox processes go first:
-		// the OOM killer would otherwise pick the largest process on the
-		// node, often warren itself, and every sandbox with it.
-		if werr := os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid), []byte(sandboxOOMScoreAdj), 0); werr != nil {
-			syscall.Kill(pid, syscall.SIGKILL)
-			syscall.PtraceDetach(pid)
-			waitPid(pid)
-			err = fmt.Errorf("oom_score_adj: %w", werr)
-			return
-		}
 		if err = syscall.PtraceDetach(pid); err != nil {
 			syscall.Kill(pid, syscall.SIGKILL)
 			waitPid(pid)
@@ -239,10 +229,6 @@ func (in *initState) spawn(path string, req execRequest, stdin, stdout, stderr *
 	})
 	return pid, err
 }
-
-// sandboxOOMScoreAdj is the oom_score_adj of every sandbox process (the
-// memory cgroup's own OOM kills are unaffected: they only see the sandbox).
-const sandboxOOMScoreAdj = "500"
 
 // waitPid waits for pid's next state change (a stop or its end).
 func waitPid(pid int) (syscall.WaitStatus, error) {

@@ -533,3 +533,30 @@ func TestSecurity_DefaultLimits(t *testing.T) {
 		t.Fatalf("default limits not found in %v (found %v)", cgDirs, found)
 	}
 }
+
+// TestSecurity_OOMScoreAdj: sandbox processes are the host OOM killer's
+// first choice, and (where warren holds CAP_SYS_RESOURCE, which sets the
+// floor) cannot make themselves less so.
+func TestSecurity_OOMScoreAdj(t *testing.T) {
+	ws := newWorkspace(t, "oomadj", nil, native.Limits{})
+	out, _, _ := sh(t, ws, "cat /proc/self/oom_score_adj; echo 0 > /proc/self/oom_score_adj 2>/dev/null; cat /proc/self/oom_score_adj", native.Limits{})
+	lines := strings.Fields(out)
+	if len(lines) != 2 || lines[0] != "500" {
+		t.Fatalf("oom_score_adj %q, want 500", out)
+	}
+	status, _ := os.ReadFile("/proc/self/status")
+	var capEff uint64
+	for _, l := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(l, "CapEff:\t"); ok {
+			capEff, _ = strconv.ParseUint(v, 16, 64)
+		}
+	}
+	const capSysResource = 24
+	if capEff&(1<<capSysResource) == 0 {
+		t.Logf("this warren lacks CAP_SYS_RESOURCE: no floor, the sandbox lowered its oom_score_adj to %s", lines[1])
+		return
+	}
+	if lines[1] != "500" {
+		t.Fatalf("the sandbox lowered its oom_score_adj to %s", lines[1])
+	}
+}

@@ -244,6 +244,14 @@ func (w *Workspace) startInit(ctx context.Context, initRel string) error {
 	if err := r.cg.addPid(initRel, ip.cmd.Process.Pid); err != nil {
 		return err
 	}
+	// Under host-wide memory pressure sandbox processes go first (the OOM
+	// killer would otherwise pick the largest process on the node, often
+	// warren itself, and every sandbox with it). Written by a holder of
+	// CAP_SYS_RESOURCE, the value is also the floor: the init's children
+	// inherit both and cannot lower theirs.
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", ip.cmd.Process.Pid), []byte(sandboxOOMScoreAdj), 0); err != nil {
+		return fmt.Errorf("init oom_score_adj: %w", err)
+	}
 	setup, _ := json.Marshal(setupMsg{Root: w.root, Hostname: w.id, Devices: r.devices, Security: w.sec})
 	if err := sendFds(w.ctl, setup, nil); err != nil {
 		return fmt.Errorf("init setup: %w", err)
@@ -259,6 +267,11 @@ func (w *Workspace) startInit(ctx context.Context, initRel string) error {
 	}
 	return nil
 }
+
+// sandboxOOMScoreAdj is the oom_score_adj of a workspace's init and so of
+// every sandbox process (the memory cgroup's own OOM kills are unaffected:
+// they only ever see the sandbox's processes).
+const sandboxOOMScoreAdj = "500"
 
 // recvCtl waits for one control message from an init.
 func recvCtl(ctx context.Context, ctl int, d time.Duration) ([]byte, error) {
