@@ -7,7 +7,9 @@
 // namespaces, pivoted into the overlay. Each exec is a child of that init,
 // born in its own cgroup (memory, CPU, pids limits; CPU time and OOM kills
 // read back from it). Root inside maps to an unprivileged host uid range, so
-// a process that escapes its mounts is nobody on the host.
+// a process that escapes its mounts is nobody on the host; in the default
+// security mode sandbox processes also run under a seccomp allowlist with
+// Docker's default capabilities and a masked /proc (harden.go, seccomp.go).
 //
 // The sandbox's vfs delta is brought into the overlay before each exec, and
 // what the exec changed is harvested back into the vfs after it (sync.go).
