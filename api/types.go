@@ -156,6 +156,42 @@ type CreateRequest struct {
 	StandbyAfter Duration `json:"standby_after,omitempty"`
 	// TTL deletes the sandbox this long after creation (0: never).
 	TTL Duration `json:"ttl,omitempty"`
+	// Durability is the sandbox's default ack level for execs and file
+	// writes ("" = the server's, see DurabilityMemory).
+	Durability string `json:"durability,omitempty"`
+}
+
+// Durability levels: how far a write has gone before warren acknowledges
+// it (README "Durability"). Each includes the ones before it.
+const (
+	// DurabilityMemory: the write is in the sandbox's memory; a crash of
+	// the node loses it (unless a later write at a higher level or a
+	// commit carried it).
+	DurabilityMemory = "memory"
+	// DurabilityLocal: the write's net change is in the node's write log
+	// on local disk, fsynced; a crash of the process (kill -9) or a power
+	// loss keeps it, the loss of the node's disk does not.
+	DurabilityLocal = "local"
+	// DurabilityCommitted: the write is in a committed generation in the
+	// blob store, published in the metadata store (the response names the
+	// generation); it survives the loss of the node.
+	DurabilityCommitted = "committed"
+)
+
+// CheckDurability accepts "" (the default) and the three levels.
+func CheckDurability(level string) error {
+	switch level {
+	case "", DurabilityMemory, DurabilityLocal, DurabilityCommitted:
+		return nil
+	}
+	return Errorf(ErrUnprocessable, "bad durability %q (want memory, local or committed)", level)
+}
+
+// Ack says how durable a write became: the level reached and, for
+// committed, the generation that holds it.
+type Ack struct {
+	Durability string `json:"durability,omitempty"`
+	Generation uint64 `json:"generation,omitempty"`
 }
 
 // Sandbox describes one sandbox.
@@ -208,6 +244,9 @@ type ExecRequest struct {
 	Env     map[string]string `json:"env,omitempty"`
 	Cwd     string            `json:"cwd,omitempty"`
 	Timeout Duration          `json:"timeout,omitempty"`
+	// Durability is the ack level this exec waits for (memory, local or
+	// committed; "" = the sandbox's default).
+	Durability string `json:"durability,omitempty"`
 }
 
 // ExecResult is the outcome of an exec. Stdout and Stderr are filled only
@@ -226,6 +265,10 @@ type ExecResult struct {
 	Limit string `json:"limit,omitempty"`
 	// Truncated: output beyond the limit (or the attach replay bound) was dropped.
 	Truncated bool `json:"truncated,omitempty"`
+	// Durability is the level the exec's writes reached before the reply;
+	// Generation the committed generation holding them (committed only).
+	Durability string `json:"durability,omitempty"`
+	Generation uint64 `json:"generation,omitempty"`
 }
 
 // ExecEvent is one line of a streamed exec (NDJSON): exactly one of
@@ -241,6 +284,8 @@ type ExecEvent struct {
 	CPUSeconds float64      `json:"cpu_seconds,omitempty"`
 	Limit      string       `json:"limit,omitempty"`
 	Truncated  bool         `json:"truncated,omitempty"`
+	Durability string       `json:"durability,omitempty"`
+	Generation uint64       `json:"generation,omitempty"`
 	Error      *ErrorDetail `json:"error,omitempty"`
 }
 
@@ -283,6 +328,11 @@ type WriteFileRequest struct {
 	Data io.Reader
 	Mode string // WriteTruncate, WriteAppend or WriteCreate
 	Perm uint32 // permission bits of a new file (default 0644)
+	// Durability is the ack level to wait for ("" = the sandbox's).
+	Durability string
+	// Ack, if set, receives the level reached (HTTP: the
+	// Warren-Durability and Warren-Generation response headers).
+	Ack *Ack
 }
 
 // ListFilesOptions: Depth 0 means the directory's entries only, unless

@@ -268,7 +268,8 @@ func readEvents(r io.Reader, stdout, stderr io.Writer) (api.ExecResult, error) {
 		case ev.Error != nil:
 			return api.ExecResult{}, api.ToNative(0, ev.Error.Code, ev.Error.Message)
 		case ev.Exit != nil:
-			return api.ExecResult{Exit: *ev.Exit, DurationMS: ev.DurationMS, CPUSeconds: ev.CPUSeconds, Limit: ev.Limit, Truncated: ev.Truncated}, nil
+			return api.ExecResult{Exit: *ev.Exit, DurationMS: ev.DurationMS, CPUSeconds: ev.CPUSeconds, Limit: ev.Limit, Truncated: ev.Truncated,
+				Durability: ev.Durability, Generation: ev.Generation}, nil
 		}
 		write := func(w io.Writer, s *string, b []byte) error {
 			if w == nil {
@@ -366,6 +367,9 @@ func (c *Client) WriteFile(ctx context.Context, id string, req api.WriteFileRequ
 	if req.Perm != 0 {
 		q.Set("perm", strconv.FormatUint(uint64(req.Perm), 8))
 	}
+	if req.Durability != "" {
+		q.Set("durability", req.Durability)
+	}
 	body := req.Data
 	if body == nil {
 		body = bytes.NewReader(nil)
@@ -375,6 +379,10 @@ func (c *Client) WriteFile(ctx context.Context, id string, req api.WriteFileRequ
 		return err
 	}
 	resp.Body.Close()
+	if req.Ack != nil {
+		req.Ack.Durability = resp.Header.Get("Warren-Durability")
+		req.Ack.Generation, _ = strconv.ParseUint(resp.Header.Get("Warren-Generation"), 10, 64)
+	}
 	return nil
 }
 

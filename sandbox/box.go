@@ -51,6 +51,11 @@ type box struct {
 
 	nmu           sync.Mutex   // serialises creating the native workspace
 	nativeRunning atomic.Int32 // native commands in flight
+
+	// The write path (durable.go). Lock order: cmu, then mu, then dmu.
+	cmu sync.Mutex // one commit or hibernate at a time
+	dmu sync.Mutex
+	ds  durableState
 }
 
 // session is one named shell session. lock is a one-slot semaphore: execs
@@ -60,6 +65,7 @@ type session struct {
 	lock     chan struct{}
 	in       Interp // nil until first use after create or resume
 	stateKey string // blob key of the serialized state to restore from
+	restore  []byte // or the state itself (replayed from the write log)
 }
 
 func newSession(name string) *session {
@@ -144,6 +150,12 @@ func (b *box) use(ctx context.Context) (release func(), err error) {
 	if err := b.resumeLocked(ctx); err != nil {
 		return nil, err
 	}
+	b.dmu.Lock()
+	fenced := b.ds.fenced
+	b.dmu.Unlock()
+	if fenced != nil {
+		return nil, fenced
+	}
 	b.active++
 	b.lastActive = b.m.now()
 	return b.release, nil
@@ -188,10 +200,20 @@ func (b *box) resumeLocked(ctx context.Context) error {
 	}
 	sessions := map[string]*session{}
 	var fsys *vfs.FS
-	if b.ref == "" {
+	ref, seq, fromHead := b.ref, uint64(0), false
+	if b.m.dur != nil {
+		h, err := b.m.claimLocked(ctx, b)
+		if err != nil {
+			return err
+		}
+		if h.Generation > 0 {
+			ref, fromHead = h.Ref, true
+		}
+	}
+	if ref == "" {
 		fsys = vfs.New(opts)
 	} else {
-		doc, err := b.m.loadState(ctx, b.ref)
+		doc, err := b.m.loadState(ctx, ref)
 		if err != nil {
 			return err
 		}
@@ -204,7 +226,18 @@ func (b *box) resumeLocked(ctx context.Context) error {
 			s.stateKey = key
 			sessions[name] = s
 		}
+		if fromHead {
+			// A snapshot's or a parent's Seq counts another
+			// sandbox's records.
+			seq = doc.Seq
+		}
 	}
+	if b.m.dur != nil {
+		b.dmu.Lock()
+		b.ds.startChain(fsys, seq, true)
+		b.dmu.Unlock()
+	}
+	b.ref = ref
 	b.fs, b.sessions, b.state = fsys, sessions, api.StateRunning
 	b.m.resumes.Add(1)
 	return nil
@@ -216,6 +249,11 @@ type stateDoc struct {
 	Image    string            `json:"image"`    // base image digest
 	Delta    string            `json:"delta"`    // the vfs's persisted root
 	Sessions map[string]string `json:"sessions"` // name -> blob key of its shell state
+	// Seq is the last write-log sequence number the state holds, and
+	// Epoch the owner epoch that wrote it (durable commits only): a
+	// restart replays that epoch's records after Seq on top.
+	Seq   uint64 `json:"seq,omitempty"`
+	Epoch uint64 `json:"epoch,omitempty"`
 }
 
 const stateDocVersion = 1
@@ -276,6 +314,11 @@ func (m *Manager) persist(ctx context.Context, image string, fsys *vfs.FS, sessi
 		}
 		doc.Sessions[name] = "sessions/" + h
 	}
+	return m.putDoc(ctx, doc, fsys)
+}
+
+// putDoc persists fsys's delta into doc and stores doc as a StateRef.
+func (m *Manager) putDoc(ctx context.Context, doc stateDoc, fsys *vfs.FS) (string, error) {
 	delta, err := m.cfg.Deltas.Persist(ctx, fsys)
 	if err != nil {
 		return "", fmt.Errorf("cannot persist the filesystem: %w", err)
@@ -297,6 +340,8 @@ func (b *box) hibernate(ctx context.Context, idleOnly bool) error {
 			ws.Close()
 		}
 	}()
+	b.cmu.Lock()
+	defer b.cmu.Unlock()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch b.state {
@@ -319,7 +364,13 @@ func (b *box) hibernate(ctx context.Context, idleOnly bool) error {
 		// none runs now (active == 0): the vfs holds everything.
 		ws = b.takeWorkspaceLocked()
 	}
-	ref, err := b.m.persist(ctx, b.imageDigest, b.fs, b.sessions)
+	var ref string
+	var err error
+	if b.m.dur != nil {
+		ref, err = b.commitForStandbyLocked(ctx)
+	} else {
+		ref, err = b.m.persist(ctx, b.imageDigest, b.fs, b.sessions)
+	}
 	if err != nil {
 		return err
 	}
@@ -555,6 +606,14 @@ func (b *box) interp(ctx context.Context, s *session, fsys *vfs.FS) (Interp, err
 		return s.in, nil
 	}
 	cfg := b.sessionConfig(fsys)
+	if s.restore != nil {
+		in, err := b.m.cfg.Interpreters.Restore(cfg, s.restore)
+		if err != nil {
+			return nil, fmt.Errorf("cannot restore session %q: %w", s.name, err)
+		}
+		s.in, s.restore = in, nil
+		return in, nil
+	}
 	if s.stateKey == "" {
 		in, err := b.m.cfg.Interpreters.New(cfg)
 		if err != nil {

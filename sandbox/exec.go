@@ -174,6 +174,10 @@ func (s stream) Write(p []byte) (int, error) {
 // run executes req in b and returns its result. stop, when set, receives
 // the cancel function (background processes deliver signals through it).
 func (m *Manager) run(ctx context.Context, b *box, req api.ExecRequest, stdin io.Reader, stdout, stderr io.Writer, started func(cancel context.CancelCauseFunc)) (api.ExecResult, error) {
+	level, err := m.levelFor(b, req.Durability)
+	if err != nil {
+		return api.ExecResult{}, err
+	}
 	s, fsys, err := b.session(req.Session)
 	if err != nil {
 		return api.ExecResult{}, err
@@ -260,6 +264,16 @@ func (m *Manager) run(ctx context.Context, b *box, req api.ExecRequest, stdin io
 	case err != nil:
 		m.execErrors.Add(1)
 		return res, fmt.Errorf("exec failed: %w", err)
+	}
+	sess := s
+	if !locked {
+		sess = nil // isolated: the session's state is not this exec's
+	}
+	ack, err := m.ack(ctx, b, level, sess)
+	res.Durability, res.Generation = ack.Durability, ack.Generation
+	if err != nil {
+		m.execErrors.Add(1)
+		return res, err
 	}
 	return res, nil
 }

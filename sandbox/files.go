@@ -84,6 +84,38 @@ func (b *box) withFS(ctx context.Context, fn func(*vfs.FS) error) error {
 	return fn(fsys)
 }
 
+// writeFS is withFS for a call that writes: once fn succeeded, the write
+// is made durable at level ("" = the sandbox's default) before the call
+// returns, and out (if set) says what was reached.
+func (b *box) writeFS(ctx context.Context, level string, out *api.Ack, fn func(*vfs.FS) error) error {
+	lvl, err := b.m.levelFor(b, level)
+	if err != nil {
+		return err
+	}
+	release, err := b.use(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	b.mu.Lock()
+	fsys := b.fs
+	b.mu.Unlock()
+	if fsys == nil {
+		return notFound(b.id)
+	}
+	if err := b.harvestNative(ctx); err != nil {
+		return err
+	}
+	if err := fn(fsys); err != nil {
+		return err
+	}
+	a, err := b.m.ack(ctx, b, lvl, nil)
+	if out != nil {
+		*out = a
+	}
+	return err
+}
+
 func (m *Manager) readFile(ctx context.Context, b *box, p string, off, n int64) ([]byte, error) {
 	if err := checkPath(p); err != nil {
 		return nil, err
@@ -143,7 +175,7 @@ func (m *Manager) writeFile(ctx context.Context, b *box, req api.WriteFileReques
 	if req.Perm > 0o7777 {
 		return api.Errorf(api.ErrUnprocessable, "bad permission bits %o", req.Perm)
 	}
-	return b.withFS(ctx, func(fsys *vfs.FS) error {
+	return b.writeFS(ctx, req.Durability, req.Ack, func(fsys *vfs.FS) error {
 		if err := fsys.MkdirAll(path.Dir(req.Path), 0o755); err != nil {
 			return fsErr(err)
 		}
@@ -284,7 +316,7 @@ func (m *Manager) mkdir(ctx context.Context, b *box, p string, perm uint32) erro
 	if perm > 0o7777 {
 		return api.Errorf(api.ErrUnprocessable, "bad permission bits %o", perm)
 	}
-	return b.withFS(ctx, func(fsys *vfs.FS) error { return fsErr(fsys.MkdirAll(p, fs.FileMode(perm))) })
+	return b.writeFS(ctx, "", nil, func(fsys *vfs.FS) error { return fsErr(fsys.MkdirAll(p, fs.FileMode(perm))) })
 }
 
 func (m *Manager) move(ctx context.Context, b *box, from, to string) error {
@@ -297,7 +329,7 @@ func (m *Manager) move(ctx context.Context, b *box, from, to string) error {
 	if from == "/" || to == "/" {
 		return api.Errorf(api.ErrUnprocessable, "cannot move /")
 	}
-	return b.withFS(ctx, func(fsys *vfs.FS) error { return fsErr(fsys.Rename(from, to)) })
+	return b.writeFS(ctx, "", nil, func(fsys *vfs.FS) error { return fsErr(fsys.Rename(from, to)) })
 }
 
 func (m *Manager) remove(ctx context.Context, b *box, p string, recursive bool) error {
@@ -307,7 +339,7 @@ func (m *Manager) remove(ctx context.Context, b *box, p string, recursive bool) 
 	if path.Clean(p) == "/" {
 		return api.Errorf(api.ErrUnprocessable, "cannot remove /")
 	}
-	return b.withFS(ctx, func(fsys *vfs.FS) error {
+	return b.writeFS(ctx, "", nil, func(fsys *vfs.FS) error {
 		if _, err := fsys.Lstat(p); err != nil {
 			return fsErr(err)
 		}
@@ -324,7 +356,7 @@ func (m *Manager) uploadTar(ctx context.Context, b *box, dir string, r io.Reader
 	if err := checkPath(dir); err != nil {
 		return err
 	}
-	return b.withFS(ctx, func(fsys *vfs.FS) error {
+	return b.writeFS(ctx, "", nil, func(fsys *vfs.FS) error {
 		if err := fsys.MkdirAll(dir, 0o755); err != nil {
 			return fsErr(err)
 		}

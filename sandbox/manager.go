@@ -19,6 +19,7 @@ import (
 	"github.com/containerd/errdefs"
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/committer"
 	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/vfs"
 )
@@ -119,6 +120,10 @@ type Config struct {
 	// fail with a message that says so). The Manager does not close it.
 	Native *native.Runtime
 	Logger *slog.Logger
+	// Durable turns on the write log and background commits (nil:
+	// memory only; every write is acked at "memory" and survives only a
+	// hibernate). Meta must then be a DurableMeta.
+	Durable *Durable
 }
 
 // Manager holds every sandbox of one node. It is safe for concurrent use.
@@ -134,6 +139,15 @@ type Manager struct {
 
 	stop chan struct{}
 	done chan struct{}
+
+	// The write path (nil without Config.Durable).
+	dur         *Durable
+	meta        DurableMeta
+	commits     *committer.Committer
+	commitCount atomic.Uint64
+	fencedCount atomic.Uint64
+	abandoned   atomic.Int64
+	recovered   atomic.Int64
 
 	execs      atomic.Uint64
 	execErrors atomic.Uint64
@@ -206,6 +220,14 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	for _, s := range snaps {
 		m.snaps[[2]string{s.Tenant, s.Name}] = s
 	}
+	if cfg.Durable != nil {
+		if err := m.startDurable(ctx); err != nil {
+			if m.commits != nil {
+				m.commits.Close()
+			}
+			return nil, err
+		}
+	}
 	go m.tick()
 	return m, nil
 }
@@ -250,6 +272,9 @@ func (m *Manager) Close(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	if m.commits != nil {
+		m.commits.Close()
+	}
 	return first
 }
 
@@ -433,6 +458,12 @@ func (m *Manager) normalise(req api.CreateRequest) (api.CreateRequest, error) {
 		}
 	}
 	req.Limits = fillLimits(req.Limits, m.cfg.DefaultLimits)
+	if err := api.CheckDurability(req.Durability); err != nil {
+		return req, err
+	}
+	if req.Durability != "" && req.Durability != api.DurabilityMemory && m.dur == nil {
+		return req, api.Errorf(errdefs.ErrFailedPrecondition, "durability %q needs a write log, and this node has none (memory only)", req.Durability)
+	}
 	if req.StandbyAfter == 0 {
 		req.StandbyAfter = api.Duration(m.cfg.DefaultStandbyAfter)
 	}
@@ -478,6 +509,13 @@ func (m *Manager) add(ctx context.Context, bs ...*box) error {
 			return fmt.Errorf("cannot record sandbox: %w", err)
 		}
 	}
+	if m.dur != nil {
+		for _, b := range bs {
+			if err := m.adopt(ctx, b); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -489,6 +527,17 @@ func (m *Manager) destroy(ctx context.Context, b *box) error {
 	m.mu.Lock()
 	delete(m.boxes, b.id)
 	m.mu.Unlock()
+	if m.dur != nil {
+		m.commits.Forget(b.id)
+		b.dmu.Lock()
+		seq := b.ds.seq
+		b.dmu.Unlock()
+		if seq > 0 {
+			if err := m.dur.Log.Trim(b.id, seq); err != nil {
+				m.log.Warn("cannot trim the write log", "sandbox", b.id, "err", err)
+			}
+		}
+	}
 	if err := m.cfg.Meta.DeleteSandbox(ctx, b.id); err != nil {
 		return fmt.Errorf("cannot delete record of %s: %w", b.id, err)
 	}

@@ -75,6 +75,21 @@ func (t *tenantView) Create(ctx context.Context, req api.CreateRequest) (api.San
 		r.State, r.StateRef, r.Snapshot, r.ImageDigest = api.StateStandby, snap.StateRef, snap.Name, snap.Image
 	}
 	b := m.newBox(r)
+	if m.dur != nil {
+		// Durable: the head must exist (the record) before the claim
+		// that resuming makes.
+		if err := m.add(ctx, b); err != nil {
+			return api.Sandbox{}, err
+		}
+		if r.State == api.StateRunning {
+			b.state = api.StateStandby
+			if err := b.resume(ctx); err != nil {
+				m.destroy(context.WithoutCancel(ctx), b)
+				return api.Sandbox{}, err
+			}
+		}
+		return b.info(), nil
+	}
 	if r.State == api.StateRunning {
 		// A fresh sandbox is an empty delta over the image: nothing to
 		// load, so it starts running (create -> first exec stays cheap).

@@ -208,7 +208,8 @@ func stream(w http.ResponseWriter, fn func(stdout, stderr io.Writer) (api.ExecRe
 		return err
 	}
 	exit := res.Exit
-	return n.event(api.ExecEvent{Exit: &exit, DurationMS: res.DurationMS, CPUSeconds: res.CPUSeconds, Limit: res.Limit, Truncated: res.Truncated})
+	return n.event(api.ExecEvent{Exit: &exit, DurationMS: res.DurationMS, CPUSeconds: res.CPUSeconds, Limit: res.Limit, Truncated: res.Truncated,
+		Durability: res.Durability, Generation: res.Generation})
 }
 
 func parseBool(q map[string]string, k string) (bool, error) {
@@ -479,7 +480,7 @@ func (s *Server) getFiles(w http.ResponseWriter, r *http.Request, svc api.Servic
 }
 
 func (s *Server) putFiles(w http.ResponseWriter, r *http.Request, svc api.Service) error {
-	q, err := query(r, "path", "mode", "perm", "format")
+	q, err := query(r, "path", "mode", "perm", "format", "durability")
 	if err != nil {
 		return err
 	}
@@ -510,8 +511,16 @@ func (s *Server) putFiles(w http.ResponseWriter, r *http.Request, svc api.Servic
 		if err != nil {
 			return bodyErr(err, s.cfg.MaxFileBytes)
 		}
-		if err := svc.WriteFile(r.Context(), id, api.WriteFileRequest{Path: p, Data: bytes.NewReader(data), Mode: q["mode"], Perm: uint32(perm)}); err != nil {
+		var ack api.Ack
+		if err := svc.WriteFile(r.Context(), id, api.WriteFileRequest{Path: p, Data: bytes.NewReader(data), Mode: q["mode"], Perm: uint32(perm),
+			Durability: q["durability"], Ack: &ack}); err != nil {
 			return err
+		}
+		if ack.Durability != "" {
+			w.Header().Set("Warren-Durability", ack.Durability)
+		}
+		if ack.Generation != 0 {
+			w.Header().Set("Warren-Generation", strconv.FormatUint(ack.Generation, 10))
 		}
 	default:
 		return api.Errorf(errdefs.ErrInvalidArgument, "format=%q: the only format is tar", q["format"])
