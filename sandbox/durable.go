@@ -558,6 +558,19 @@ func (m *Manager) recoverBox(ctx context.Context, id string, rs []wlog.Record) e
 		b.ds.seq = last
 		return err
 	}
+	if h.Generation > 0 {
+		doc, err := m.loadState(ctx, h.Ref)
+		if err != nil {
+			return fmt.Errorf("recovery of %s: %w", id, err)
+		}
+		if doc.Seq >= last {
+			// Everything logged is committed (a clean hibernate or
+			// shutdown): the sandbox stays in standby.
+			b.ds.seq = last
+			m.commits.Committed(id, committer.Result{Seq: last, Generation: h.Generation})
+			return m.dur.Log.Trim(id, last)
+		}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.state = api.StateStandby

@@ -101,6 +101,7 @@ func newSandboxCmd() *cobra.Command {
 	var labels, env []string
 	var standby, ttl time.Duration
 	var lf limitFlags
+	var createDurability string
 	create := &cobra.Command{
 		Use: "create", Short: "create a sandbox and print its id", Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
@@ -108,7 +109,7 @@ func newSandboxCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			req := api.CreateRequest{Image: image, Snapshot: snapshot, StandbyAfter: api.Duration(standby), TTL: api.Duration(ttl)}
+			req := api.CreateRequest{Image: image, Snapshot: snapshot, StandbyAfter: api.Duration(standby), TTL: api.Duration(ttl), Durability: createDurability}
 			if req.Labels, err = keyValues("--label", labels); err != nil {
 				return err
 			}
@@ -133,6 +134,7 @@ func newSandboxCmd() *cobra.Command {
 	create.Flags().DurationVar(&standby, "standby-after", 0, "idle time before hibernation (default: the server's)")
 	create.Flags().DurationVar(&ttl, "ttl", 0, "delete the sandbox this long after creation")
 	lf.register(create.Flags()) // the same limit flags as `warren run`
+	create.Flags().StringVar(&createDurability, "durability", "", "default ack level of the sandbox's writes: memory, local or committed (default: the server's)")
 
 	var lsLabels []string
 	ls := &cobra.Command{
@@ -162,7 +164,8 @@ func newSandboxCmd() *cobra.Command {
 
 	var session, script string
 	var timeout time.Duration
-	var isolated bool
+	var isolated, printAck bool
+	var durability string
 	execCmd := &cobra.Command{
 		Use:   "exec ID [-c SCRIPT | -- ARGV...]",
 		Short: "run a script or a command in a sandbox; the exit status is the command's",
@@ -178,7 +181,10 @@ The exit status is the command's. When warren itself fails it is one of:
 			if err != nil {
 				return err
 			}
-			req := api.ExecRequest{Session: session, Script: script, Argv: args[1:], Timeout: api.Duration(timeout), Isolated: isolated}
+			req := api.ExecRequest{Session: session, Script: script, Argv: args[1:], Timeout: api.Duration(timeout), Isolated: isolated, Durability: durability}
+			if err := api.CheckDurability(durability); err != nil {
+				return err
+			}
 			if (script == "") == (len(args) == 1) {
 				return api.Errorf(errdefs.ErrInvalidArgument, "give either -c SCRIPT or a command after --")
 			}
@@ -192,6 +198,13 @@ The exit status is the command's. When warren itself fails it is one of:
 			if res.Limit != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warren: stopped by %s limit\n", res.Limit)
 			}
+			if printAck {
+				if res.Generation != 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warren: durability %s (generation %d)\n", res.Durability, res.Generation)
+				} else {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warren: durability %s\n", res.Durability)
+				}
+			}
 			if res.Exit != 0 {
 				return exitStatus(res.Exit)
 			}
@@ -202,6 +215,8 @@ The exit status is the command's. When warren itself fails it is one of:
 	execCmd.Flags().StringVar(&session, "session", "", "shell session (default main)")
 	execCmd.Flags().DurationVar(&timeout, "timeout", 0, "time limit for this exec")
 	execCmd.Flags().BoolVar(&isolated, "isolated", false, "run in a throwaway copy of the session")
+	execCmd.Flags().StringVar(&durability, "durability", "", "wait until the exec's writes are durable at this level: memory, local or committed (default: the sandbox's)")
+	execCmd.Flags().BoolVar(&printAck, "print-durability", false, "print the level reached (and the generation) on stderr")
 
 	simple := func(use, short string, fn func(ctx context.Context, cl *client.Client, id string) (api.Sandbox, error)) *cobra.Command {
 		return &cobra.Command{

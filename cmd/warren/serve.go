@@ -56,6 +56,9 @@ func newServeCmd() *cobra.Command {
 		s3o                             node.S3Options
 		memLimit, shedAbove             string
 		procs                           int
+		durability                      string
+		commitBytes                     int64
+		commitDelay                     time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -114,6 +117,7 @@ AWS_SESSION_TOKEN).`,
 			opts := node.Options{
 				Dir: data, Meta: metaURL, Logger: log, Fsync: fsync, DefaultStandbyAfter: standbyAfter, MaxFileBytes: maxUpload,
 				Native: rt, Guard: guard,
+				Durability: durability, CommitBytes: commitBytes, CommitDelay: commitDelay,
 			}
 			closeBlobs := func() error { return nil }
 			if blobs != "" {
@@ -197,6 +201,9 @@ AWS_SESSION_TOKEN).`,
 	f.DurationVar(&standbyAfter, "standby-after", 15*time.Second, "default idle time before a sandbox hibernates")
 	f.Int64Var(&maxUpload, "max-upload", 64<<20, "largest file or tar upload, bytes")
 	f.BoolVar(&fsync, "fsync", false, "fsync every blob (durable against power loss; slower)")
+	f.StringVar(&durability, "durability", "local", "default ack level of execs and file writes: memory, local (fsynced write log) or committed (published generation)")
+	f.Int64Var(&commitBytes, "commit-bytes", 4<<20, "commit a sandbox once this many bytes of its writes are only in the write log")
+	f.DurationVar(&commitDelay, "commit-delay", 2*time.Second, "commit a sandbox at most this long after its oldest uncommitted write")
 	f.StringVar(&logFormat, "log-format", "text", "request log format: text or json")
 	f.BoolVar(&noNative, "no-native", false, "do not run ELF files natively (namespaces, overlay, cgroups)")
 	f.StringVar(&nativeRunDir, "native-run-dir", "/run/warren/native", "the native tier's mounts and workspaces (one warren serve per directory)")

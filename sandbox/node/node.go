@@ -12,10 +12,15 @@
 //	               Options.Meta names a PostgreSQL database instead)
 //	DIR/cache/     image spools and local copies
 //	DIR/admin.key  the admin API key, mode 0600, written on first start
+//	DIR/node-id    this node's stable id (the owner name of its sandboxes'
+//	               heads), written on first start
+//	DIR/wlog/      the write log (acks at "local"; replayed at start)
 package node
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,7 +30,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/committer"
 	"github.com/warren-sandbox/warren/commands/std"
 	"github.com/warren-sandbox/warren/image"
 	"github.com/warren-sandbox/warren/meta/postgres"
@@ -35,6 +42,7 @@ import (
 	"github.com/warren-sandbox/warren/server"
 	"github.com/warren-sandbox/warren/store"
 	"github.com/warren-sandbox/warren/store/dir"
+	"github.com/warren-sandbox/warren/wlog"
 )
 
 // Options configure a node.
@@ -62,6 +70,12 @@ type Options struct {
 	// Native is the node's native tier (nil: off). The caller creates it
 	// (native.NewRuntime) and closes it after Close.
 	Native *native.Runtime
+	// Durability is the server's default ack level ("" = local).
+	Durability string
+	// CommitBytes and CommitDelay are the committer's thresholds (zero:
+	// committer.DefaultMaxBytes, committer.DefaultMaxDelay).
+	CommitBytes int64
+	CommitDelay time.Duration
 }
 
 // Meta is a node's metadata store: boltmeta.DB or postgres.DB.
@@ -110,6 +124,8 @@ type Node struct {
 	Meta     Meta
 	Blobs    store.Store
 	Catalog  *image.Catalog
+	Log      *wlog.Log
+	NodeID   string
 	Handler  *server.Server
 	AdminKey string // set when this start created it
 	KeyFile  string
@@ -155,6 +171,15 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 	if _, err := image.Default(ctx, n.Catalog); err != nil {
 		return nil, fmt.Errorf("cannot install the default image: %w", err)
 	}
+	if err := api.CheckDurability(opts.Durability); err != nil {
+		return nil, err
+	}
+	if n.NodeID, err = nodeID(opts.Dir); err != nil {
+		return nil, err
+	}
+	if n.Log, err = wlog.Open(filepath.Join(opts.Dir, "wlog"), wlog.Options{Logger: opts.Logger}); err != nil {
+		return nil, err
+	}
 	n.Manager, err = sandbox.New(ctx, sandbox.Config{
 		Blobs:                 n.Blobs,
 		Deltas:                sandbox.VFSDeltas(n.Blobs),
@@ -166,6 +191,8 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 		MaxSandboxesPerTenant: opts.MaxSandboxesPerTenant,
 		Native:                opts.Native,
 		Logger:                opts.Logger,
+		Durable: &sandbox.Durable{Node: n.NodeID, Log: n.Log, Default: opts.Durability,
+			Commit: committer.Options{MaxBytes: opts.CommitBytes, MaxDelay: opts.CommitDelay, Logger: opts.Logger}},
 	})
 	if err != nil {
 		return nil, err
@@ -197,6 +224,33 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 	return n, nil
 }
 
+// nodeID reads DIR/node-id, writing a new random id on first start.
+func nodeID(dir string) (string, error) {
+	p := filepath.Join(dir, "node-id")
+	if b, err := os.ReadFile(p); err == nil {
+		id := strings.TrimSpace(string(b))
+		if id == "" {
+			return "", fmt.Errorf("%s is empty (delete it to get a new node id)", p)
+		}
+		return id, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("cannot read the node id: %w", err)
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	id := "node-" + hex.EncodeToString(b[:])
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("cannot write the node id: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return "", fmt.Errorf("cannot write the node id: %w", err)
+	}
+	return id, nil
+}
+
 // Commands is the resident command table every sandbox gets.
 func Commands() commands.Table { return std.Table() }
 
@@ -214,6 +268,9 @@ func (n *Node) closeStores() error {
 	var errs []error
 	if n.Catalog != nil {
 		errs = append(errs, n.Catalog.Close())
+	}
+	if n.Log != nil {
+		errs = append(errs, n.Log.Close())
 	}
 	if n.Meta != nil {
 		errs = append(errs, n.Meta.Close())
