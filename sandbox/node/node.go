@@ -32,8 +32,8 @@ import (
 
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/committer"
 	"github.com/warren-sandbox/warren/commands/std"
+	"github.com/warren-sandbox/warren/committer"
 	"github.com/warren-sandbox/warren/image"
 	"github.com/warren-sandbox/warren/meta/postgres"
 	"github.com/warren-sandbox/warren/native"
