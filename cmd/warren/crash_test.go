@@ -15,6 +15,8 @@ import (
 
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/client"
+	"github.com/warren-sandbox/warren/internal/pgtest"
+	"github.com/warren-sandbox/warren/store/s3/s3test"
 )
 
 // crashRounds is how many SIGKILLs TestCrash_AckedWritesSurvive deals: 10
@@ -105,9 +107,23 @@ func (w *crashWriter) check(t *testing.T, cl *client.Client, id string) (int, in
 // restarts it over the same data directory and checks that every
 // acknowledged write is there and nothing half-written is visible.
 func TestCrash_AckedWritesSurvive(t *testing.T) {
+	crashHarness(t, "--no-native", "--commit-delay", "150ms")
+}
+
+// TestCrash_S3Postgres is the crash harness with the blobs in a real
+// versitygw and the metadata (heads, fencing) in a real PostgreSQL.
+func TestCrash_S3Postgres(t *testing.T) {
+	srv := s3test.Start(t)
+	bucket := srv.NewBucket(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+	crashHarness(t, "--no-native", "--commit-delay", "150ms", "--meta", pgtest.New(t),
+		"--blobs", "s3://"+bucket+"/node", "--s3-endpoint", srv.Endpoint, "--s3-path-style")
+}
+
+func crashHarness(t *testing.T, args ...string) {
 	rounds := crashRounds(t)
 	dir := t.TempDir()
-	args := []string{"--no-native", "--commit-delay", "150ms", "--standby-after", "0"}
 	p := startServe(t, dir, args...)
 	key := p.adminKey(t)
 	cl, err := client.New(p.url, key)
