@@ -337,6 +337,8 @@ type Stats struct {
 	BytesInDeltas                          int64
 	// MemoryCharged is what the sandboxes' memory budgets hold now.
 	MemoryCharged int64
+	// Durable counts the write path (zero without Config.Durable).
+	Durable DurableStats
 }
 
 // Stats returns the current counts (for /metrics).
@@ -364,6 +366,7 @@ func (m *Manager) Stats() Stats {
 	s.ExecErrors = m.execErrors.Load()
 	s.Hibernates = m.hibernates.Load()
 	s.Resumes = m.resumes.Load()
+	s.Durable = m.DurableStats()
 	return s
 }
 
