@@ -319,11 +319,17 @@ func (m *Manager) publish(ctx context.Context, b *box, snap *vfs.FS, states map[
 	if _, err := heads.AddCustody(ctx, CustodyRecord{Upload: upload, Node: m.dur.Node, Sandbox: b.id, Epoch: epoch}, custodyTTL); err != nil {
 		return "", committer.Result{}, fmt.Errorf("cannot take custody of the commit of %s: %w", b.id, err)
 	}
-	defer func() {
+	released := false
+	release := func() {
+		if released {
+			return
+		}
+		released = true
 		if err := heads.ReleaseCustody(context.WithoutCancel(ctx), upload); err != nil {
 			m.log.Warn("cannot release custody", "upload", upload, "err", err)
 		}
-	}()
+	}
+	defer release()
 	doc := stateDoc{Version: stateDocVersion, Image: b.imageDigest, Sessions: map[string]string{}, Seq: seq, Epoch: epoch}
 	for name, st := range states {
 		if st.bytes == nil {
@@ -372,6 +378,7 @@ func (m *Manager) publish(ctx context.Context, b *box, snap *vfs.FS, states map[
 	r := committer.Result{Seq: seq, Generation: g.Number}
 	m.commits.Committed(b.id, r)
 	m.commitCount.Add(1)
+	release() // custody goes before the trim (docs/format.md "Publish ordering")
 	if err := m.dur.Log.Trim(b.id, seq); err != nil {
 		m.log.Warn("cannot trim the write log", "sandbox", b.id, "err", err)
 	}

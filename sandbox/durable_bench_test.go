@@ -105,6 +105,7 @@ func BenchmarkExecAck_Paced1000(b *testing.B) {
 			after := m.DurableStats().Log
 			if s := after.Syncs - before.Syncs; s > 0 {
 				b.ReportMetric(float64(after.Appends-before.Appends)/float64(s), "records/fsync")
+				b.ReportMetric(float64(after.Bytes-before.Bytes)/float64(after.Appends-before.Appends), "B/record")
 			}
 		})
 	}
