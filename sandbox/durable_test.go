@@ -11,6 +11,8 @@ import (
 
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/committer"
+	"github.com/warren-sandbox/warren/internal/pgtest"
+	"github.com/warren-sandbox/warren/meta/postgres"
 	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/sandbox/node"
 	"github.com/warren-sandbox/warren/wlog"
@@ -19,6 +21,12 @@ import (
 // durableManager is a Manager with a write log in dir/wlog-NODE over p.
 // delay is the committer's time threshold (long: only explicit commits).
 func durableManager(t testing.TB, p parts, dir, nodeID string, delay time.Duration) (*sandbox.Manager, *wlog.Log) {
+	t.Helper()
+	return durableManagerOn(t, p, p.meta, dir, nodeID, delay)
+}
+
+// durableManagerOn is durableManager with the metadata in meta.
+func durableManagerOn(t testing.TB, p parts, meta sandbox.Meta, dir, nodeID string, delay time.Duration) (*sandbox.Manager, *wlog.Log) {
 	t.Helper()
 	l, err := wlog.Open(dir+"/wlog-"+nodeID, wlog.Options{})
 	if err != nil {
@@ -29,7 +37,7 @@ func durableManager(t testing.TB, p parts, dir, nodeID string, delay time.Durati
 		Deltas:       sandbox.VFSDeltas(p.blobs),
 		Images:       sandbox.CatalogImages(p.cat),
 		Interpreters: sandbox.ShellInterpreters(node.Commands()),
-		Meta:         p.meta,
+		Meta:         meta,
 		TickInterval: 20 * time.Millisecond,
 		Durable: &sandbox.Durable{Node: nodeID, Log: l,
 			Commit: committer.Options{MaxDelay: delay}},
@@ -146,11 +154,35 @@ func TestDurable_LocalSurvivesCrash(t *testing.T) {
 // is fenced, it stops, and its later writes are refused with that error.
 // Its log for the sandbox is abandoned (counted) when it restarts.
 func TestDurable_Fencing(t *testing.T) {
-	d := t.TempDir()
-	p := openParts(t, d)
-	defer p.close()
+	t.Run("bbolt", func(t *testing.T) {
+		d := t.TempDir()
+		p := openParts(t, d)
+		defer p.close()
+		fencing(t, p, d, p.meta, p.meta)
+	})
+	// Two connections to one real PostgreSQL database, as two nodes'
+	// processes would have.
+	t.Run("postgres", func(t *testing.T) {
+		url := pgtest.New(t)
+		ctx := context.Background()
+		open := func() *postgres.DB {
+			db, err := postgres.Open(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			return db
+		}
+		d := t.TempDir()
+		p := openParts(t, d)
+		defer p.close()
+		fencing(t, p, d, open(), open())
+	})
+}
+
+func fencing(t *testing.T, p parts, d string, metaA, metaB sandbox.DurableMeta) {
 	ctx := context.Background()
-	a, la := durableManager(t, p, d, "node-a", time.Hour)
+	a, la := durableManagerOn(t, p, metaA, d, "node-a", time.Hour)
 	sb, err := a.For("t").Create(ctx, api.CreateRequest{StandbyAfter: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +190,7 @@ func TestDurable_Fencing(t *testing.T) {
 	if _, _, err := execOut(t, a.For("t"), sb.ID, api.ExecRequest{Script: "echo a > /owner", Durability: api.DurabilityLocal}); err != nil {
 		t.Fatal(err)
 	}
-	b, lb := durableManager(t, p, d, "node-b", time.Hour)
+	b, lb := durableManagerOn(t, p, metaB, d, "node-b", time.Hour)
 	defer lb.Close()
 	defer b.Close(ctx)
 	// b resumes the sandbox from its head (generation 0: fresh), claiming it.
@@ -178,7 +210,7 @@ func TestDurable_Fencing(t *testing.T) {
 	if err := a.For("t").WriteFile(ctx, sb.ID, api.WriteFileRequest{Path: "/x", Data: strings.NewReader("x")}); !errors.Is(err, sandbox.ErrFenced) {
 		t.Fatalf("a's later file write: %v; want it refused as fenced", err)
 	}
-	gens, err := p.meta.Generations(ctx, sb.ID)
+	gens, err := metaA.Generations(ctx, sb.ID)
 	if err != nil || len(gens) != 1 || gens[0].Epoch != 2 {
 		t.Fatalf("generations: %+v, %v; want exactly b's (epoch 2)", gens, err)
 	}
@@ -191,7 +223,7 @@ func TestDurable_Fencing(t *testing.T) {
 	}
 	// a restarts: its logged writes of the sandbox cannot be published.
 	la.Close()
-	a2, la2 := durableManager(t, p, d, "node-a", time.Hour)
+	a2, la2 := durableManagerOn(t, p, metaA, d, "node-a", time.Hour)
 	defer la2.Close()
 	defer a2.Close(ctx)
 	if st := a2.DurableStats(); st.AbandonedRecords == 0 || st.RecoveredRecords != 0 {

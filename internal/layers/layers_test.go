@@ -53,6 +53,8 @@ var rules = []rule{
 		"store is the bottom layer"},
 	{"wlog", []string{module + "/vfs", module + "/store", module + "/sandbox", module + "/shell", module + "/commands", module + "/native", module + "/server", module + "/meta", module + "/image"},
 		"the write log is a bottom layer any committer can use: records are opaque bytes"},
+	{"committer", []string{module + "/vfs", module + "/store", module + "/sandbox", module + "/shell", module + "/commands", module + "/native", module + "/server", module + "/meta", module + "/image", module + "/wlog"},
+		"the committer only schedules: the commit itself (stores, vfs, fencing) is its owner's CommitFunc"},
 	{"client", []string{module + "/server", module + "/sandbox", module + "/shell", module + "/vfs"},
 		"the Go SDK talks HTTP; it must not drag the server into users' binaries"},
 	{"mcp", []string{module + "/server", module + "/sandbox", module + "/shell", module + "/vfs", module + "/native", module + "/commands"},
