@@ -50,6 +50,7 @@ type durableState struct {
 	// does not (its delta is its parent's live one): its records carry
 	// BaseGen unbased and its acks wait for a commit.
 	based  bool
+	chain  uint64 // counts chain starts, so a commit marks only its own chain based
 	fenced error
 	// states holds the shell state last logged per session.
 	states map[string][]byte
@@ -62,6 +63,7 @@ const unbased = ^uint64(0)
 // fork when based is false), the start of b's record chain.
 func (ds *durableState) startChain(fsys *vfs.FS, seq uint64, based bool) {
 	ds.snap, ds.based = fsys.Fork(), based
+	ds.chain++
 	ds.seq = max(ds.seq, seq)
 	ds.states = nil
 }
@@ -184,6 +186,11 @@ func (m *Manager) ack(ctx context.Context, b *box, level string, sess *session) 
 	sameState := state == nil || string(ds.states[sess.name]) == string(state)
 	seq := ds.seq
 	based := ds.based
+	if snap.Usage().Bytes-ds.snap.Usage().Bytes > maxLoggedGrowth {
+		// Too big for the log: commit it instead.
+		b.dmu.Unlock()
+		return m.commitNow(ctx, b, snap, sess, state)
+	}
 	if snap.Mark() != ds.snap.Mark() || !sameState {
 		changes, _, err := snap.Changes(ds.snap.Mark())
 		if err != nil {
@@ -203,6 +210,9 @@ func (m *Manager) ack(ctx context.Context, b *box, level string, sess *session) 
 		rec := wlog.Record{Sandbox: b.id, Epoch: ds.epoch, BaseGen: baseGen, Seq: seq, Payload: payload}
 		if err := m.dur.Log.Append(ctx, rec); err != nil {
 			b.dmu.Unlock()
+			if errors.Is(err, wlog.ErrTooLarge) {
+				return m.commitNow(ctx, b, snap, sess, state)
+			}
 			return api.Ack{}, fmt.Errorf("cannot log the write of %s: %w", b.id, err)
 		}
 		ds.seq, ds.snap = seq, snap
@@ -234,6 +244,35 @@ func (m *Manager) ack(ctx context.Context, b *box, level string, sess *session) 
 		return api.Ack{}, err
 	}
 	return api.Ack{Durability: api.DurabilityCommitted, Generation: g}, nil
+}
+
+// maxLoggedGrowth is the growth of a delta since its last record above
+// which a durable write is committed rather than logged: the log is for
+// many small fsyncs, a generation for bulk data (and a record must fit
+// wlog's payload bound, 64 MiB).
+const maxLoggedGrowth = 32 << 20
+
+// commitNow makes snap (b's delta after a write too big to log) the
+// start of a new chain and commits it; the write is acked as committed.
+// Records logged meanwhile chain from snap but no generation holds its
+// start until this commit lands, so they are unbased (never replayed;
+// their acks wait for a commit).
+func (m *Manager) commitNow(ctx context.Context, b *box, snap *vfs.FS, sess *session, state []byte) (api.Ack, error) {
+	b.dmu.Lock()
+	b.ds.snap, b.ds.based = snap, false
+	b.ds.chain++
+	if sess != nil && state != nil {
+		if b.ds.states == nil {
+			b.ds.states = map[string][]byte{}
+		}
+		b.ds.states[sess.name] = state
+	}
+	b.dmu.Unlock()
+	r, err := m.commitBox(ctx, b)
+	if err != nil {
+		return api.Ack{}, err
+	}
+	return api.Ack{Durability: api.DurabilityCommitted, Generation: r.Generation}, nil
 }
 
 // commitFunc is the committer's CommitFunc.
@@ -272,7 +311,7 @@ func (m *Manager) commitBox(ctx context.Context, b *box) (committer.Result, erro
 		b.dmu.Unlock()
 		return committer.Result{}, err
 	}
-	snap, seq := b.ds.snap, b.ds.seq
+	snap, seq, chain := b.ds.snap, b.ds.seq, b.ds.chain
 	if pos := m.commits.Position(b.id); b.ds.based && pos.Seq == seq && seq > 0 {
 		b.dmu.Unlock()
 		return pos, nil // nothing logged since
@@ -289,7 +328,9 @@ func (m *Manager) commitBox(ctx context.Context, b *box) (committer.Result, erro
 		return r, err
 	}
 	b.dmu.Lock()
-	b.ds.based = true
+	if b.ds.chain == chain {
+		b.ds.based = true
+	}
 	b.dmu.Unlock()
 	b.mu.Lock()
 	b.ref = ref

@@ -272,3 +272,37 @@ func TestDurable_BackgroundCommit(t *testing.T) {
 		t.Fatalf("after hibernate: %q, %v", out, err)
 	}
 }
+
+// TestDurable_BigWriteCommits: a write too big for the log is committed
+// instead (and acked as committed); later small writes go to the log
+// again and a crash keeps both.
+func TestDurable_BigWriteCommits(t *testing.T) {
+	d := t.TempDir()
+	p := openParts(t, d)
+	defer p.close()
+	m1, l1 := durableManager(t, p, d, "node-a", time.Hour)
+	svc := m1.For("t")
+	ctx := context.Background()
+	sb, err := svc.Create(ctx, api.CreateRequest{StandbyAfter: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, res, err := execOut(t, svc, sb.ID, api.ExecRequest{Script: "head -c 40000000 /dev/urandom > /big; sha256sum /big > /big.sum", Durability: api.DurabilityLocal})
+	if err != nil || res.Durability != api.DurabilityCommitted || res.Generation == 0 {
+		t.Fatalf("40 MB write at local: %+v, %v; want it committed", res, err)
+	}
+	if st := m1.DurableStats(); st.Log.Bytes > 1<<20 {
+		t.Fatalf("the big write went to the log anyway (%d bytes)", st.Log.Bytes)
+	}
+	if _, res, err := execOut(t, svc, sb.ID, api.ExecRequest{Script: "echo small > /small", Durability: api.DurabilityLocal}); err != nil || res.Durability != api.DurabilityLocal {
+		t.Fatalf("small write after it: %+v, %v; want local", res, err)
+	}
+	l1.Close() // the crash
+	m2, l2 := durableManager(t, p, d, "node-a", time.Hour)
+	defer l2.Close()
+	defer m2.Close(ctx)
+	out, _, err := execOut(t, m2.For("t"), sb.ID, api.ExecRequest{Script: "sha256sum -c /big.sum && cat /small"})
+	if err != nil || out != "/big: OK\nsmall\n" {
+		t.Fatalf("after the crash: %q, %v", out, err)
+	}
+}
