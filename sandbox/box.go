@@ -636,6 +636,18 @@ func (b *box) interp(ctx context.Context, s *session, fsys *vfs.FS) (Interp, err
 		return nil, fmt.Errorf("cannot restore session %q: %w", s.name, err)
 	}
 	s.in = in
+	if b.m.dur != nil {
+		// The committed state is the baseline: an exec that leaves it
+		// as is logs nothing.
+		b.dmu.Lock()
+		if _, ok := b.ds.states[s.name]; !ok {
+			if b.ds.states == nil {
+				b.ds.states = map[string][]byte{}
+			}
+			b.ds.states[s.name] = st
+		}
+		b.dmu.Unlock()
+	}
 	return in, nil
 }
 

@@ -482,6 +482,14 @@ func (m *Manager) DurableStats() DurableStats {
 // holds b.cmu and b.mu. No record follows (b is dropped), so the
 // generation may hold writes beyond the last logged record.
 func (b *box) commitForStandbyLocked(ctx context.Context) (string, error) {
+	if b.committedLocked() {
+		// Nothing since the last commit (a sandbox resumed to be read):
+		// no new generation.
+		b.dmu.Lock()
+		b.ds.snap, b.ds.states = nil, nil
+		b.dmu.Unlock()
+		return b.ref, nil
+	}
 	states := map[string]sessionState{}
 	for name, s := range b.sessions {
 		var st sessionState
@@ -686,4 +694,27 @@ func (m *Manager) recoverBox(ctx context.Context, id string, rs []wlog.Record) e
 		}
 	}
 	return nil
+}
+
+// committedLocked reports whether b's head generation already holds all
+// of b: no delta or shell-state change since. The caller holds b.mu.
+func (b *box) committedLocked() bool {
+	b.dmu.Lock()
+	ds := b.ds
+	b.dmu.Unlock()
+	pos := b.m.commits.Position(b.id)
+	if !ds.based || ds.snap == nil || ds.gen == 0 || pos.Generation != ds.gen || pos.Seq < ds.seq ||
+		b.ref == "" || b.fs.Mark() != ds.snap.Mark() {
+		return false
+	}
+	for name, s := range b.sessions {
+		if s.in == nil {
+			continue
+		}
+		st, err := s.in.MarshalState()
+		if err != nil || string(st) != string(ds.states[name]) {
+			return false
+		}
+	}
+	return true
 }

@@ -306,3 +306,52 @@ func TestDurable_BigWriteCommits(t *testing.T) {
 		t.Fatalf("after the crash: %q, %v", out, err)
 	}
 }
+
+// TestDurable_IdleHibernateAddsNoGeneration: a sandbox resumed only to
+// be read hibernates without publishing a new generation.
+func TestDurable_IdleHibernateAddsNoGeneration(t *testing.T) {
+	d := t.TempDir()
+	p := openParts(t, d)
+	defer p.close()
+	m, l := durableManager(t, p, d, "node-a", time.Hour)
+	defer l.Close()
+	defer m.Close(context.Background())
+	svc := m.For("t")
+	ctx := context.Background()
+	sb, err := svc.Create(ctx, api.CreateRequest{StandbyAfter: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := execOut(t, svc, sb.ID, api.ExecRequest{Script: "echo a > /a; X=1", Durability: api.DurabilityCommitted}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Hibernate(ctx, sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	h1, _ := p.meta.Head(ctx, sb.ID)
+	for range 3 {
+		if out, _, err := execOut(t, svc, sb.ID, api.ExecRequest{Script: "cat /a"}); err != nil || out != "a\n" {
+			t.Fatalf("read: %q, %v", out, err)
+		}
+		if _, err := svc.Hibernate(ctx, sb.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h2, _ := p.meta.Head(ctx, sb.ID)
+	if h2.Generation != h1.Generation {
+		t.Fatalf("read-only resumes moved the head from generation %d to %d", h1.Generation, h2.Generation)
+	}
+	// A change does publish.
+	if _, _, err := execOut(t, svc, sb.ID, api.ExecRequest{Script: "echo b > /a", Durability: api.DurabilityMemory}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Hibernate(ctx, sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	if h3, _ := p.meta.Head(ctx, sb.ID); h3.Generation != h1.Generation+1 {
+		t.Fatalf("a change before hibernate: head at %d, want %d", h3.Generation, h1.Generation+1)
+	}
+	if out, _, err := execOut(t, svc, sb.ID, api.ExecRequest{Script: "cat /a; echo $X"}); err != nil || out != "b\n1\n" {
+		t.Fatalf("after: %q, %v", out, err)
+	}
+}
