@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -57,5 +58,15 @@ func TestE2E_DurabilityLevels(t *testing.T) {
 	}
 	if err := cl.WriteFile(ctx, sb.ID, api.WriteFileRequest{Path: "/z", Data: strings.NewReader("z"), Durability: "never"}); err == nil || !strings.Contains(err.Error(), "never") {
 		t.Fatalf("a bad file-write level: %v", err)
+	}
+}
+
+// TestServe_BadDurability: a bad server default is refused by name at
+// start, before serving.
+func TestServe_BadDurability(t *testing.T) {
+	cmd := exec.Command(warrenBinary(t), "serve", "--no-native", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--durability", "eventually")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `bad durability "eventually"`) {
+		t.Fatalf("serve --durability eventually: %v\n%s", err, out)
 	}
 }
