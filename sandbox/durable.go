@@ -323,15 +323,10 @@ func (m *Manager) commitBox(ctx context.Context, b *box) (committer.Result, erro
 	if snap == nil {
 		return committer.Result{}, nil
 	}
-	ref, r, err := m.publish(ctx, b, snap, states, seq, parent)
+	ref, r, err := m.publish(ctx, b, snap, states, seq, parent, chain)
 	if err != nil {
 		return r, err
 	}
-	b.dmu.Lock()
-	if b.ds.chain == chain {
-		b.ds.based = true
-	}
-	b.dmu.Unlock()
 	b.mu.Lock()
 	b.ref = ref
 	rec := b.recordLocked()
@@ -351,7 +346,10 @@ type sessionState struct {
 // seq, and moves b's head to it: custody first, then the uploads, then
 // Publish (fenced: b stops), then custody released and the log trimmed.
 // The caller holds b.cmu; publish takes only b.dmu.
-func (m *Manager) publish(ctx context.Context, b *box, snap *vfs.FS, states map[string]sessionState, seq uint64, parent string) (string, committer.Result, error) {
+//
+// A published snap starts chain: if b's chain is still that one, its
+// records are based from now on (set before waiters wake).
+func (m *Manager) publish(ctx context.Context, b *box, snap *vfs.FS, states map[string]sessionState, seq uint64, parent string, chain uint64) (string, committer.Result, error) {
 	heads := m.meta.(DurableMeta)
 	b.dmu.Lock()
 	epoch, base := b.ds.epoch, b.ds.gen
@@ -415,6 +413,9 @@ func (m *Manager) publish(ctx context.Context, b *box, snap *vfs.FS, states map[
 	}
 	b.dmu.Lock()
 	b.ds.gen = g.Number
+	if b.ds.chain == chain {
+		b.ds.based = true
+	}
 	b.dmu.Unlock()
 	r := committer.Result{Seq: seq, Generation: g.Number}
 	m.commits.Committed(b.id, r)
@@ -515,9 +516,9 @@ func (b *box) commitForStandbyLocked(ctx context.Context) (string, error) {
 		b.dmu.Unlock()
 		return "", err
 	}
-	snap, seq := b.fs.Fork(), b.ds.seq
+	snap, seq, chain := b.fs.Fork(), b.ds.seq, b.ds.chain
 	b.dmu.Unlock()
-	ref, _, err := b.m.publish(ctx, b, snap, states, seq, b.ref)
+	ref, _, err := b.m.publish(ctx, b, snap, states, seq, b.ref, chain)
 	if err != nil {
 		return "", err
 	}

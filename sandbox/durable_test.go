@@ -355,3 +355,44 @@ func TestDurable_IdleHibernateAddsNoGeneration(t *testing.T) {
 		t.Fatalf("after: %q, %v", out, err)
 	}
 }
+
+// TestDurable_LiveForkChild: a live fork's delta is its parent's in
+// memory, which no generation holds, so the child's first durable write
+// waits for a commit (acked as committed); after that, local again. A
+// crash keeps both.
+func TestDurable_LiveForkChild(t *testing.T) {
+	d := t.TempDir()
+	p := openParts(t, d)
+	defer p.close()
+	m1, l1 := durableManager(t, p, d, "node-a", time.Hour)
+	svc := m1.For("t")
+	ctx := context.Background()
+	sb, err := svc.Create(ctx, api.CreateRequest{StandbyAfter: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := execOut(t, svc, sb.ID, api.ExecRequest{Script: "echo parent > /p", Durability: api.DurabilityMemory}); err != nil {
+		t.Fatal(err)
+	}
+	kids, err := svc.Fork(ctx, sb.ID, 1)
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("fork: %v, %v", kids, err)
+	}
+	kid := kids[0].ID
+	_, res, err := execOut(t, svc, kid, api.ExecRequest{Script: "echo 1 > /k", Durability: api.DurabilityLocal})
+	if err != nil || res.Durability != api.DurabilityCommitted || res.Generation != 1 {
+		t.Fatalf("the child's first write: %+v, %v; want committed generation 1", res, err)
+	}
+	_, res, err = execOut(t, svc, kid, api.ExecRequest{Script: "echo 2 >> /k", Durability: api.DurabilityLocal})
+	if err != nil || res.Durability != api.DurabilityLocal {
+		t.Fatalf("the child's second write: %+v, %v; want local", res, err)
+	}
+	l1.Close() // the crash
+	m2, l2 := durableManager(t, p, d, "node-a", time.Hour)
+	defer l2.Close()
+	defer m2.Close(ctx)
+	out, _, err := execOut(t, m2.For("t"), kid, api.ExecRequest{Script: "cat /p /k"})
+	if err != nil || out != "parent\n1\n2\n" {
+		t.Fatalf("the child after the crash: %q, %v", out, err)
+	}
+}
