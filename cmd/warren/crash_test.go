@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/errdefs"
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/client"
 	"github.com/warren-sandbox/warren/internal/pgtest"
@@ -148,6 +149,7 @@ func crashHarness(t *testing.T, args ...string) {
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 13))
 	lost, replayed := 0, 0
+	var hibernates atomic.Int64
 	for round := 1; round <= rounds; round++ {
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
@@ -155,11 +157,25 @@ func crashHarness(t *testing.T, args ...string) {
 			wg.Add(1)
 			go func() { defer wg.Done(); w.run(ctx, cl, sb.ID) }()
 		}
+		// Hibernates in between (a busy sandbox refuses them with 409,
+		// which is fine): commit-and-drop races the writers and the kill.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				if _, err := cl.Hibernate(ctx, sb.ID); err == nil {
+					hibernates.Add(1)
+				} else if !errdefs.IsFailedPrecondition(err) {
+					return // the server is gone
+				}
+				time.Sleep(time.Duration(20+rand.IntN(80)) * time.Millisecond) // the global source: rng is the main goroutine's
+			}
+		}()
 		time.Sleep(time.Duration(50+rng.IntN(400)) * time.Millisecond)
 		p.cmd.Process.Kill()
 		<-p.done
-		wg.Wait()
 		cancel()
+		wg.Wait()
 
 		p = startServe(t, dir, args...)
 		if cl, err = client.New(p.url, key); err != nil {
@@ -178,8 +194,8 @@ func crashHarness(t *testing.T, args ...string) {
 	for _, w := range ws {
 		total += int(atomic.LoadInt64(&w.acked))
 	}
-	t.Logf("crash harness: %d SIGKILLs (%d restarts replayed the write log), %d writes acknowledged (local %d, committed %d, files %d), acked-and-lost: %d",
-		rounds, replayed, total, ws[0].acked, ws[1].acked, ws[2].acked, lost)
+	t.Logf("crash harness: %d SIGKILLs (%d restarts replayed the write log), %d writes acknowledged (local %d, committed %d, files %d), %d hibernates, acked-and-lost: %d",
+		rounds, replayed, total, ws[0].acked, ws[1].acked, ws[2].acked, hibernates.Load(), lost)
 	if lost != 0 {
 		t.Fatalf("%d acknowledged writes lost", lost)
 	}
