@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -458,6 +459,11 @@ func (b *box) shutdown(ctx context.Context) error {
 	}
 	err := b.hibernate(ctx, false)
 	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if errors.Is(err, ErrFenced) {
+		// Another node owns it now: nothing of it is this node's to keep.
+		b.m.log.Warn("shutdown: dropping a sandbox another node took over", "sandbox", b.id, "err", err)
 		return nil
 	}
 	return err
