@@ -221,7 +221,11 @@ func fencing(t *testing.T, p parts, d string, metaA, metaB sandbox.DurableMeta) 
 	if err != nil || out != "b\n" {
 		t.Fatalf("b's view: %q, %v", out, err)
 	}
-	// a restarts: its logged writes of the sandbox cannot be published.
+	// a stops cleanly (the fenced sandbox is dropped, not an error) and
+	// restarts: its logged writes of the sandbox cannot be published.
+	if err := a.Close(ctx); err != nil {
+		t.Fatalf("a's shutdown with a fenced sandbox: %v", err)
+	}
 	la.Close()
 	a2, la2 := durableManagerOn(t, p, metaA, d, "node-a", time.Hour)
 	defer la2.Close()
