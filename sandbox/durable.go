@@ -327,11 +327,15 @@ func (m *Manager) commitBox(ctx context.Context, b *box) (committer.Result, erro
 	if err != nil {
 		return r, err
 	}
+	// Recorded under b.mu, so a delete (which marks b deleted first,
+	// under b.mu) cannot be undone by this write.
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state == api.StateDeleted {
+		return r, nil
+	}
 	b.ref = ref
-	rec := b.recordLocked()
-	b.mu.Unlock()
-	if err := m.cfg.Meta.PutSandbox(ctx, rec); err != nil {
+	if err := m.cfg.Meta.PutSandbox(ctx, b.recordLocked()); err != nil {
 		m.log.Warn("cannot record the committed StateRef", "sandbox", b.id, "err", err)
 	}
 	return r, nil

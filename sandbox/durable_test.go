@@ -400,3 +400,38 @@ func TestDurable_LiveForkChild(t *testing.T) {
 		t.Fatalf("the child after the crash: %q, %v", out, err)
 	}
 }
+
+// TestDurable_DeleteDuringCommits: deleting a sandbox while its commits
+// run leaves no record behind (a restart does not bring it back).
+func TestDurable_DeleteDuringCommits(t *testing.T) {
+	d := t.TempDir()
+	p := openParts(t, d)
+	defer p.close()
+	m, l := durableManager(t, p, d, "node-a", 5*time.Millisecond)
+	defer l.Close()
+	svc := m.For("t")
+	ctx := context.Background()
+	for i := range 10 {
+		sb, err := svc.Create(ctx, api.CreateRequest{StandbyAfter: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range 5 {
+			if _, _, err := execOut(t, svc, sb.ID, api.ExecRequest{Script: fmt.Sprintf("echo %d > /f%d", j, j)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(time.Duration(i) * time.Millisecond)
+		if err := svc.Delete(ctx, sb.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := m.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := p.meta.Sandboxes(ctx)
+	if err != nil || len(recs) != 0 {
+		t.Fatalf("records after deleting every sandbox: %d, %v", len(recs), err)
+	}
+}
