@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -188,6 +190,10 @@ func crashHarness(t *testing.T, args ...string) {
 		}
 		if strings.Contains(p.logs(), "write log: recovered sandbox") {
 			replayed++
+			// /metrics says so too.
+			if n := metric(t, p.url, "warren_wlog_recovered_records"); n <= 0 {
+				t.Fatalf("the log was replayed but warren_wlog_recovered_records is %d", n)
+			}
 		}
 	}
 	total := 0
@@ -206,4 +212,29 @@ func crashHarness(t *testing.T, args ...string) {
 		t.Fatalf("a writer never got an ack (local %d, committed %d, files %d): the harness tested nothing", ws[0].acked, ws[1].acked, ws[2].acked)
 	}
 	p.stop(t)
+}
+
+// metric reads one unlabelled value from p's /metrics.
+func metric(t *testing.T, url, name string) int64 {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %q", name, l)
+			}
+			return n
+		}
+	}
+	t.Fatalf("/metrics has no %s:\n%s", name, body)
+	return 0
 }
