@@ -217,6 +217,9 @@ type Sandbox struct {
 	// DiskBytes and DiskInodes are the delta's usage (known when running).
 	DiskBytes  int64 `json:"disk_bytes"`
 	DiskInodes int64 `json:"disk_inodes"`
+	// Durability is the sandbox's own default ack level ("" = the
+	// server's).
+	Durability string `json:"durability,omitempty"`
 }
 
 // ListOptions filter GET /v1/sandboxes; every label must match.

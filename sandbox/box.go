@@ -117,6 +117,7 @@ func (b *box) info() api.Sandbox {
 		Cwd: b.cfg.Cwd, User: b.cfg.User, Hostname: b.cfg.Hostname, Limits: b.cfg.Limits,
 		StandbyAfter: b.cfg.StandbyAfter, TTL: b.cfg.TTL, CreatedAt: b.created,
 		LastActive: b.lastActive, Parent: b.parent, Snapshot: b.snapshot,
+		Durability: b.cfg.Durability,
 	}
 	if b.state == api.StateStandby && b.ref != "" {
 		s.StateRef = "sha256:" + b.ref

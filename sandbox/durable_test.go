@@ -71,6 +71,13 @@ func TestDurable_AckLevels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	own, err := svc.Create(ctx, api.CreateRequest{StandbyAfter: -1, Durability: api.DurabilityCommitted})
+	if err != nil || own.Durability != api.DurabilityCommitted {
+		t.Fatalf("create with its own level: %+v, %v", own, err)
+	}
+	if _, res, err := execOut(t, svc, own.ID, api.ExecRequest{Script: "echo x > /x"}); err != nil || res.Durability != api.DurabilityCommitted || res.Generation == 0 {
+		t.Fatalf("exec in a sandbox whose default is committed: %+v, %v", res, err)
+	}
 	for i, tc := range []struct {
 		req, want string
 		gen       bool
