@@ -1,0 +1,562 @@
+// Package workerpool is the node's structural memory backstop: resident
+// sandboxes are served by a few worker processes, each a `warren
+// serve-worker` child in its own memory cgroup, and the serving process
+// (the front: HTTP, auth, metrics) routes every api.Service call to the
+// worker that holds the sandbox. Go cannot attribute heap to a goroutine
+// and third-party code (goawk, gojq, go-git) cannot be fully charged to a
+// sandbox's budget, so a script that defeats the in-process budget can at
+// worst take its worker's memory: the kernel kills that worker, the Pool
+// restarts it with backoff, its sandboxes come back from their last
+// hibernated StateRef, and the other workers and the front never notice.
+//
+// Layout under the node's data directory DATA:
+//
+//	DATA/blobs/          shared by every worker (content-addressed, tmp+rename)
+//	DATA/cache/          shared image cache (digest-named files, tmp+rename)
+//	DATA/meta.db         the front's: API keys only
+//	DATA/workers/wN/     worker N: meta.db (its sandboxes and snapshots),
+//	                     sock (its API), blobs and cache (symlinks to the above)
+package workerpool
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/containerd/errdefs"
+	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/client"
+	"github.com/warren-sandbox/warren/image"
+	"github.com/warren-sandbox/warren/store/dir"
+)
+
+// Options configure a Pool.
+type Options struct {
+	// Workers is the number of worker processes (>= 1).
+	Workers int
+	// Data is the node's data directory.
+	Data string
+	// MemoryLimit bounds each worker's cgroup (bytes); 0 gives each worker
+	// 3/4 of the node's memory (the machine's, or the server's own cgroup
+	// limit when lower) divided by Workers, leaving the rest to the front
+	// and the page cache.
+	MemoryLimit int64
+	// Command is the worker's argv before its flags (default: this binary
+	// and "serve-worker"); tests point it at their own binary.
+	Command []string
+	// Env is added to the worker's environment (after os.Environ()).
+	Env []string
+	// Worker settings, passed on the worker's command line.
+	StandbyAfter time.Duration
+	TickInterval time.Duration
+	MaxFileBytes int64
+	Fsync        bool
+	// NativeRunDir is the parent of the workers' native run directories
+	// (DIR/wN each); empty: no native tier in the workers.
+	NativeRunDir string
+	LogJSON      bool
+	// CgroupName names the parent cgroup of the workers, under the
+	// server's own (default "warren-workers-" + a hash of Data, so two
+	// nodes on one host do not share one).
+	CgroupName string
+	// NoCgroup runs workers without a memory cgroup (containment off; for
+	// hosts without the memory controller, with a warning).
+	NoCgroup bool
+	Logger   *slog.Logger
+	// Stderr receives the workers' logs (default os.Stderr).
+	Stderr io.Writer
+	// StartTimeout bounds one worker start (default 60s).
+	StartTimeout time.Duration
+	// MaxBackoff caps the delay between restarts of a crashing worker
+	// (default 10s; the first restart is after 100ms).
+	MaxBackoff time.Duration
+}
+
+// Pool supervises the workers and routes calls to them; it is a
+// server.Backend.
+type Pool struct {
+	opts    Options
+	log     *slog.Logger
+	workers []*worker
+	closing atomic.Bool
+	closed  chan struct{} // closed by Close
+	wg      sync.WaitGroup
+
+	mu    sync.RWMutex
+	where map[string]int // sandbox id -> worker index
+	snaps map[[2]string]int
+	// snapMu serialises snapshot creation so a name stays unique across
+	// workers (each worker checks only its own).
+	snapMu sync.Mutex
+}
+
+// worker is one worker process and its supervision state.
+type worker struct {
+	p      *Pool
+	index  int
+	dir    string
+	socket string
+	cg     *memGroup
+
+	mu       sync.Mutex
+	gen      *generation // nil while down
+	restarts int
+	oomKills int64
+	lastExit string
+	downAt   time.Time
+	backoff  time.Duration
+	ready    chan struct{} // closed when the first start finished (either way)
+	startErr error
+	stopped  chan struct{} // closed when the supervision loop ends
+	load     atomic.Int64  // sandboxes placed here (placement only)
+}
+
+// generation is one run of a worker process: its secret and clients.
+type generation struct {
+	secret  string
+	hc      *http.Client
+	cmd     *exec.Cmd
+	stdout  *os.File // read end of the worker's stdout
+	clients sync.Map // tenant -> *client.Client
+}
+
+// Open prepares the shared stores, creates the workers' cgroups and starts
+// every worker; it returns once all serve.
+func Open(ctx context.Context, opts Options) (*Pool, error) {
+	if opts.Workers < 1 {
+		return nil, fmt.Errorf("workerpool: %d workers; want at least 1", opts.Workers)
+	}
+	if opts.Data == "" {
+		return nil, errors.New("workerpool: no data directory")
+	}
+	if opts.Command == nil {
+		opts.Command = []string{"/proc/self/exe", "serve-worker"}
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = os.Stderr
+	}
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = 60 * time.Second
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = 10 * time.Second
+	}
+	if opts.MemoryLimit == 0 {
+		opts.MemoryLimit = nodeMemory() * 3 / 4 / int64(opts.Workers)
+	}
+	if opts.MemoryLimit < 64<<20 {
+		return nil, fmt.Errorf("workerpool: worker memory limit %d bytes is under 64 MiB; a worker cannot run in it", opts.MemoryLimit)
+	}
+	if opts.CgroupName == "" {
+		abs, _ := filepath.Abs(opts.Data)
+		sum := sha256hex(abs)
+		opts.CgroupName = "warren-workers-" + sum[:8]
+	}
+	p := &Pool{opts: opts, log: opts.Logger, closed: make(chan struct{}), where: map[string]int{}, snaps: map[[2]string]int{}}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	if err := prepareShared(ctx, opts.Data, opts.Fsync); err != nil {
+		return nil, err
+	}
+	var groups []*memGroup
+	if !opts.NoCgroup {
+		var err error
+		if groups, err = newMemGroups(opts.CgroupName, opts.Workers, opts.MemoryLimit); err != nil {
+			return nil, fmt.Errorf("worker memory cgroups: %w", err)
+		}
+	}
+	for i := range opts.Workers {
+		w := &worker{p: p, index: i, dir: filepath.Join(opts.Data, "workers", "w"+strconv.Itoa(i)),
+			ready: make(chan struct{}), stopped: make(chan struct{})}
+		w.socket = filepath.Join(w.dir, "sock")
+		if len(w.socket) > 100 {
+			return nil, fmt.Errorf("workerpool: socket path %s is too long for a unix socket (108 bytes); use a shorter --data", w.socket)
+		}
+		if groups != nil {
+			w.cg = groups[i]
+		}
+		if err := os.MkdirAll(w.dir, 0o700); err != nil {
+			return nil, fmt.Errorf("cannot create worker directory: %w", err)
+		}
+		p.workers = append(p.workers, w)
+	}
+	for _, w := range p.workers {
+		p.wg.Add(1)
+		go w.supervise()
+	}
+	var errs []error
+	for _, w := range p.workers {
+		select {
+		case <-w.ready:
+			if w.startErr != nil {
+				errs = append(errs, w.startErr)
+			}
+		case <-ctx.Done():
+			errs = append(errs, ctx.Err())
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		p.Close(context.Background())
+		return nil, err
+	}
+	for _, w := range p.workers {
+		if st, err := w.stats(ctx); err == nil {
+			w.load.Store(int64(st.Sandboxes))
+		}
+	}
+	p.log.Info("workers ready", "workers", opts.Workers, "memory_limit", opts.MemoryLimit, "cgroups", !opts.NoCgroup)
+	return p, nil
+}
+
+// prepareShared creates the blob store's layout and installs the default
+// image once, so workers starting together do not race to do it.
+func prepareShared(ctx context.Context, data string, fsync bool) error {
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return fmt.Errorf("cannot create data directory: %w", err)
+	}
+	var sopts []dir.Option
+	if !fsync {
+		sopts = append(sopts, dir.WithoutSync())
+	}
+	blobs, err := dir.Open(filepath.Join(data, "blobs"), sopts...)
+	if err != nil {
+		return err
+	}
+	defer blobs.Close()
+	cat, err := image.NewCatalog(blobs, filepath.Join(data, "cache"))
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	if _, err := image.Default(ctx, cat); err != nil {
+		return fmt.Errorf("cannot install the default image: %w", err)
+	}
+	return nil
+}
+
+// supervise runs the worker, restarting it with backoff when it dies,
+// until the pool closes. The goroutine keeps its OS thread: Pdeathsig
+// fires when the thread that started the child exits, and a Go thread may
+// otherwise be retired under a live worker.
+func (w *worker) supervise() {
+	defer w.p.wg.Done()
+	defer close(w.stopped)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	first := true
+	for !w.p.closing.Load() {
+		started := time.Now()
+		g, err := w.start()
+		if first {
+			w.startErr = err
+			close(w.ready)
+			first = false
+			if err != nil {
+				return
+			}
+		}
+		if err == nil {
+			w.mu.Lock()
+			w.gen = g
+			if w.p.closing.Load() {
+				// Close ran while this generation started: it did not see it.
+				g.cmd.Process.Signal(syscall.SIGTERM)
+			}
+			w.mu.Unlock()
+			err = g.cmd.Wait()
+			g.stdout.Close()
+			w.mu.Lock()
+			w.gen = nil
+			w.downAt = time.Now()
+			w.mu.Unlock()
+			g.hc.CloseIdleConnections()
+		}
+		if w.p.closing.Load() {
+			return
+		}
+		reason := exitReason(err)
+		var oom int64
+		if w.cg != nil {
+			oom = w.cg.oomKills()
+			// Native inits and anything else the dead worker left.
+			w.cg.killAll()
+		}
+		w.mu.Lock()
+		if oom > w.oomKills {
+			reason += fmt.Sprintf(" (memory cgroup OOM kill: over %d MiB)", w.p.opts.MemoryLimit>>20)
+		}
+		w.oomKills = oom
+		w.lastExit = reason
+		w.restarts++
+		// A worker that ran a while starts again at once; one that keeps
+		// dying backs off up to MaxBackoff.
+		if time.Since(started) > 30*time.Second || w.backoff == 0 {
+			w.backoff = 100 * time.Millisecond
+		} else {
+			w.backoff = min(2*w.backoff, w.p.opts.MaxBackoff)
+		}
+		delay := w.backoff
+		w.mu.Unlock()
+		w.p.log.Error("worker died; restarting", "worker", w.index, "reason", reason, "restart_in", delay.String())
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-w.p.closed:
+			t.Stop()
+			return
+		}
+	}
+}
+
+func exitReason(err error) string {
+	if err == nil {
+		return "exited with status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "killed by signal " + ws.Signal().String()
+		}
+		return fmt.Sprintf("exited with status %d", ee.ExitCode())
+	}
+	return err.Error()
+}
+
+// start launches one generation of the worker and waits until it serves.
+func (w *worker) start() (*generation, error) {
+	o := w.p.opts
+	secret := newSecret()
+	args := append([]string{}, o.Command[1:]...)
+	args = append(args, w.p.argv(w)...)
+	cmd := exec.Command(o.Command[0], args...)
+	cmd.Env = append(os.Environ(), o.Env...)
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The worker's GC works to stay under its cgroup before the kernel
+		// has to kill it; a runaway allocation still ends in the kill.
+		cmd.Env = append(cmd.Env, fmt.Sprintf("GOMEMLIMIT=%d", o.MemoryLimit/10*9))
+	}
+	cmd.Stdin = strings.NewReader(secret + "\n")
+	cmd.Stderr = o.Stderr
+	out, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout = pw
+	// A front that dies takes its workers with it (they hibernate on TERM).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		out.Close()
+		return nil, fmt.Errorf("cannot start worker %d: %w", w.index, err)
+	}
+	if w.cg != nil {
+		// The child runs only the Go runtime's start-up before it is moved.
+		if err := w.cg.add(cmd.Process.Pid); err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			out.Close()
+			return nil, fmt.Errorf("worker %d: %w", w.index, err)
+		}
+	}
+	ready := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		ok := false
+		for sc.Scan() {
+			if !ok && sc.Text() == readyLine {
+				ok = true
+				ready <- nil
+			}
+		}
+		if !ok {
+			ready <- fmt.Errorf("worker %d exited before serving (see its log above)", w.index)
+		}
+	}()
+	select {
+	case err = <-ready:
+	case <-time.After(o.StartTimeout):
+		err = fmt.Errorf("worker %d did not serve within %s", w.index, o.StartTimeout)
+	}
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		out.Close()
+		return nil, err
+	}
+	sock := w.socket
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		},
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	return &generation{secret: secret, cmd: cmd, stdout: out, hc: &http.Client{Transport: tr}}, nil
+}
+
+// argv is the worker's command line (read by RunWorker).
+func (p *Pool) argv(w *worker) []string {
+	o := p.opts
+	a := []string{
+		"--index", strconv.Itoa(w.index), "--dir", w.dir, "--data", o.Data, "--socket", w.socket,
+		"--standby-after", o.StandbyAfter.String(), "--tick", o.TickInterval.String(),
+		"--max-upload", strconv.FormatInt(o.MaxFileBytes, 10),
+	}
+	if o.Fsync {
+		a = append(a, "--fsync")
+	}
+	if o.NativeRunDir == "" {
+		a = append(a, "--no-native")
+	} else {
+		a = append(a, "--native-run-dir", filepath.Join(o.NativeRunDir, "w"+strconv.Itoa(w.index)))
+	}
+	if o.LogJSON {
+		a = append(a, "--log-json")
+	}
+	return a
+}
+
+// service returns worker w's Service for tenant, or ErrUnavailable with a
+// retry hint while w restarts.
+func (w *worker) service(tenant string) (api.Service, error) {
+	w.mu.Lock()
+	g := w.gen
+	reason, backoff := w.lastExit, w.backoff
+	w.mu.Unlock()
+	if g == nil {
+		if w.p.closing.Load() {
+			return nil, api.Errorf(errdefs.ErrUnavailable, "warren is shutting down")
+		}
+		return nil, &unavailableError{worker: w.index, reason: reason, retry: backoff + time.Second}
+	}
+	if c, ok := g.clients.Load(tenant); ok {
+		return c.(*client.Client), nil
+	}
+	c, err := client.New("http://worker", tenantKey(g.secret, tenant), client.WithHTTPClient(g.hc))
+	if err != nil {
+		return nil, err
+	}
+	v, _ := g.clients.LoadOrStore(tenant, c)
+	return v.(*client.Client), nil
+}
+
+func (w *worker) up() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.gen != nil
+}
+
+// unavailableError is a call to a worker that is restarting; it is an
+// errdefs.ErrUnavailable (503) and names when to retry.
+type unavailableError struct {
+	worker int
+	reason string
+	retry  time.Duration
+}
+
+func (e *unavailableError) Error() string {
+	return fmt.Sprintf("unavailable: the worker holding this sandbox is restarting (%s); retry in %ds", e.reason, int(e.retry.Seconds()+0.5))
+}
+
+func (e *unavailableError) Is(target error) bool { return target == errdefs.ErrUnavailable }
+
+// Status is one worker's supervision state (for tests and logs).
+type Status struct {
+	Index     int
+	Up        bool
+	PID       int
+	Restarts  int
+	OOMKills  int64
+	LastExit  string
+	MemoryMax int64
+	Memory    int64 // current cgroup charge
+}
+
+// Status reports every worker.
+func (p *Pool) Status() []Status {
+	out := make([]Status, len(p.workers))
+	for i, w := range p.workers {
+		w.mu.Lock()
+		s := Status{Index: i, Up: w.gen != nil, Restarts: w.restarts, OOMKills: w.oomKills, LastExit: w.lastExit, MemoryMax: p.opts.MemoryLimit}
+		if w.gen != nil {
+			s.PID = w.gen.cmd.Process.Pid
+		}
+		w.mu.Unlock()
+		if w.cg != nil {
+			s.Memory = w.cg.usage()
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// Close stops every worker with SIGTERM (each hibernates its sandboxes)
+// and waits for them until ctx ends, then kills what is left.
+func (p *Pool) Close(ctx context.Context) error {
+	if p.closing.Swap(true) {
+		return nil
+	}
+	close(p.closed)
+	for _, w := range p.workers {
+		w.mu.Lock()
+		if w.gen != nil {
+			w.gen.cmd.Process.Signal(syscall.SIGTERM)
+		}
+		w.mu.Unlock()
+	}
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("workers did not stop in time; killed: %w", ctx.Err())
+		for _, w := range p.workers {
+			w.mu.Lock()
+			if w.gen != nil {
+				w.gen.cmd.Process.Kill()
+			}
+			w.mu.Unlock()
+		}
+		<-done
+	}
+	for _, w := range p.workers {
+		if w.cg != nil {
+			err = errors.Join(err, w.cg.remove())
+		}
+	}
+	return err
+}
+
+func sha256hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func newSecret() string {
+	var b [24]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
