@@ -45,6 +45,7 @@ func newServeCmd() *cobra.Command {
 		maxUpload                       int64
 		fsync, noNative                 bool
 		nativeRunDir                    string
+		wf                              workerFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -66,6 +67,9 @@ of each sandbox since its last hibernate.`,
 			log := slog.New(h)
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
+			if wf.workers > 0 {
+				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json"})
+			}
 			var rt *native.Runtime
 			if noNative {
 				log.Info("native tier off (--no-native): ELF commands fail with a message saying so")
@@ -151,6 +155,7 @@ of each sandbox since its last hibernate.`,
 	f.StringVar(&logFormat, "log-format", "text", "request log format: text or json")
 	f.BoolVar(&noNative, "no-native", false, "do not run ELF files natively (namespaces, overlay, cgroups)")
 	f.StringVar(&nativeRunDir, "native-run-dir", "/run/warren/native", "the native tier's mounts and workspaces (one warren serve per directory)")
+	wf.add(cmd)
 	return cmd
 }
 
