@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/sandbox/node"
+	"github.com/warren-sandbox/warren/sandbox/workerpool"
 )
 
 func init() { verbs = append(verbs, newServeCmd) }
@@ -69,6 +70,9 @@ of each sandbox since its last hibernate.`,
 			defer stop()
 			if wf.workers > 0 {
 				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json"})
+			}
+			if err := workerpool.Adopt(ctx, data, 0); err != nil { // sandboxes of an earlier --workers start
+				return err
 			}
 			var rt *native.Runtime
 			if noNative {

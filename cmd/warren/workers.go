@@ -42,7 +42,7 @@ type workerFlags struct {
 
 func (w *workerFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.IntVar(&w.workers, "workers", 0, "serve sandboxes from N worker processes, each in its own memory cgroup (0: in process)")
+	f.IntVar(&w.workers, "workers", 2, "serve sandboxes from N worker processes, each in its own memory cgroup (0: in process)")
 	f.StringVar(&w.memory, "worker-memory", "", "memory limit of each worker, e.g. 2GiB (default: 3/4 of the node's memory / N)")
 }
 

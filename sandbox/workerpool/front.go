@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/containerd/errdefs"
 
@@ -30,9 +31,9 @@ type FrontOptions struct {
 	MaxFileBytes int64
 }
 
-// OpenFront opens the key store, moves sandboxes an in-process node left
-// in DATA/meta.db to worker 0 (so switching --workers on keeps them),
-// starts the pool and builds the server over it.
+// OpenFront moves sandbox records to where this many workers find them
+// (Adopt), opens the key store, starts the pool and builds the server
+// over it.
 func OpenFront(ctx context.Context, o FrontOptions) (f *Front, err error) {
 	data := o.Pool.Data
 	if data == "" {
@@ -42,6 +43,9 @@ func OpenFront(ctx context.Context, o FrontOptions) (f *Front, err error) {
 		return nil, fmt.Errorf("cannot create data directory: %w", err)
 	}
 	f = &Front{KeyFile: filepath.Join(data, "admin.key")}
+	if err := Adopt(ctx, data, o.Pool.Workers); err != nil {
+		return nil, err
+	}
 	if f.Meta, err = boltmeta.Open(filepath.Join(data, "meta.db")); err != nil {
 		return nil, err
 	}
@@ -50,9 +54,6 @@ func OpenFront(ctx context.Context, o FrontOptions) (f *Front, err error) {
 			f.Meta.Close()
 		}
 	}()
-	if err := adopt(ctx, f.Meta, filepath.Join(data, "workers", "w0", "meta.db")); err != nil {
-		return nil, err
-	}
 	if f.Pool, err = Open(ctx, o.Pool); err != nil {
 		return nil, err
 	}
@@ -87,52 +88,99 @@ func (f *Front) Close(ctx context.Context) error {
 	return errors.Join(f.Pool.Close(ctx), f.Meta.Close())
 }
 
-// adopt moves the sandbox and snapshot records of an in-process node's
-// meta into worker 0's, before that worker starts. Their blobs are already
-// in the shared store, so the records are all there is to move.
-func adopt(ctx context.Context, front *boltmeta.DB, w0 string) error {
-	recs, err := front.Sandboxes(ctx)
-	if err != nil {
-		return fmt.Errorf("cannot read sandboxes: %w", err)
+// MetaFiles lists every metadata file under data: the front's (or the
+// in-process node's) DATA/meta.db and each worker's, whichever exist.
+func MetaFiles(data string) []string {
+	var out []string
+	if _, err := os.Stat(filepath.Join(data, "meta.db")); err == nil {
+		out = append(out, filepath.Join(data, "meta.db"))
 	}
-	snaps, err := front.Snapshots(ctx)
+	ws, _ := filepath.Glob(filepath.Join(data, "workers", "w*", "meta.db"))
+	sort.Strings(ws)
+	return append(out, ws...)
+}
+
+// Adopt moves sandbox and snapshot records to where a node started with
+// the given number of workers looks for them, so changing --workers (to
+// or from 0, or to fewer) loses no sandbox: with 0 every worker's records
+// go to DATA/meta.db; with N they go from DATA/meta.db and from workers N
+// and above to worker 0. Their blobs are already in the shared store, so
+// the records are all there is to move. Run it before opening any of the
+// files (each is bbolt: one process at a time).
+func Adopt(ctx context.Context, data string, workers int) error {
+	dst := filepath.Join(data, "meta.db")
+	if workers > 0 {
+		dst = filepath.Join(data, "workers", "w0", "meta.db")
+	}
+	var srcs []string
+	for _, f := range MetaFiles(data) {
+		if f == dst {
+			continue
+		}
+		if workers > 0 && f != filepath.Join(data, "meta.db") {
+			var k int
+			if _, err := fmt.Sscanf(filepath.Base(filepath.Dir(f)), "w%d", &k); err != nil || k < workers {
+				continue
+			}
+		}
+		srcs = append(srcs, f)
+	}
+	for _, src := range srcs {
+		if err := move(ctx, src, dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func move(ctx context.Context, srcPath, dstPath string) error {
+	src, err := boltmeta.Open(srcPath)
 	if err != nil {
-		return fmt.Errorf("cannot read snapshots: %w", err)
+		return err
+	}
+	defer src.Close()
+	recs, err := src.Sandboxes(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot read sandboxes of %s: %w", srcPath, err)
+	}
+	snaps, err := src.Snapshots(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot read snapshots of %s: %w", srcPath, err)
 	}
 	if len(recs) == 0 && len(snaps) == 0 {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(w0), 0o700); err != nil {
-		return fmt.Errorf("cannot create worker directory: %w", err)
+	if err := os.MkdirAll(filepath.Dir(dstPath), 0o700); err != nil {
+		return fmt.Errorf("cannot create %s: %w", filepath.Dir(dstPath), err)
 	}
-	db, err := boltmeta.Open(w0)
+	db, err := boltmeta.Open(dstPath)
 	if err != nil {
 		return err
 	}
 	for _, r := range recs {
 		if err := db.PutSandbox(ctx, r); err != nil {
 			db.Close()
-			return fmt.Errorf("cannot move sandbox %s to worker 0: %w", r.ID, err)
+			return fmt.Errorf("cannot move sandbox %s to %s: %w", r.ID, dstPath, err)
 		}
 	}
 	for _, s := range snaps {
 		if err := db.CreateSnapshot(ctx, s); err != nil && !errdefs.IsAlreadyExists(err) {
 			db.Close()
-			return fmt.Errorf("cannot move snapshot %q to worker 0: %w", s.Name, err)
+			return fmt.Errorf("cannot move snapshot %q to %s: %w", s.Name, dstPath, err)
 		}
 	}
-	// Written and closed before the front forgets them: a crash in between
-	// leaves a record in both, and worker 0's copy wins on the next start.
+	// Written and closed before the source forgets them: a crash in
+	// between leaves a record in both, and the next Adopt moves it again.
 	if err := db.Close(); err != nil {
 		return err
 	}
 	for _, r := range recs {
-		if err := front.DeleteSandbox(ctx, r.ID); err != nil {
+		if err := src.DeleteSandbox(ctx, r.ID); err != nil {
 			return err
 		}
 	}
 	for _, s := range snaps {
-		if err := front.DeleteSnapshot(ctx, s.Tenant, s.Name); err != nil {
+		if err := src.DeleteSnapshot(ctx, s.Tenant, s.Name); err != nil {
 			return err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/containerd/errdefs"
 	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/sandbox/node"
 	"github.com/warren-sandbox/warren/sandbox/sandboxtest"
 )
 
@@ -329,4 +330,90 @@ func keyOf(t testing.TB, f *front, tenant string) string {
 		t.Fatalf("no key for %s", tenant)
 	}
 	return k.(string)
+}
+
+// TestAdopt_ModeSwitch: sandboxes and snapshots made in process survive a
+// switch to workers, to fewer workers, and back to in process.
+func TestAdopt_ModeSwitch(t *testing.T) {
+	needRoot(t)
+	ctx := context.Background()
+	data := t.TempDir()
+	// In process, as serve --workers 0.
+	n, err := node.Open(ctx, node.Options{Dir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := n.Manager.For("t")
+	a, err := svc.Create(ctx, api.CreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh(t, svc, a.ID, "echo inproc > /tmp/f")
+	if _, err := svc.CreateSnapshot(ctx, a.ID, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check := func(svc api.Service, ids ...string) {
+		t.Helper()
+		for _, id := range ids {
+			if out, _ := sh(t, svc, id, "cat /tmp/f"); out != "inproc\n" {
+				t.Fatalf("%s after the switch: %q", id, out)
+			}
+		}
+		if _, err := svc.GetSnapshot(ctx, "s"); err != nil {
+			t.Fatalf("snapshot after the switch: %v", err)
+		}
+	}
+	// Three workers: the records move to worker 0. A fork lands there too;
+	// a new sandbox goes to another worker.
+	o := testOptions(t, 3)
+	o.Data = data
+	if err := Adopt(ctx, data, 3); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Open(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(p.For("t"), a.ID)
+	kids, err := p.For("t").Fork(ctx, a.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.For("t").Create(ctx, api.CreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh(t, p.For("t"), b.ID, "echo inproc > /tmp/f")
+	if w := workerOf(p, b.ID); w == 0 {
+		t.Fatalf("new sandbox placed on the loaded worker 0")
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// One worker: worker 1 and 2's records move to worker 0.
+	o.Workers = 1
+	if err := Adopt(ctx, data, 1); err != nil {
+		t.Fatal(err)
+	}
+	p, err = Open(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(p.For("t"), a.ID, kids[0].ID, b.ID)
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Back in process.
+	if err := Adopt(ctx, data, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err = node.Open(ctx, node.Options{Dir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close(ctx)
+	check(n.Manager.For("t"), a.ID, kids[0].ID, b.ID)
 }
