@@ -162,6 +162,9 @@ func (g *memGroup) setLimit(limit int64) error {
 		}
 		return nil
 	}
+	if g.exists("memory.move_charge_at_immigrate") {
+		g.write("memory.move_charge_at_immigrate", "3") // best effort: deprecated on new kernels
+	}
 	// memsw must stay >= limit_in_bytes: lower it after, raise it before.
 	if g.exists("memory.memsw.limit_in_bytes") {
 		cur := readInt(filepath.Join(g.dir, "memory.limit_in_bytes"))

@@ -248,6 +248,9 @@ func TestRestart_OOM(t *testing.T) {
 		t.Fatalf("the memory bomb's exec ended with %v after %s; want unavailable (its worker killed)", err, killedIn)
 	}
 	t.Logf("memory bomb: worker %d killed after %s: %v", hw, killedIn.Round(time.Millisecond), err)
+	if !strings.Contains(err.Error(), "died during the call") || !strings.Contains(err.Error(), "OOM") {
+		t.Errorf("the bomb's error does not say its worker died of an OOM kill: %v", err)
+	}
 
 	// While it restarts: 503 with Retry-After, until it serves again.
 	saw503 := false

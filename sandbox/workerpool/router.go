@@ -141,12 +141,12 @@ func (p *Pool) place() (*worker, error) {
 
 // fanOut calls fn on every worker in parallel. Results of workers that are
 // down come back as their unavailable errors.
-func fanOut[T any](p *Pool, tenant string, fn func(svc api.Service) (T, error)) ([]T, []error) {
+func fanOut[T any](ctx context.Context, p *Pool, tenant string, fn func(svc api.Service) (T, error)) ([]T, []error) {
 	vals := make([]T, len(p.workers))
 	errs := make([]error, len(p.workers))
 	var wg sync.WaitGroup
 	for i, w := range p.workers {
-		svc, err := w.service(tenant)
+		svc, g, err := w.service(tenant)
 		if err != nil {
 			errs[i] = err
 			continue
@@ -155,6 +155,7 @@ func fanOut[T any](p *Pool, tenant string, fn func(svc api.Service) (T, error)) 
 		go func() {
 			defer wg.Done()
 			vals[i], errs[i] = fn(svc)
+			errs[i] = w.explain(ctx, errs[i], g)
 		}()
 	}
 	wg.Wait()
@@ -187,32 +188,33 @@ func find(errs []error) (int, error) {
 }
 
 // locate finds the worker that holds sandbox id.
-func (r *tenantRouter) locate(ctx context.Context, id string) (*worker, api.Service, error) {
+func (r *tenantRouter) locate(ctx context.Context, id string) (*worker, api.Service, *generation, error) {
 	r.p.mu.RLock()
 	i, ok := r.p.where[id]
 	r.p.mu.RUnlock()
 	if !ok {
-		_, errs := fanOut(r.p, r.tenant, func(svc api.Service) (api.Sandbox, error) { return svc.Get(ctx, id) })
+		_, errs := fanOut(ctx, r.p, r.tenant, func(svc api.Service) (api.Sandbox, error) { return svc.Get(ctx, id) })
 		var err error
 		if i, err = find(errs); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		r.p.remember(id, i)
 	}
 	w := r.p.workers[i]
-	svc, err := w.service(r.tenant)
-	return w, svc, err
+	svc, g, err := w.service(r.tenant)
+	return w, svc, g, err
 }
 
 // on runs fn against the worker holding id; a NotFound from it drops the
 // cached placement (deleted by its TTL, say).
 func on[T any](r *tenantRouter, ctx context.Context, id string, fn func(svc api.Service) (T, error)) (T, error) {
-	_, svc, err := r.locate(ctx, id)
+	w, svc, g, err := r.locate(ctx, id)
 	if err != nil {
 		var zero T
 		return zero, err
 	}
 	v, err := fn(svc)
+	err = w.explain(ctx, err, g)
 	if err != nil && errdefs.IsNotFound(err) && isSandboxNotFound(err, id) {
 		r.p.forget(id)
 	}
@@ -241,13 +243,13 @@ func (r *tenantRouter) Create(ctx context.Context, req api.CreateRequest) (api.S
 			return api.Sandbox{}, err
 		}
 	}
-	svc, err := w.service(r.tenant)
+	svc, g, err := w.service(r.tenant)
 	if err != nil {
 		return api.Sandbox{}, err
 	}
 	sb, err := svc.Create(ctx, req)
 	if err != nil {
-		return sb, err
+		return sb, w.explain(ctx, err, g)
 	}
 	w.load.Add(1)
 	r.p.remember(sb.ID, w.index)
@@ -262,7 +264,7 @@ func (r *tenantRouter) Get(ctx context.Context, id string) (api.Sandbox, error) 
 // so it fails with 503 instead (a client would read a short list as
 // deleted sandboxes).
 func (r *tenantRouter) List(ctx context.Context, opts api.ListOptions) ([]api.Sandbox, error) {
-	vals, errs := fanOut(r.p, r.tenant, func(svc api.Service) ([]api.Sandbox, error) { return svc.List(ctx, opts) })
+	vals, errs := fanOut(ctx, r.p, r.tenant, func(svc api.Service) ([]api.Sandbox, error) { return svc.List(ctx, opts) })
 	out := []api.Sandbox{}
 	for i, err := range errs {
 		if err != nil {
@@ -283,11 +285,11 @@ func (r *tenantRouter) List(ctx context.Context, opts api.ListOptions) ([]api.Sa
 }
 
 func (r *tenantRouter) Delete(ctx context.Context, id string) error {
-	w, svc, err := r.locate(ctx, id)
+	w, svc, g, err := r.locate(ctx, id)
 	if err != nil {
 		return err
 	}
-	err = svc.Delete(ctx, id)
+	err = w.explain(ctx, svc.Delete(ctx, id), g)
 	if err == nil || errdefs.IsNotFound(err) {
 		r.p.forget(id)
 	}
@@ -372,13 +374,13 @@ func (r *tenantRouter) Resume(ctx context.Context, id string) (api.Sandbox, erro
 }
 
 func (r *tenantRouter) Fork(ctx context.Context, id string, count int) ([]api.Sandbox, error) {
-	w, svc, err := r.locate(ctx, id)
+	w, svc, g, err := r.locate(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	kids, err := svc.Fork(ctx, id, count)
 	if err != nil {
-		return nil, err
+		return nil, w.explain(ctx, err, g)
 	}
 	for _, k := range kids {
 		r.p.remember(k.ID, w.index)
@@ -394,7 +396,7 @@ func (r *tenantRouter) snapshotWorker(ctx context.Context, name string) (*worker
 	i, ok := r.p.snaps[k]
 	r.p.mu.RUnlock()
 	if !ok {
-		_, errs := fanOut(r.p, r.tenant, func(svc api.Service) (api.Snapshot, error) { return svc.GetSnapshot(ctx, name) })
+		_, errs := fanOut(ctx, r.p, r.tenant, func(svc api.Service) (api.Snapshot, error) { return svc.GetSnapshot(ctx, name) })
 		var err error
 		if i, err = find(errs); err != nil {
 			return nil, err
@@ -418,11 +420,11 @@ func (r *tenantRouter) forgetSnapshot(name string) {
 func (r *tenantRouter) CreateSnapshot(ctx context.Context, id, name string) (api.Snapshot, error) {
 	r.p.snapMu.Lock()
 	defer r.p.snapMu.Unlock()
-	w, svc, err := r.locate(ctx, id)
+	w, svc, g, err := r.locate(ctx, id)
 	if err != nil {
 		return api.Snapshot{}, err
 	}
-	_, errs := fanOut(r.p, r.tenant, func(svc api.Service) (api.Snapshot, error) { return svc.GetSnapshot(ctx, name) })
+	_, errs := fanOut(ctx, r.p, r.tenant, func(svc api.Service) (api.Snapshot, error) { return svc.GetSnapshot(ctx, name) })
 	for i, err := range errs {
 		switch {
 		case err == nil && i != w.index:
@@ -434,7 +436,7 @@ func (r *tenantRouter) CreateSnapshot(ctx context.Context, id, name string) (api
 	}
 	s, err := svc.CreateSnapshot(ctx, id, name)
 	if err != nil {
-		return s, err
+		return s, w.explain(ctx, err, g)
 	}
 	r.p.mu.Lock()
 	r.p.snaps[[2]string{r.tenant, name}] = w.index
@@ -443,7 +445,7 @@ func (r *tenantRouter) CreateSnapshot(ctx context.Context, id, name string) (api
 }
 
 func (r *tenantRouter) ListSnapshots(ctx context.Context) ([]api.Snapshot, error) {
-	vals, errs := fanOut(r.p, r.tenant, func(svc api.Service) ([]api.Snapshot, error) { return svc.ListSnapshots(ctx) })
+	vals, errs := fanOut(ctx, r.p, r.tenant, func(svc api.Service) ([]api.Snapshot, error) { return svc.ListSnapshots(ctx) })
 	out := []api.Snapshot{}
 	for i, err := range errs {
 		if err != nil {
@@ -460,11 +462,12 @@ func (r *tenantRouter) GetSnapshot(ctx context.Context, name string) (api.Snapsh
 	if err != nil {
 		return api.Snapshot{}, err
 	}
-	svc, err := w.service(r.tenant)
+	svc, g, err := w.service(r.tenant)
 	if err != nil {
 		return api.Snapshot{}, err
 	}
 	s, err := svc.GetSnapshot(ctx, name)
+	err = w.explain(ctx, err, g)
 	if errdefs.IsNotFound(err) {
 		r.forgetSnapshot(name)
 	}
@@ -478,11 +481,11 @@ func (r *tenantRouter) DeleteSnapshot(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	svc, err := w.service(r.tenant)
+	svc, g, err := w.service(r.tenant)
 	if err != nil {
 		return err
 	}
-	err = svc.DeleteSnapshot(ctx, name)
+	err = w.explain(ctx, svc.DeleteSnapshot(ctx, name), g)
 	if err == nil || errdefs.IsNotFound(err) {
 		r.forgetSnapshot(name)
 	}
@@ -496,7 +499,8 @@ func (r *tenantRouter) anyService() (api.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return w.service(r.tenant)
+	svc, _, err := w.service(r.tenant)
+	return svc, err
 }
 
 func (r *tenantRouter) ListImages(ctx context.Context) ([]api.Image, error) {
