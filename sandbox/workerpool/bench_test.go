@@ -144,4 +144,3 @@ func vmRSS(pid int) int64 {
 	}
 	return 0
 }
-

@@ -34,8 +34,24 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if d := os.Getenv(frontEnv); d != "" {
+		// A front for TestFrontDeath: one worker, its pid on stdout, then
+		// wait to be killed.
+		o := Options{Workers: 1, Data: d, MemoryLimit: 256 << 20, Command: []string{os.Args[0]}, Env: []string{workerEnv + "=1"}}
+		p, err := Open(context.Background(), o)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "front:", err)
+			os.Exit(1)
+		}
+		fmt.Println(p.Status()[0].PID)
+		select {}
+	}
 	os.Exit(m.Run())
 }
+
+// frontEnv makes this test binary a front holding a pool over the
+// directory it names.
+const frontEnv = "WARREN_WORKERPOOL_TEST_FRONT"
 
 // needRoot: cgroups need root; CI runs as root, so there it is a failure.
 func needRoot(t testing.TB) {

@@ -137,9 +137,9 @@ type generation struct {
 	secret  string
 	hc      *http.Client
 	cmd     *exec.Cmd
-	stdout  *os.File // read end of the worker's stdout
+	stdout  *os.File      // read end of the worker's stdout
 	died    chan struct{} // closed once the exit is known (lastExit set)
-	clients sync.Map // tenant -> *client.Client
+	clients sync.Map      // tenant -> *client.Client
 }
 
 // Open prepares the shared stores, creates the workers' cgroups and starts
@@ -543,6 +543,7 @@ type Status struct {
 	Restarts  int
 	OOMKills  int64
 	LastExit  string
+	Backoff   time.Duration // delay before the last restart
 	MemoryMax int64
 	Memory    int64 // current cgroup charge
 }
@@ -552,7 +553,7 @@ func (p *Pool) Status() []Status {
 	out := make([]Status, len(p.workers))
 	for i, w := range p.workers {
 		w.mu.Lock()
-		s := Status{Index: i, Up: w.gen != nil, Restarts: w.restarts, OOMKills: w.oomKills, LastExit: w.lastExit, MemoryMax: p.opts.MemoryLimit}
+		s := Status{Index: i, Up: w.gen != nil, Restarts: w.restarts, OOMKills: w.oomKills, LastExit: w.lastExit, Backoff: w.backoff, MemoryMax: p.opts.MemoryLimit}
 		if w.gen != nil {
 			s.PID = w.gen.cmd.Process.Pid
 		}

@@ -3,12 +3,16 @@ package workerpool
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -419,4 +423,122 @@ func TestAdopt_ModeSwitch(t *testing.T) {
 	}
 	defer n.Close(ctx)
 	check(n.Manager.For("t"), a.ID, kids[0].ID, b.ID)
+}
+
+// waitRestarts waits until worker i has restarted n times and serves.
+func waitRestarts(t *testing.T, p *Pool, i, n int) Status {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if s := p.Status()[i]; s.Restarts >= n && s.Up {
+			return s
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("worker %d not back after %d restarts: %+v", i, n, p.Status()[i])
+	return Status{}
+}
+
+// TestRestart_CrashBackoff: a worker killed outright (a crash, not an
+// OOM) is restarted; one that keeps dying waits longer each time; its
+// sandboxes come back from their hibernated state each time.
+func TestRestart_CrashBackoff(t *testing.T) {
+	needRoot(t)
+	ctx := context.Background()
+	p := openPool(t, testOptions(t, 1))
+	svc := p.For("t")
+	sb, err := svc.Create(ctx, api.CreateRequest{StandbyAfter: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh(t, svc, sb.ID, "echo kept > /tmp/f")
+	if _, err := svc.Hibernate(ctx, sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	var backoffs []time.Duration
+	for round := 1; round <= 3; round++ {
+		pid := p.Status()[0].PID
+		syscall.Kill(pid, syscall.SIGKILL)
+		s := waitRestarts(t, p, 0, round)
+		if s.PID == pid || s.OOMKills != 0 || !strings.Contains(s.LastExit, "killed") {
+			t.Fatalf("round %d: %+v", round, s)
+		}
+		backoffs = append(backoffs, s.Backoff)
+		if out, _ := sh(t, svc, sb.ID, "cat /tmp/f"); out != "kept\n" {
+			t.Fatalf("round %d: sandbox sees %q", round, out)
+		}
+	}
+	if !(backoffs[0] < backoffs[1] && backoffs[1] < backoffs[2]) {
+		t.Fatalf("backoffs %v do not grow for a worker that keeps dying", backoffs)
+	}
+}
+
+// TestOpen_Errors: bad options and workers that cannot start fail Open
+// with a message that names the problem.
+func TestOpen_Errors(t *testing.T) {
+	needRoot(t)
+	cases := []struct {
+		name string
+		mod  func(*Options)
+		want string
+	}{
+		{"no workers", func(o *Options) { o.Workers = 0 }, "want at least 1"},
+		{"tiny memory", func(o *Options) { o.MemoryLimit = 1 << 20 }, "under 64 MiB"},
+		{"no binary", func(o *Options) { o.Command = []string{"/nonexistent/warren"} }, "cannot start worker 0"},
+		{"exits at once", func(o *Options) { o.Command = []string{"/bin/false"} }, "exited before serving"},
+		{"long socket path", func(o *Options) { o.Data = filepath.Join(t.TempDir(), strings.Repeat("d", 100)) }, "too long for a unix socket"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := testOptions(t, 1)
+			o.Stderr = io.Discard
+			c.mod(&o)
+			p, err := Open(context.Background(), o)
+			if err == nil {
+				p.Close(context.Background())
+				t.Fatal("Open succeeded")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Open: %v; want it to say %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestFrontDeath: a front killed outright takes its workers with it
+// (Pdeathsig), so no orphan keeps serving a directory the next front
+// will use.
+func TestFrontDeath(t *testing.T) {
+	needRoot(t)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), frontEnv+"="+t.TempDir())
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if _, err := fmt.Fscan(out, &pid); err != nil || pid <= 0 {
+		cmd.Process.Kill()
+		t.Fatalf("front printed no worker pid: %v", err)
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("worker %d not running: %v", pid, err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	deadline := time.Now().Add(20 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); strings.Contains(string(b), ") Z ") {
+			break // exited; a zombie until init reaps it
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("worker %d outlived its front by 20s", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
