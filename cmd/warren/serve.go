@@ -68,7 +68,7 @@ of each sandbox since its last hibernate.`,
 			log := slog.New(h)
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			if wf.workers > 0 {
+			if wf.workers != 0 {
 				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json"})
 			}
 			if err := workerpool.Adopt(ctx, data, 0); err != nil { // sandboxes of an earlier --workers start

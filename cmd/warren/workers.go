@@ -60,6 +60,9 @@ type serveSettings struct {
 // serveWorkers is serve in worker mode: the HTTP front and its keys here,
 // the sandboxes in w.workers supervised worker processes.
 func serveWorkers(ctx context.Context, cmd *cobra.Command, log *slog.Logger, w workerFlags, s serveSettings) error {
+	if w.workers < 0 {
+		return fmt.Errorf("--workers %d: want 0 (sandboxes in process) or a number of worker processes", w.workers)
+	}
 	var mem int64
 	if w.memory != "" {
 		var err error

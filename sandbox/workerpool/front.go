@@ -46,12 +46,14 @@ func OpenFront(ctx context.Context, o FrontOptions) (f *Front, err error) {
 	if err := Adopt(ctx, data, o.Pool.Workers); err != nil {
 		return nil, err
 	}
-	if f.Meta, err = boltmeta.Open(filepath.Join(data, "meta.db")); err != nil {
+	meta, err := boltmeta.Open(filepath.Join(data, "meta.db"))
+	if err != nil {
 		return nil, err
 	}
+	f.Meta = meta
 	defer func() {
 		if err != nil {
-			f.Meta.Close()
+			meta.Close()
 		}
 	}()
 	if f.Pool, err = Open(ctx, o.Pool); err != nil {

@@ -80,10 +80,12 @@ type Options struct {
 	// server's own (default "warren-workers-" + a hash of Data, so two
 	// nodes on one host do not share one).
 	CgroupName string
-	// NoCgroup runs workers without a memory cgroup (containment off; for
-	// hosts without the memory controller, with a warning).
-	NoCgroup bool
-	Logger   *slog.Logger
+	// NoCgroup runs workers without a memory cgroup. Without it, a host
+	// where the cgroups cannot be made (not root, no memory controller, a
+	// v2 cgroup that cannot delegate) gets the same with a warning, unless
+	// RequireCgroup makes that an error.
+	NoCgroup, RequireCgroup bool
+	Logger                  *slog.Logger
 	// Stderr receives the workers' logs (default os.Stderr).
 	Stderr io.Writer
 	// StartTimeout bounds one worker start (default 60s).
@@ -185,7 +187,13 @@ func Open(ctx context.Context, opts Options) (*Pool, error) {
 	if !opts.NoCgroup {
 		var err error
 		if groups, err = newMemGroups(opts.CgroupName, opts.Workers, opts.MemoryLimit); err != nil {
-			return nil, fmt.Errorf("worker memory cgroups: %w", err)
+			if opts.RequireCgroup {
+				return nil, fmt.Errorf("worker memory cgroups: %w", err)
+			}
+			// Workers still contain crashes (a Go fatal error ends one
+			// worker, not the node); only the memory bound is missing.
+			p.log.Warn("workers run without memory cgroups: one sandbox can still exhaust the node's memory", "reason", err.Error())
+			p.opts.NoCgroup = true
 		}
 	}
 	for i := range opts.Workers {
@@ -227,7 +235,7 @@ func Open(ctx context.Context, opts Options) (*Pool, error) {
 			w.load.Store(int64(st.Sandboxes))
 		}
 	}
-	p.log.Info("workers ready", "workers", opts.Workers, "memory_limit", opts.MemoryLimit, "cgroups", !opts.NoCgroup)
+	p.log.Info("workers ready", "workers", opts.Workers, "memory_limit", opts.MemoryLimit, "cgroups", !p.opts.NoCgroup)
 	return p, nil
 }
 
@@ -544,8 +552,8 @@ type Status struct {
 	OOMKills  int64
 	LastExit  string
 	Backoff   time.Duration // delay before the last restart
-	MemoryMax int64
-	Memory    int64 // current cgroup charge
+	MemoryMax int64         // the cgroup's limit (0: no cgroup)
+	Memory    int64         // current cgroup charge
 }
 
 // Status reports every worker.
@@ -553,13 +561,13 @@ func (p *Pool) Status() []Status {
 	out := make([]Status, len(p.workers))
 	for i, w := range p.workers {
 		w.mu.Lock()
-		s := Status{Index: i, Up: w.gen != nil, Restarts: w.restarts, OOMKills: w.oomKills, LastExit: w.lastExit, Backoff: w.backoff, MemoryMax: p.opts.MemoryLimit}
+		s := Status{Index: i, Up: w.gen != nil, Restarts: w.restarts, OOMKills: w.oomKills, LastExit: w.lastExit, Backoff: w.backoff}
 		if w.gen != nil {
 			s.PID = w.gen.cmd.Process.Pid
 		}
 		w.mu.Unlock()
 		if w.cg != nil {
-			s.Memory = w.cg.usage()
+			s.Memory, s.MemoryMax = w.cg.usage(), p.opts.MemoryLimit
 		}
 		out[i] = s
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -486,6 +487,7 @@ func TestOpen_Errors(t *testing.T) {
 		{"tiny memory", func(o *Options) { o.MemoryLimit = 1 << 20 }, "under 64 MiB"},
 		{"no binary", func(o *Options) { o.Command = []string{"/nonexistent/warren"} }, "cannot start worker 0"},
 		{"exits at once", func(o *Options) { o.Command = []string{"/bin/false"} }, "exited before serving"},
+		{"cgroup required", func(o *Options) { o.CgroupName, o.RequireCgroup = "bad\x00name", true }, "worker memory cgroups"},
 		{"long socket path", func(o *Options) { o.Data = filepath.Join(t.TempDir(), strings.Repeat("d", 100)) }, "too long for a unix socket"},
 	}
 	for _, c := range cases {
@@ -541,4 +543,40 @@ func TestFrontDeath(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestNoCgroupFallback: where the cgroups cannot be made the workers
+// still run (crash containment) without a memory bound, and say so.
+func TestNoCgroupFallback(t *testing.T) {
+	needRoot(t)
+	o := testOptions(t, 1)
+	o.CgroupName = "bad\x00name"
+	var logs strings.Builder
+	o.Logger = slog.New(slog.NewTextHandler(&lockedBuilder{b: &logs}, nil))
+	p := openPool(t, o)
+	if s := p.Status()[0]; !s.Up || s.MemoryMax != 0 {
+		t.Fatalf("status %+v; want up without a cgroup limit", s)
+	}
+	if !strings.Contains(logs.String(), "without memory cgroups") {
+		t.Fatalf("no warning in the log:\n%s", logs.String())
+	}
+	svc := p.For("t")
+	sb, err := svc.Create(context.Background(), api.CreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := sh(t, svc, sb.ID, "echo ok"); out != "ok\n" {
+		t.Fatalf("exec: %q", out)
+	}
+}
+
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  *strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
 }
