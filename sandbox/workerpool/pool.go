@@ -500,10 +500,7 @@ func (w *worker) service(tenant string) (api.Service, *generation, error) {
 // happened when g died under it: which worker, why, that the sandbox
 // comes back from its last hibernated state, and when to retry.
 func (w *worker) explain(ctx context.Context, err error, g *generation) error {
-	if err == nil || g == nil || !errdefs.IsUnavailable(err) || ctx.Err() != nil {
-		return err
-	}
-	if _, ok := err.(*unavailableError); ok {
+	if err == nil || g == nil || !transportFailure(err) || ctx.Err() != nil {
 		return err
 	}
 	select {
@@ -521,6 +518,19 @@ func (w *worker) up() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.gen != nil
+}
+
+// transportFailure tells a broken connection to the worker (the client's
+// transport errors and cut exec streams, which carry no wire code) from
+// an error the worker itself sent, so only the former waits to learn
+// whether the worker died.
+func transportFailure(err error) bool {
+	if !errdefs.IsUnavailable(err) {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, `"http://worker/`) || strings.Contains(msg, "exec stream ended without an exit event") ||
+		strings.Contains(msg, "bad exec stream")
 }
 
 // unavailableError is a call to a worker that is restarting; it is an

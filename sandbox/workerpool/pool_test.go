@@ -580,3 +580,23 @@ func (l *lockedBuilder) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
+
+// TestTransportFailure: only a broken connection waits to learn whether
+// the worker died; an unavailable error the worker sent is passed on.
+func TestTransportFailure(t *testing.T) {
+	cases := []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("%w: POST /v1/sandboxes/x/exec: Post \"http://worker/v1/sandboxes/x/exec\": EOF", errdefs.ErrUnavailable), true},
+		{fmt.Errorf("%w: exec stream ended without an exit event", errdefs.ErrUnavailable), true},
+		{api.ToNative(503, "unavailable", "warren is shutting down"), false},
+		{api.ToNative(404, "not_found", `sandbox "x" not found`), false},
+		{fmt.Errorf("plain: \"http://worker/\""), false},
+	}
+	for _, c := range cases {
+		if got := transportFailure(c.err); got != c.want {
+			t.Errorf("transportFailure(%v) = %v; want %v", c.err, got, c.want)
+		}
+	}
+}
