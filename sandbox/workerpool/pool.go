@@ -183,6 +183,18 @@ func Open(ctx context.Context, opts Options) (*Pool, error) {
 	if err := prepareShared(ctx, opts.Data, opts.Fsync); err != nil {
 		return nil, err
 	}
+	for i := range opts.Workers {
+		w := &worker{p: p, index: i, dir: filepath.Join(opts.Data, "workers", "w"+strconv.Itoa(i)),
+			ready: make(chan struct{}), stopped: make(chan struct{})}
+		w.socket = filepath.Join(w.dir, "sock")
+		if len(w.socket) > 100 {
+			return nil, fmt.Errorf("workerpool: socket path %s is too long for a unix socket (108 bytes); use a shorter --data", w.socket)
+		}
+		if err := os.MkdirAll(w.dir, 0o700); err != nil {
+			return nil, fmt.Errorf("cannot create worker directory: %w", err)
+		}
+		p.workers = append(p.workers, w)
+	}
 	var groups []*memGroup
 	if !opts.NoCgroup {
 		var err error
@@ -196,20 +208,10 @@ func Open(ctx context.Context, opts Options) (*Pool, error) {
 			p.opts.NoCgroup = true
 		}
 	}
-	for i := range opts.Workers {
-		w := &worker{p: p, index: i, dir: filepath.Join(opts.Data, "workers", "w"+strconv.Itoa(i)),
-			ready: make(chan struct{}), stopped: make(chan struct{})}
-		w.socket = filepath.Join(w.dir, "sock")
-		if len(w.socket) > 100 {
-			return nil, fmt.Errorf("workerpool: socket path %s is too long for a unix socket (108 bytes); use a shorter --data", w.socket)
-		}
+	for i, w := range p.workers {
 		if groups != nil {
 			w.cg = groups[i]
 		}
-		if err := os.MkdirAll(w.dir, 0o700); err != nil {
-			return nil, fmt.Errorf("cannot create worker directory: %w", err)
-		}
-		p.workers = append(p.workers, w)
 	}
 	for _, w := range p.workers {
 		p.wg.Add(1)
@@ -614,10 +616,15 @@ func (p *Pool) Close(ctx context.Context) error {
 		}
 		<-done
 	}
+	parent := ""
 	for _, w := range p.workers {
 		if w.cg != nil {
 			err = errors.Join(err, w.cg.remove())
+			parent = filepath.Dir(w.cg.dir)
 		}
+	}
+	if parent != "" {
+		syscall.Rmdir(parent) // best effort: fails harmlessly if anything is left in it
 	}
 	return err
 }

@@ -512,8 +512,19 @@ func TestOpen_Errors(t *testing.T) {
 // will use.
 func TestFrontDeath(t *testing.T) {
 	needRoot(t)
+	data := t.TempDir()
+	t.Cleanup(func() {
+		// The killed front could not remove its cgroups; the next front
+		// over data would reuse them, this test removes them.
+		if _, mount, own, err := memHierarchy(); err == nil {
+			g := &memGroup{dir: filepath.Join(mount, own, "warren-workers-"+sha256hex(data)[:8])}
+			if err := g.remove(); err != nil {
+				t.Error(err)
+			}
+		}
+	})
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), frontEnv+"="+t.TempDir())
+	cmd.Env = append(os.Environ(), frontEnv+"="+data)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

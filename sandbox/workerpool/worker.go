@@ -109,6 +109,10 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
+	// node.Open made an admin key for this meta on its first start; the
+	// worker authenticates the front by its secret only, so the key file
+	// would just be a key that opens nothing.
+	os.Remove(filepath.Join(f.dir, "admin.key"))
 	closeNode := func() error {
 		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
