@@ -46,6 +46,7 @@ import (
 	"github.com/warren-sandbox/warren/client"
 	"github.com/warren-sandbox/warren/image"
 	"github.com/warren-sandbox/warren/store/dir"
+	"golang.org/x/sys/unix"
 )
 
 // Options configure a Pool.
@@ -351,7 +352,7 @@ func exitReason(err error) string {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return "killed by signal " + ws.Signal().String()
+			return "killed by " + unix.SignalName(ws.Signal())
 		}
 		return fmt.Sprintf("exited with status %d", ee.ExitCode())
 	}
