@@ -294,6 +294,24 @@ func TestRestart_OOM(t *testing.T) {
 	if !strings.Contains(after.LastExit, "OOM") {
 		t.Errorf("last exit %q does not name the OOM kill", after.LastExit)
 	}
+	// /metrics shows the worker's death.
+	resp, err := http.Get(f.srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		fmt.Sprintf("warren_worker_restarts_total{worker=\"%d\"} 1\n", hw),
+		fmt.Sprintf("warren_worker_oom_kills_total{worker=\"%d\"} %d\n", hw, after.OOMKills),
+		fmt.Sprintf("warren_worker_up{worker=\"%d\"} 1\n", nw),
+		fmt.Sprintf("warren_worker_memory_bytes{worker=\"%d\",kind=\"limit\"} %d\n", hw, o.MemoryLimit),
+		"warren_sandboxes{state=\"running\"}",
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, body)
+		}
+	}
 	if s := p.Status()[nw]; s.Restarts != 0 {
 		t.Fatalf("the neighbour's worker restarted too: %+v", s)
 	}

@@ -524,16 +524,59 @@ func (r *tenantRouter) BuildImage(ctx context.Context, name string, tar io.Reade
 // handler that set its own keeps it.
 func (p *Pool) Handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(&retryWriter{ResponseWriter: w, p: p}, r)
+		rw := &retryWriter{ResponseWriter: w, p: p}
+		h.ServeHTTP(rw, r)
+		if r.Method == "GET" && r.URL.Path == "/metrics" && rw.status == http.StatusOK {
+			io.WriteString(w, p.metrics())
+		}
 	})
+}
+
+// metrics are the workers' lines appended to the front's /metrics: the
+// front's own memory figures cover only the front.
+func (p *Pool) metrics() string {
+	var b strings.Builder
+	b.WriteString("# HELP warren_worker_up Whether the worker process serves (1) or is restarting (0).\n# TYPE warren_worker_up gauge\n")
+	st := p.Status()
+	for _, s := range st {
+		up := 0
+		if s.Up {
+			up = 1
+		}
+		fmt.Fprintf(&b, "warren_worker_up{worker=\"%d\"} %d\n", s.Index, up)
+	}
+	b.WriteString("# HELP warren_worker_restarts_total Worker restarts after a death.\n# TYPE warren_worker_restarts_total counter\n")
+	for _, s := range st {
+		fmt.Fprintf(&b, "warren_worker_restarts_total{worker=\"%d\"} %d\n", s.Index, s.Restarts)
+	}
+	b.WriteString("# HELP warren_worker_oom_kills_total Processes of the worker's cgroup killed over its memory limit.\n# TYPE warren_worker_oom_kills_total counter\n")
+	for _, s := range st {
+		fmt.Fprintf(&b, "warren_worker_oom_kills_total{worker=\"%d\"} %d\n", s.Index, s.OOMKills)
+	}
+	b.WriteString("# HELP warren_worker_memory_bytes The worker cgroup's memory charge and limit.\n# TYPE warren_worker_memory_bytes gauge\n")
+	for _, s := range st {
+		fmt.Fprintf(&b, "warren_worker_memory_bytes{worker=\"%d\",kind=\"usage\"} %d\nwarren_worker_memory_bytes{worker=\"%d\",kind=\"limit\"} %d\n", s.Index, s.Memory, s.Index, s.MemoryMax)
+	}
+	return b.String()
 }
 
 type retryWriter struct {
 	http.ResponseWriter
-	p *Pool
+	p      *Pool
+	status int
+}
+
+func (rw *retryWriter) Write(b []byte) (int, error) {
+	if rw.status == 0 {
+		rw.status = http.StatusOK
+	}
+	return rw.ResponseWriter.Write(b)
 }
 
 func (rw *retryWriter) WriteHeader(code int) {
+	if rw.status == 0 {
+		rw.status = code
+	}
 	if code == http.StatusServiceUnavailable && rw.Header().Get("Retry-After") == "" {
 		rw.Header().Set("Retry-After", strconv.Itoa(rw.p.retryAfter()))
 	}
