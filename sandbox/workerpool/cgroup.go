@@ -32,8 +32,18 @@ func memHierarchy() (v2 bool, mount, own string, err error) {
 	if err != nil {
 		return false, "", "", fmt.Errorf("cannot read own cgroup: %w", err)
 	}
+	return parseMemHierarchy(string(mi), string(self), func(mount string) string {
+		b, _ := os.ReadFile(filepath.Join(mount, "cgroup.controllers"))
+		return string(b)
+	})
+}
+
+// parseMemHierarchy picks the memory controller from a mount table and a
+// /proc/self/cgroup: cgroup v2 when its root lists memory among its
+// controllers, else the v1 hierarchy mounted with the memory option.
+func parseMemHierarchy(mountinfo, self string, controllers func(mount string) string) (v2 bool, mount, own string, err error) {
 	var v2mount, v1mount string
-	for _, line := range strings.Split(string(mi), "\n") {
+	for _, line := range strings.Split(mountinfo, "\n") {
 		f := strings.Fields(line)
 		sep := -1
 		for i, s := range f {
@@ -48,8 +58,7 @@ func memHierarchy() (v2 bool, mount, own string, err error) {
 		fstype, opts, mp := f[sep+1], f[sep+3], strings.ReplaceAll(f[4], `\040`, " ")
 		switch {
 		case fstype == "cgroup2" && v2mount == "":
-			ctrls, _ := os.ReadFile(filepath.Join(mp, "cgroup.controllers"))
-			for _, c := range strings.Fields(string(ctrls)) {
+			for _, c := range strings.Fields(controllers(mp)) {
 				if c == "memory" {
 					v2mount = mp
 				}
@@ -62,7 +71,7 @@ func memHierarchy() (v2 bool, mount, own string, err error) {
 			}
 		}
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(self)), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(self), "\n") {
 		parts := strings.SplitN(line, ":", 3)
 		if len(parts) != 3 {
 			continue
