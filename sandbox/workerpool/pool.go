@@ -91,6 +91,12 @@ type Options struct {
 	Stderr io.Writer
 	// StartTimeout bounds one worker start (default 60s).
 	StartTimeout time.Duration
+	// HealthInterval is how often the supervisor checks that each worker
+	// answers (default 2s); a worker that misses HealthMisses checks in a
+	// row (default 5) is killed and restarted: a hung worker is as lost to
+	// its sandboxes as a dead one, and a kill is the only sure way out.
+	HealthInterval time.Duration
+	HealthMisses   int
 	// MaxBackoff caps the delay between restarts of a crashing worker
 	// (default 10s; the first restart is after 100ms).
 	MaxBackoff time.Duration
@@ -165,6 +171,12 @@ func Open(ctx context.Context, opts Options) (*Pool, error) {
 	}
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = 10 * time.Second
+	}
+	if opts.HealthInterval <= 0 {
+		opts.HealthInterval = 2 * time.Second
+	}
+	if opts.HealthMisses <= 0 {
+		opts.HealthMisses = 5
 	}
 	if opts.MemoryLimit == 0 {
 		opts.MemoryLimit = nodeMemory() * 3 / 4 / int64(opts.Workers)
@@ -297,8 +309,17 @@ func (w *worker) supervise() {
 				g.cmd.Process.Signal(syscall.SIGTERM)
 			}
 			w.mu.Unlock()
+			probeDone := make(chan struct{})
+			hung := make(chan string, 1)
+			go w.probe(g, probeDone, hung)
 			err = g.cmd.Wait()
+			close(probeDone)
 			g.stdout.Close()
+			select {
+			case why := <-hung:
+				err = errors.New(why)
+			default:
+			}
 			w.mu.Lock()
 			w.gen = nil
 			w.downAt = time.Now()
@@ -340,6 +361,44 @@ func (w *worker) supervise() {
 		case <-t.C:
 		case <-w.p.closed:
 			t.Stop()
+			return
+		}
+	}
+}
+
+// probe checks every HealthInterval that generation g answers /healthz;
+// after HealthMisses misses in a row it reports why on hung and kills g.
+func (w *worker) probe(g *generation, done <-chan struct{}, hung chan<- string) {
+	o := w.p.opts
+	t := time.NewTicker(o.HealthInterval)
+	defer t.Stop()
+	misses := 0
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), o.HealthInterval)
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://worker/healthz", nil)
+		resp, err := g.hc.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				err = errors.New(resp.Status)
+			}
+		}
+		cancel()
+		if err == nil {
+			misses = 0
+			continue
+		}
+		if misses++; misses >= o.HealthMisses {
+			why := fmt.Sprintf("stopped answering: %d health checks %s apart failed, the last with %v; killed", misses, o.HealthInterval, err)
+			hung <- why
+			w.p.log.Error("worker hung; killing it", "worker", w.index, "reason", why)
+			g.cmd.Process.Kill()
 			return
 		}
 	}

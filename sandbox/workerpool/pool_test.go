@@ -629,3 +629,33 @@ func TestTransportFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestRestart_Hung: a worker that stops answering (here SIGSTOP) is
+// killed after its missed health checks and restarted like a dead one.
+func TestRestart_Hung(t *testing.T) {
+	needRoot(t)
+	ctx := context.Background()
+	o := testOptions(t, 1)
+	o.HealthInterval, o.HealthMisses = 50*time.Millisecond, 3
+	p := openPool(t, o)
+	svc := p.For("t")
+	sb, err := svc.Create(ctx, api.CreateRequest{StandbyAfter: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh(t, svc, sb.ID, "echo kept > /tmp/f")
+	if _, err := svc.Hibernate(ctx, sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	pid := p.Status()[0].PID
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	s := waitRestarts(t, p, 0, 1)
+	if !strings.Contains(s.LastExit, "stopped answering") || s.PID == pid {
+		t.Fatalf("after SIGSTOP: %+v; want a restart that says the worker stopped answering", s)
+	}
+	if out, _ := sh(t, svc, sb.ID, "cat /tmp/f"); out != "kept\n" {
+		t.Fatalf("sandbox after the hung worker's restart: %q", out)
+	}
+}
