@@ -293,14 +293,6 @@ func (w *worker) supervise() {
 	for !w.p.closing.Load() {
 		started := time.Now()
 		g, err := w.start()
-		if first {
-			w.startErr = err
-			close(w.ready)
-			first = false
-			if err != nil {
-				return
-			}
-		}
 		if err == nil {
 			w.mu.Lock()
 			w.gen = g
@@ -309,6 +301,17 @@ func (w *worker) supervise() {
 				g.cmd.Process.Signal(syscall.SIGTERM)
 			}
 			w.mu.Unlock()
+		}
+		if first {
+			// After gen is set: Open returns on ready and routes at once.
+			w.startErr = err
+			close(w.ready)
+			first = false
+			if err != nil {
+				return
+			}
+		}
+		if err == nil {
 			probeDone := make(chan struct{})
 			hung := make(chan string, 1)
 			go w.probe(g, probeDone, hung)
