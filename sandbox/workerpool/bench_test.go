@@ -58,6 +58,7 @@ func BenchmarkExecRTT(b *testing.B) {
 			var out bytes.Buffer
 			samples := make([]time.Duration, 0, b.N)
 			b.ReportAllocs()
+			cpu0 := cpuTime(os.Getpid()) + cpuTime(p.Status()[0].PID)
 			for b.Loop() {
 				out.Reset()
 				t0 := time.Now()
@@ -67,9 +68,28 @@ func BenchmarkExecRTT(b *testing.B) {
 					b.Fatalf("exec: %v %d %q", err, res.Exit, out.String())
 				}
 			}
+			// CPU of this process (client, front, in-process node) and the
+			// worker together, per exec: the node's cost of one exec.
+			cpu := cpuTime(os.Getpid()) + cpuTime(p.Status()[0].PID) - cpu0
+			b.ReportMetric(float64(cpu.Microseconds())/float64(len(samples)), "cpu-us/op")
 			reportQuantiles(b, samples)
 		})
 	}
+}
+
+// cpuTime is a process's user+system CPU time (all threads), from
+// /proc/PID/stat (utime and stime, in USER_HZ ticks: 100 per second on Linux).
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	var ut, st int64
+	fmt.Sscan(f[11], &ut)
+	fmt.Sscan(f[12], &st)
+	return time.Duration(ut+st) * (time.Second / 100)
 }
 
 func mustClient(b *testing.B, url, key string) *client.Client {
