@@ -171,6 +171,23 @@ func TestRouting(t *testing.T) {
 	if st.Sandboxes != 4 || st.Execs == 0 {
 		t.Fatalf("Stats = %+v; want 4 sandboxes and some execs", st)
 	}
+	// A process that is not there leaves the placement alone; a sandbox
+	// its worker deleted (TTL) drops it.
+	if _, err := svc.WaitProcess(ctx, a.ID, 999); !errdefs.IsNotFound(err) || workerOf(p, a.ID) < 0 {
+		t.Fatalf("WaitProcess of no process: %v, placement %d", err, workerOf(p, a.ID))
+	}
+	short, err := svc.Create(ctx, api.CreateRequest{TTL: api.Duration(100 * time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := svc.Get(ctx, short.ID); err != nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if _, err := svc.Get(ctx, short.ID); !errdefs.IsNotFound(err) || workerOf(p, short.ID) != -1 {
+		t.Fatalf("Get after TTL: %v, placement %d; want not found and forgotten", err, workerOf(p, short.ID))
+	}
 }
 
 // TestRestart_OOM is the backstop end to end: a script that grows an awk

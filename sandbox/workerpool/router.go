@@ -207,7 +207,7 @@ func (r *tenantRouter) locate(ctx context.Context, id string) (*worker, api.Serv
 
 // on runs fn against the worker holding id; a NotFound from it drops the
 // cached placement (deleted by its TTL, say).
-func on[T any](r *tenantRouter, ctx context.Context, id string, fn func(svc api.Service) (T, error)) (T, error) {
+func on[T any](ctx context.Context, r *tenantRouter, id string, fn func(svc api.Service) (T, error)) (T, error) {
 	w, svc, g, err := r.locate(ctx, id)
 	if err != nil {
 		var zero T
@@ -221,12 +221,15 @@ func on[T any](r *tenantRouter, ctx context.Context, id string, fn func(svc api.
 	return v, err
 }
 
+// isSandboxNotFound: the sandbox itself is gone (not a file or a process
+// in it), in the sandbox package's words.
 func isSandboxNotFound(err error, id string) bool {
-	return err != nil && strings.Contains(err.Error(), id)
+	msg := err.Error()
+	return strings.Contains(msg, fmt.Sprintf("sandbox %q not found", id)) || strings.Contains(msg, "sandbox "+id+" was deleted")
 }
 
-func on0(r *tenantRouter, ctx context.Context, id string, fn func(svc api.Service) error) error {
-	_, err := on(r, ctx, id, func(svc api.Service) (struct{}, error) { return struct{}{}, fn(svc) })
+func on0(ctx context.Context, r *tenantRouter, id string, fn func(svc api.Service) error) error {
+	_, err := on(ctx, r, id, func(svc api.Service) (struct{}, error) { return struct{}{}, fn(svc) })
 	return err
 }
 
@@ -257,7 +260,7 @@ func (r *tenantRouter) Create(ctx context.Context, req api.CreateRequest) (api.S
 }
 
 func (r *tenantRouter) Get(ctx context.Context, id string) (api.Sandbox, error) {
-	return on(r, ctx, id, func(svc api.Service) (api.Sandbox, error) { return svc.Get(ctx, id) })
+	return on(ctx, r, id, func(svc api.Service) (api.Sandbox, error) { return svc.Get(ctx, id) })
 }
 
 // List asks every worker; while one restarts the list would be partial,
@@ -300,77 +303,77 @@ func (r *tenantRouter) Delete(ctx context.Context, id string) error {
 }
 
 func (r *tenantRouter) Exec(ctx context.Context, id string, req api.ExecRequest, stdout, stderr io.Writer) (api.ExecResult, error) {
-	return on(r, ctx, id, func(svc api.Service) (api.ExecResult, error) { return svc.Exec(ctx, id, req, stdout, stderr) })
+	return on(ctx, r, id, func(svc api.Service) (api.ExecResult, error) { return svc.Exec(ctx, id, req, stdout, stderr) })
 }
 
 func (r *tenantRouter) StartProcess(ctx context.Context, id string, req api.ExecRequest) (api.Process, error) {
-	return on(r, ctx, id, func(svc api.Service) (api.Process, error) { return svc.StartProcess(ctx, id, req) })
+	return on(ctx, r, id, func(svc api.Service) (api.Process, error) { return svc.StartProcess(ctx, id, req) })
 }
 
 func (r *tenantRouter) ListProcesses(ctx context.Context, id string) ([]api.Process, error) {
-	return on(r, ctx, id, func(svc api.Service) ([]api.Process, error) { return svc.ListProcesses(ctx, id) })
+	return on(ctx, r, id, func(svc api.Service) ([]api.Process, error) { return svc.ListProcesses(ctx, id) })
 }
 
 func (r *tenantRouter) AttachProcess(ctx context.Context, id string, pid int, stdout, stderr io.Writer) (api.ExecResult, error) {
-	return on(r, ctx, id, func(svc api.Service) (api.ExecResult, error) {
+	return on(ctx, r, id, func(svc api.Service) (api.ExecResult, error) {
 		return svc.AttachProcess(ctx, id, pid, stdout, stderr)
 	})
 }
 
 func (r *tenantRouter) WriteStdin(ctx context.Context, id string, pid int, data []byte, closeStdin bool) error {
-	return on0(r, ctx, id, func(svc api.Service) error { return svc.WriteStdin(ctx, id, pid, data, closeStdin) })
+	return on0(ctx, r, id, func(svc api.Service) error { return svc.WriteStdin(ctx, id, pid, data, closeStdin) })
 }
 
 func (r *tenantRouter) SignalProcess(ctx context.Context, id string, pid int, signal string) error {
-	return on0(r, ctx, id, func(svc api.Service) error { return svc.SignalProcess(ctx, id, pid, signal) })
+	return on0(ctx, r, id, func(svc api.Service) error { return svc.SignalProcess(ctx, id, pid, signal) })
 }
 
 func (r *tenantRouter) WaitProcess(ctx context.Context, id string, pid int) (api.ExecResult, error) {
-	return on(r, ctx, id, func(svc api.Service) (api.ExecResult, error) { return svc.WaitProcess(ctx, id, pid) })
+	return on(ctx, r, id, func(svc api.Service) (api.ExecResult, error) { return svc.WaitProcess(ctx, id, pid) })
 }
 
 func (r *tenantRouter) ReadFile(ctx context.Context, id, path string, offset, length int64) ([]byte, error) {
-	return on(r, ctx, id, func(svc api.Service) ([]byte, error) { return svc.ReadFile(ctx, id, path, offset, length) })
+	return on(ctx, r, id, func(svc api.Service) ([]byte, error) { return svc.ReadFile(ctx, id, path, offset, length) })
 }
 
 func (r *tenantRouter) WriteFile(ctx context.Context, id string, req api.WriteFileRequest) error {
-	return on0(r, ctx, id, func(svc api.Service) error { return svc.WriteFile(ctx, id, req) })
+	return on0(ctx, r, id, func(svc api.Service) error { return svc.WriteFile(ctx, id, req) })
 }
 
 func (r *tenantRouter) ListFiles(ctx context.Context, id, path string, opts api.ListFilesOptions) ([]api.FileInfo, error) {
-	return on(r, ctx, id, func(svc api.Service) ([]api.FileInfo, error) { return svc.ListFiles(ctx, id, path, opts) })
+	return on(ctx, r, id, func(svc api.Service) ([]api.FileInfo, error) { return svc.ListFiles(ctx, id, path, opts) })
 }
 
 func (r *tenantRouter) Stat(ctx context.Context, id, path string) (api.FileInfo, error) {
-	return on(r, ctx, id, func(svc api.Service) (api.FileInfo, error) { return svc.Stat(ctx, id, path) })
+	return on(ctx, r, id, func(svc api.Service) (api.FileInfo, error) { return svc.Stat(ctx, id, path) })
 }
 
 func (r *tenantRouter) Mkdir(ctx context.Context, id, path string, perm uint32) error {
-	return on0(r, ctx, id, func(svc api.Service) error { return svc.Mkdir(ctx, id, path, perm) })
+	return on0(ctx, r, id, func(svc api.Service) error { return svc.Mkdir(ctx, id, path, perm) })
 }
 
 func (r *tenantRouter) Move(ctx context.Context, id, from, to string) error {
-	return on0(r, ctx, id, func(svc api.Service) error { return svc.Move(ctx, id, from, to) })
+	return on0(ctx, r, id, func(svc api.Service) error { return svc.Move(ctx, id, from, to) })
 }
 
 func (r *tenantRouter) Remove(ctx context.Context, id, path string, recursive bool) error {
-	return on0(r, ctx, id, func(svc api.Service) error { return svc.Remove(ctx, id, path, recursive) })
+	return on0(ctx, r, id, func(svc api.Service) error { return svc.Remove(ctx, id, path, recursive) })
 }
 
 func (r *tenantRouter) UploadTar(ctx context.Context, id, dir string, tar io.Reader) error {
-	return on0(r, ctx, id, func(svc api.Service) error { return svc.UploadTar(ctx, id, dir, tar) })
+	return on0(ctx, r, id, func(svc api.Service) error { return svc.UploadTar(ctx, id, dir, tar) })
 }
 
 func (r *tenantRouter) DownloadTar(ctx context.Context, id, dir string, w io.Writer) error {
-	return on0(r, ctx, id, func(svc api.Service) error { return svc.DownloadTar(ctx, id, dir, w) })
+	return on0(ctx, r, id, func(svc api.Service) error { return svc.DownloadTar(ctx, id, dir, w) })
 }
 
 func (r *tenantRouter) Hibernate(ctx context.Context, id string) (api.Sandbox, error) {
-	return on(r, ctx, id, func(svc api.Service) (api.Sandbox, error) { return svc.Hibernate(ctx, id) })
+	return on(ctx, r, id, func(svc api.Service) (api.Sandbox, error) { return svc.Hibernate(ctx, id) })
 }
 
 func (r *tenantRouter) Resume(ctx context.Context, id string) (api.Sandbox, error) {
-	return on(r, ctx, id, func(svc api.Service) (api.Sandbox, error) { return svc.Resume(ctx, id) })
+	return on(ctx, r, id, func(svc api.Service) (api.Sandbox, error) { return svc.Resume(ctx, id) })
 }
 
 func (r *tenantRouter) Fork(ctx context.Context, id string, count int) ([]api.Sandbox, error) {
