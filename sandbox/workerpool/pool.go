@@ -439,10 +439,20 @@ func (w *worker) start() (*generation, error) {
 		limit = strconv.FormatInt(int64(o.GoMemLimit*float64(o.MemoryLimit)), 10)
 	}
 	cmd.Env = append(cmd.Env, "GOMEMLIMIT="+limit)
-	cmd.Stdin = strings.NewReader(secret + "\n")
+	// The secret goes down a pipe only once the child is in its cgroup:
+	// the worker does nothing before it has the secret, so everything it
+	// sets up (its node, its native tier's cgroups, which are made under
+	// the worker's own) happens inside its group.
+	in, secretW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer secretW.Close()
+	cmd.Stdin = in
 	cmd.Stderr = o.Stderr
 	out, pw, err := os.Pipe()
 	if err != nil {
+		in.Close()
 		return nil, err
 	}
 	cmd.Stdout = pw
@@ -455,6 +465,7 @@ func (w *worker) start() (*generation, error) {
 		if err != nil {
 			pw.Close()
 			out.Close()
+			in.Close()
 			return nil, fmt.Errorf("worker %d: cannot open cgroup %s: %w", w.index, w.cg.dir, err)
 		}
 		defer syscall.Close(fd)
@@ -462,6 +473,7 @@ func (w *worker) start() (*generation, error) {
 	}
 	err = cmd.Start()
 	pw.Close()
+	in.Close()
 	if err != nil {
 		out.Close()
 		return nil, fmt.Errorf("cannot start worker %d: %w", w.index, err)
@@ -477,6 +489,8 @@ func (w *worker) start() (*generation, error) {
 			return nil, fmt.Errorf("worker %d: %w", w.index, err)
 		}
 	}
+	io.WriteString(secretW, secret+"\n") // a dead child shows below as no ready line
+	secretW.Close()
 	ready := make(chan error, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
