@@ -115,6 +115,7 @@ type Pool struct {
 	mu    sync.RWMutex
 	where map[string]int // sandbox id -> worker index
 	snaps map[[2]string]int
+	home  map[string]int // tenant -> the worker its new sandboxes go to
 	// snapMu serialises snapshot creation so a name stays unique across
 	// workers (each worker checks only its own).
 	snapMu sync.Mutex
@@ -189,7 +190,7 @@ func Open(ctx context.Context, opts Options) (*Pool, error) {
 		sum := sha256hex(abs)
 		opts.CgroupName = "warren-workers-" + sum[:8]
 	}
-	p := &Pool{opts: opts, log: opts.Logger, closed: make(chan struct{}), where: map[string]int{}, snaps: map[[2]string]int{}}
+	p := &Pool{opts: opts, log: opts.Logger, closed: make(chan struct{}), where: map[string]int{}, snaps: map[[2]string]int{}, home: map[string]int{}}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}

@@ -58,12 +58,18 @@ func TestRouting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// One tenant's sandboxes can be on several workers (a spill, or made
+	// before a front restart): send t1's next one to the other worker.
+	spill := 1 - workerOf(p, a.ID)
+	p.mu.Lock()
+	p.home["t1"] = spill
+	p.mu.Unlock()
 	b, err := svc.Create(ctx, api.CreateRequest{Labels: map[string]string{"k": "b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if wa, wb := workerOf(p, a.ID), workerOf(p, b.ID); wa == wb || wa < 0 || wb < 0 {
-		t.Fatalf("two sandboxes on an idle pool went to workers %d and %d; want one each", wa, wb)
+		t.Fatalf("sandboxes went to workers %d and %d; want one each", wa, wb)
 	}
 	for _, c := range []struct{ id, script, want string }{
 		{a.ID, "echo a > /tmp/f; cat /tmp/f", "a\n"},
@@ -674,5 +680,55 @@ func TestRestart_Hung(t *testing.T) {
 	}
 	if out, _ := sh(t, svc, sb.ID, "cat /tmp/f"); out != "kept\n" {
 		t.Fatalf("sandbox after the hung worker's restart: %q", out)
+	}
+}
+
+// TestPlacement: a tenant's sandboxes go to its home worker, so a tenant
+// that kills its worker hurts its own sandboxes first; the next tenant's
+// home is the least-loaded worker; a tenant spills to another worker once
+// its home holds more than twice that worker's count plus spillSlack.
+func TestPlacement(t *testing.T) {
+	needRoot(t)
+	ctx := context.Background()
+	p := openPool(t, testOptions(t, 2))
+	count := func(ids []string) [2]int {
+		var c [2]int
+		for _, id := range ids {
+			c[workerOf(p, id)]++
+		}
+		return c
+	}
+	var xs []string
+	for range spillSlack + 1 {
+		sb, err := p.For("x").Create(ctx, api.CreateRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		xs = append(xs, sb.ID)
+	}
+	c := count(xs)
+	if c[0] != spillSlack+1 && c[1] != spillSlack+1 {
+		t.Fatalf("tenant x's first %d sandboxes spread %v; want all on its home", spillSlack+1, c)
+	}
+	home := 0
+	if c[1] > 0 {
+		home = 1
+	}
+	y, err := p.For("y").Create(ctx, api.CreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := workerOf(p, y.ID); w == home {
+		t.Fatalf("tenant y's first sandbox joined tenant x's loaded worker %d", w)
+	}
+	for range 3 {
+		sb, err := p.For("x").Create(ctx, api.CreateRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		xs = append(xs, sb.ID)
+	}
+	if c := count(xs); c[1-home] == 0 {
+		t.Fatalf("tenant x never spilled: %v", c)
 	}
 }

@@ -18,9 +18,8 @@ import (
 	"github.com/warren-sandbox/warren/sandbox"
 )
 
-// Placement. A new sandbox goes to the up worker with the fewest
-// sandboxes; everything about an existing one goes to the worker that
-// holds it, found in a map filled by every create, fork and list and, on a
+// Placement. A new sandbox goes to its tenant's home worker (see place);
+// everything about an existing one goes to the worker that holds it, found in a map filled by every create, fork and list and, on a
 // miss (a front restarted, a sandbox from before), by asking every worker
 // in parallel (N is small; over a unix socket that is tens of µs each).
 // Sandbox ids stay the sandbox package's own (no worker index in them), so
@@ -115,19 +114,24 @@ func (p *Pool) forget(id string) {
 	p.mu.Unlock()
 }
 
-// place picks the worker for a new sandbox: the up worker with the
-// fewest sandboxes.
-func (p *Pool) place() (*worker, error) {
-	var best *worker
+// place picks the worker for a new sandbox of tenant: the tenant's home
+// worker, so that a tenant whose script kills its worker takes down its
+// own sandboxes rather than everyone's; the first sandbox of a tenant (in
+// this front's life) makes the least-loaded up worker its home. A tenant
+// spills to the least-loaded worker while its home holds more than twice
+// that worker's count plus spillSlack, or is down. tenant "" (images)
+// takes the least-loaded worker.
+func (p *Pool) place(tenant string) (*worker, error) {
+	var least *worker
 	for _, w := range p.workers {
 		if !w.up() {
 			continue
 		}
-		if best == nil || w.load.Load() < best.load.Load() {
-			best = w
+		if least == nil || w.load.Load() < least.load.Load() {
+			least = w
 		}
 	}
-	if best == nil {
+	if least == nil {
 		if p.closing.Load() {
 			return nil, api.Errorf(errdefs.ErrUnavailable, "warren is shutting down")
 		}
@@ -136,8 +140,25 @@ func (p *Pool) place() (*worker, error) {
 		defer w.mu.Unlock()
 		return nil, &unavailableError{worker: -1, reason: "every worker is restarting", retry: w.backoff + time.Second}
 	}
-	return best, nil
+	if tenant == "" {
+		return least, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i, ok := p.home[tenant]
+	if !ok {
+		p.home[tenant] = least.index
+		return least, nil
+	}
+	if h := p.workers[i]; h.up() && h.load.Load() <= 2*least.load.Load()+spillSlack {
+		return h, nil
+	}
+	return least, nil
 }
+
+// spillSlack is how many sandboxes a tenant's home may hold beyond twice
+// the least-loaded worker's before the tenant's new sandboxes go there.
+const spillSlack = 16
 
 // fanOut calls fn on every worker in parallel. Results of workers that are
 // down come back as their unavailable errors.
@@ -242,7 +263,7 @@ func (r *tenantRouter) Create(ctx context.Context, req api.CreateRequest) (api.S
 		}
 	} else {
 		var err error
-		if w, err = r.p.place(); err != nil {
+		if w, err = r.p.place(r.tenant); err != nil {
 			return api.Sandbox{}, err
 		}
 	}
@@ -498,7 +519,7 @@ func (r *tenantRouter) DeleteSnapshot(ctx context.Context, name string) error {
 // anyService is a worker for calls every worker answers alike (images:
 // the catalog lives in the shared blob store).
 func (r *tenantRouter) anyService() (api.Service, error) {
-	w, err := r.p.place()
+	w, err := r.p.place("")
 	if err != nil {
 		return nil, err
 	}
