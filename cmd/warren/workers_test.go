@@ -54,8 +54,8 @@ func TestServeWorker_NeedsItsFlags(t *testing.T) {
 
 // TestE2E_WorkerOOM: the real binary with its default worker mode. A
 // sandbox that grows an awk array without bound takes only its worker
-// (killed by the worker's memory cgroup); serve stays up, the other
-// worker's sandbox answers throughout, the CLI says what happened, and
+// (killed by the worker's memory cgroup); serve stays up, another
+// tenant's sandbox (on the other worker) answers, the CLI says what happened, and
 // the hostile sandbox resumes from its last hibernate.
 func TestE2E_WorkerOOM(t *testing.T) {
 	if os.Geteuid() != 0 {
@@ -78,7 +78,17 @@ func TestE2E_WorkerOOM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good, err := c.Create(ctx, api.CreateRequest{StandbyAfter: -1})
+	// The neighbour is another tenant: a tenant's sandboxes share its home
+	// worker, another tenant's first sandbox goes to the other one.
+	nk, err := c.CreateKey(ctx, "neighbour")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := client.New(p.url, nk.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := nc.Create(ctx, api.CreateRequest{StandbyAfter: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +100,7 @@ func TestE2E_WorkerOOM(t *testing.T) {
 	if code == 0 || !strings.Contains(errs, "died during the call") {
 		t.Fatalf("CLI exec of the memory bomb: status %d, stderr %q; want a failure naming the worker's death", code, errs)
 	}
-	if out, st := sh(t, c, good.ID, "echo alive"); out != "alive\n" || st != 0 {
+	if out, st := sh(t, nc, good.ID, "echo alive"); out != "alive\n" || st != 0 {
 		t.Fatalf("neighbour after the bomb: %q %d", out, st)
 	}
 	deadline := time.Now().Add(time.Minute)
