@@ -549,6 +549,10 @@ func (p *Pool) argv(w *worker) []string {
 	if o.LogJSON {
 		a = append(a, "--log-json")
 	}
+	if !o.NoCgroup {
+		// 80% of the cgroup: the heap is most of a worker's charge.
+		a = append(a, "--shed-above", strconv.FormatInt(o.MemoryLimit/10*8, 10))
+	}
 	return a
 }
 

@@ -46,6 +46,7 @@ type workerFlags struct {
 	noNative     bool
 	nativeRunDir string
 	logJSON      bool
+	shedAbove    int64
 }
 
 func (f *workerFlags) set(fs *flag.FlagSet) {
@@ -60,6 +61,7 @@ func (f *workerFlags) set(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noNative, "no-native", false, "no native tier")
 	fs.StringVar(&f.nativeRunDir, "native-run-dir", "", "this worker's native run directory")
 	fs.BoolVar(&f.logJSON, "log-json", false, "log as JSON")
+	fs.Int64Var(&f.shedAbove, "shed-above", 0, "refuse new creates and execs with 503 while the heap is over this many bytes (0: never)")
 }
 
 // RunWorker is the body of a worker process (`warren serve-worker`): it
@@ -102,9 +104,17 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			log.Warn("native tier unavailable; ELF commands will fail", "reason", why.Error())
 		}
 	}
+	var guard *server.MemoryGuard
+	if f.shedAbove > 0 {
+		// Shed before the cgroup kills: new work waits while the heap is
+		// near the worker's limit; a runaway exec still meets the kill.
+		if guard, err = server.NewMemoryGuard(server.MemoryGuardConfig{High: uint64(f.shedAbove)}); err != nil {
+			return err
+		}
+	}
 	n, err := node.Open(ctx, node.Options{
 		Dir: f.dir, Logger: log, Fsync: f.fsync, DefaultStandbyAfter: f.standbyAfter,
-		TickInterval: f.tick, MaxFileBytes: f.maxUpload, Native: rt,
+		TickInterval: f.tick, MaxFileBytes: f.maxUpload, Native: rt, Guard: guard,
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,20 @@
+"""warren: Python SDK for warren sandboxes.
+
+    from warren import Sandbox
+    sb = Sandbox.create()                      # $WARREN_SERVER, $WARREN_API_KEY
+    r = sb.commands.run("echo hi")
+    print(r.exit_code, r.stdout)
+
+AsyncSandbox has the same surface with awaitable methods.
+"""
+
+from ._async import AsyncCommandHandle, AsyncSandbox
+from ._core import (ABSENT, OPERATIONS, AuthenticationError, BudgetError, CommandResult, ConflictError, EntryInfo,
+                    InvalidArgumentError, NotFoundError, TimeoutError, UnavailableError, WarrenError)
+from ._sync import Client, CommandHandle, Sandbox
+
+__all__ = [
+    "Sandbox", "AsyncSandbox", "Client", "CommandHandle", "AsyncCommandHandle", "CommandResult", "EntryInfo",
+    "WarrenError", "AuthenticationError", "NotFoundError", "InvalidArgumentError", "ConflictError", "BudgetError",
+    "TimeoutError", "UnavailableError", "OPERATIONS", "ABSENT",
+]

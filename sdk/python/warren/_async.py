@@ -1,0 +1,155 @@
+"""The asynchronous client: AsyncSandbox, the same surface as Sandbox with
+awaitable methods, over the same core (requests, events, errors)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional, Union
+
+import httpx
+
+from . import _core as core
+from ._core import CommandResult, EntryInfo, Request
+
+
+class _AsyncTransport:
+    def __init__(self, api_url: Optional[str], api_key: Optional[str], timeout: float = 300.0):
+        self.url, self.key = core.resolve(api_url, api_key)
+        headers = {"Authorization": f"Bearer {self.key}"} if self.key else {}
+        self.http = httpx.AsyncClient(base_url=self.url, headers=headers, timeout=httpx.Timeout(timeout, connect=10.0))
+
+    async def send(self, req: Request) -> httpx.Response:
+        try:
+            resp = await self.http.request(req.method, req.path, params=req.params or None, json=req.json,
+                                           content=req.content, headers=req.headers or None)
+        except httpx.TransportError as e:
+            raise core.UnavailableError(f"cannot reach warren at {self.url}: {e}") from e
+        if resp.status_code >= 400:
+            raise core.error_for(resp.status_code, resp.content)
+        return resp
+
+    async def json(self, req: Request) -> Any:
+        return (await self.send(req)).json()
+
+    async def stream(self, req: Request, reader: core.EventReader) -> CommandResult:
+        try:
+            async with self.http.stream(req.method, req.path, params=req.params or None, json=req.json) as resp:
+                if resp.status_code >= 400:
+                    await resp.aread()
+                    raise core.error_for(resp.status_code, resp.content)
+                async for line in resp.aiter_lines():
+                    reader.line(line)
+        except httpx.TransportError as e:
+            raise core.UnavailableError(f"connection to warren lost during exec: {e}") from e
+        return reader.done()
+
+
+class AsyncCommandHandle:
+    def __init__(self, sandbox: "AsyncSandbox", pid: int):
+        self.sandbox, self.pid = sandbox, pid
+
+    async def wait(self, on_stdout=None, on_stderr=None) -> CommandResult:
+        req = core.request("attach_process", id=self.sandbox.id, pid=self.pid)
+        return await self.sandbox._t.stream(req, core.EventReader(on_stdout, on_stderr))
+
+    async def send_stdin(self, data: Union[str, bytes], close: bool = False) -> None:
+        params = {"close": "true"} if close else {}
+        await self.sandbox._t.send(core.request("stdin_process", id=self.sandbox.id, pid=self.pid, params=params, content=core.encode(data)))
+
+    async def kill(self, signal: str = "KILL") -> None:
+        await self.sandbox._t.send(core.request("signal_process", id=self.sandbox.id, pid=self.pid, json_body={"signal": signal}))
+
+
+class AsyncCommands:
+    def __init__(self, sandbox: "AsyncSandbox"):
+        self._sb = sandbox
+
+    async def run(self, cmd: str, *, on_stdout: Optional[Callable[[str], Any]] = None, on_stderr: Optional[Callable[[str], Any]] = None,
+                  cwd: Optional[str] = None, envs: Optional[Dict[str, str]] = None, timeout: Optional[float] = None,
+                  stdin: Union[str, bytes, None] = None, background: bool = False, session: Optional[str] = None):
+        body = core.exec_body(cmd, cwd, envs, timeout, stdin, session)
+        t = self._sb._t
+        if background:
+            p = await t.json(core.request("start_process", id=self._sb.id, json_body=body))
+            return AsyncCommandHandle(self._sb, p["pid"])
+        return await t.stream(core.request("exec", id=self._sb.id, json_body=body), core.EventReader(on_stdout, on_stderr))
+
+
+class AsyncFiles:
+    def __init__(self, sandbox: "AsyncSandbox"):
+        self._sb = sandbox
+
+    async def read(self, path: str, format: str = "text", offset: int = 0, length: int = 0) -> Union[str, bytes]:
+        core.check_format(format)
+        resp = await self._sb._t.send(core.request("get_files", id=self._sb.id, params=core.read_params(path, offset, length)))
+        return resp.content if format == "bytes" else resp.content.decode("utf-8")
+
+    async def write(self, path: str, data: Union[str, bytes], *, append: bool = False, mode: Optional[int] = None) -> None:
+        await self._sb._t.send(core.request("put_files", id=self._sb.id, params=core.write_params(path, append, mode),
+                                            content=core.encode(data), headers={"Content-Type": "application/octet-stream"}))
+
+    async def list(self, path: str, depth: int = 0, recursive: bool = False) -> List[EntryInfo]:
+        req = core.request("get_files", id=self._sb.id, params=core.list_params(path, depth, recursive))
+        return [EntryInfo.of(d) for d in await self._sb._t.json(req)]
+
+    async def remove(self, path: str, recursive: bool = False) -> None:
+        params = {"path": path, "recursive": "true"} if recursive else {"path": path}
+        await self._sb._t.send(core.request("delete_files", id=self._sb.id, params=params))
+
+    async def rename(self, old: str, new: str) -> None:
+        await self._sb._t.send(core.request("move", id=self._sb.id, json_body={"from": old, "to": new}))
+
+    async def make_dir(self, path: str) -> None:
+        await self._sb._t.send(core.request("mkdir", id=self._sb.id, json_body={"path": path}))
+
+
+class AsyncSandbox:
+    """await AsyncSandbox.create(...) / await AsyncSandbox.connect(id)."""
+
+    def __init__(self, info: Dict[str, Any], transport: _AsyncTransport):
+        self._t, self.info = transport, info
+        self.id: str = info["id"]
+        self.commands = AsyncCommands(self)
+        self.files = AsyncFiles(self)
+
+    @classmethod
+    async def create(cls, *, image: Optional[str] = None, snapshot: Optional[str] = None, envs: Optional[Dict[str, str]] = None,
+                     cwd: Optional[str] = None, labels: Optional[Dict[str, str]] = None, limits: Optional[Dict[str, Any]] = None,
+                     ttl: Optional[float] = None, api_url: Optional[str] = None, api_key: Optional[str] = None) -> "AsyncSandbox":
+        t = _AsyncTransport(api_url, api_key)
+        body = core.create_body(image, snapshot, envs, cwd, labels, limits, ttl)
+        return cls(await t.json(core.request("create", json_body=body)), t)
+
+    @classmethod
+    async def connect(cls, sandbox_id: str, *, api_url: Optional[str] = None, api_key: Optional[str] = None) -> "AsyncSandbox":
+        t = _AsyncTransport(api_url, api_key)
+        return cls(await t.json(core.request("get", id=sandbox_id)), t)
+
+    @classmethod
+    async def list(cls, *, labels: Optional[Dict[str, str]] = None, api_url: Optional[str] = None, api_key: Optional[str] = None) -> List["AsyncSandbox"]:
+        t = _AsyncTransport(api_url, api_key)
+        return [cls(d, t) for d in await t.json(core.request("list", params=core.label_params(labels)))]
+
+    async def hibernate(self) -> None:
+        self.info = await self._t.json(core.request("hibernate", id=self.id))
+
+    async def resume(self) -> None:
+        self.info = await self._t.json(core.request("resume", id=self.id))
+
+    async def fork(self, count: int = 1) -> List["AsyncSandbox"]:
+        res = await self._t.json(core.request("fork", id=self.id, json_body={"count": count}))
+        return [AsyncSandbox(d, self._t) for d in res["sandboxes"]]
+
+    async def snapshot(self, name: str) -> Dict[str, Any]:
+        return await self._t.json(core.request("create_snapshot", id=self.id, json_body={"name": name}))
+
+    async def kill(self) -> None:
+        await self._t.send(core.request("delete", id=self.id))
+
+    async def close(self) -> None:
+        await self._t.http.aclose()
+
+    async def __aenter__(self) -> "AsyncSandbox":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()

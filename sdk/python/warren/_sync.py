@@ -1,0 +1,235 @@
+"""The synchronous client: Sandbox, with .commands and .files."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional, Union
+
+import httpx
+
+from . import _core as core
+from ._core import CommandResult, EntryInfo, Request
+
+
+class _Transport:
+    def __init__(self, api_url: Optional[str], api_key: Optional[str], timeout: float = 300.0):
+        self.url, self.key = core.resolve(api_url, api_key)
+        headers = {"Authorization": f"Bearer {self.key}"} if self.key else {}
+        self.http = httpx.Client(base_url=self.url, headers=headers, timeout=httpx.Timeout(timeout, connect=10.0))
+
+    def send(self, req: Request) -> httpx.Response:
+        try:
+            resp = self.http.request(req.method, req.path, params=req.params or None, json=req.json,
+                                     content=req.content, headers=req.headers or None)
+        except httpx.TransportError as e:
+            raise core.UnavailableError(f"cannot reach warren at {self.url}: {e}") from e
+        if resp.status_code >= 400:
+            raise core.error_for(resp.status_code, resp.content)
+        return resp
+
+    def json(self, req: Request) -> Any:
+        return self.send(req).json()
+
+    def stream(self, req: Request, reader: core.EventReader) -> CommandResult:
+        try:
+            with self.http.stream(req.method, req.path, params=req.params or None, json=req.json) as resp:
+                if resp.status_code >= 400:
+                    resp.read()
+                    raise core.error_for(resp.status_code, resp.content)
+                # Leaving this block early (a callback raised) closes the
+                # connection, and the server cancels the exec.
+                for line in resp.iter_lines():
+                    reader.line(line)
+        except httpx.TransportError as e:
+            raise core.UnavailableError(f"connection to warren lost during exec: {e}") from e
+        return reader.done()
+
+
+class CommandHandle:
+    """A background command."""
+
+    def __init__(self, sandbox: "Sandbox", pid: int):
+        self.sandbox, self.pid = sandbox, pid
+
+    def wait(self, on_stdout=None, on_stderr=None) -> CommandResult:
+        """Stream the output (from the start, within the server's replay
+        bound) until the command exits."""
+        t = self.sandbox._t
+        return t.stream(core.request("attach_process", id=self.sandbox.id, pid=self.pid), core.EventReader(on_stdout, on_stderr))
+
+    def send_stdin(self, data: Union[str, bytes], close: bool = False) -> None:
+        params = {"close": "true"} if close else {}
+        self.sandbox._t.send(core.request("stdin_process", id=self.sandbox.id, pid=self.pid, params=params, content=core.encode(data)))
+
+    def kill(self, signal: str = "KILL") -> None:
+        self.sandbox._t.send(core.request("signal_process", id=self.sandbox.id, pid=self.pid, json_body={"signal": signal}))
+
+    def info(self) -> Dict[str, Any]:
+        return self.sandbox._t.json(core.request("get_process", id=self.sandbox.id, pid=self.pid))
+
+
+class Commands:
+    def __init__(self, sandbox: "Sandbox"):
+        self._sb = sandbox
+
+    def run(self, cmd: str, *, on_stdout: Optional[Callable[[str], Any]] = None, on_stderr: Optional[Callable[[str], Any]] = None,
+            cwd: Optional[str] = None, envs: Optional[Dict[str, str]] = None, timeout: Optional[float] = None,
+            stdin: Union[str, bytes, None] = None, background: bool = False, session: Optional[str] = None):
+        """Run cmd in the sandbox's shell. Returns a CommandResult (a non-zero
+        exit_code is not an exception), or a CommandHandle with background=True.
+        timeout is in seconds."""
+        body = core.exec_body(cmd, cwd, envs, timeout, stdin, session)
+        t = self._sb._t
+        if background:
+            p = t.json(core.request("start_process", id=self._sb.id, json_body=body))
+            return CommandHandle(self._sb, p["pid"])
+        return t.stream(core.request("exec", id=self._sb.id, json_body=body), core.EventReader(on_stdout, on_stderr))
+
+    def list(self) -> List[Dict[str, Any]]:
+        return self._sb._t.json(core.request("list_processes", id=self._sb.id))
+
+    def connect(self, pid: int) -> CommandHandle:
+        return CommandHandle(self._sb, pid)
+
+
+class Files:
+    def __init__(self, sandbox: "Sandbox"):
+        self._sb = sandbox
+
+    def read(self, path: str, format: str = "text", offset: int = 0, length: int = 0) -> Union[str, bytes]:
+        """format="text" (UTF-8) or "bytes"."""
+        core.check_format(format)
+        data = self._sb._t.send(core.request("get_files", id=self._sb.id, params=core.read_params(path, offset, length))).content
+        return data if format == "bytes" else data.decode("utf-8")
+
+    def write(self, path: str, data: Union[str, bytes], *, append: bool = False, mode: Optional[int] = None) -> None:
+        params = core.write_params(path, append, mode)
+        self._sb._t.send(core.request("put_files", id=self._sb.id, params=params, content=core.encode(data),
+                                      headers={"Content-Type": "application/octet-stream"}))
+
+    def list(self, path: str, depth: int = 0, recursive: bool = False) -> List[EntryInfo]:
+        params = core.list_params(path, depth, recursive)
+        return [EntryInfo.of(d) for d in self._sb._t.json(core.request("get_files", id=self._sb.id, params=params))]
+
+    def stat(self, path: str) -> EntryInfo:
+        return EntryInfo.of(self._sb._t.json(core.request("get_files", id=self._sb.id, params={"path": path, "stat": "true"})))
+
+    def exists(self, path: str) -> bool:
+        try:
+            self.stat(path)
+            return True
+        except core.NotFoundError:
+            return False
+
+    def remove(self, path: str, recursive: bool = False) -> None:
+        params = {"path": path}
+        if recursive:
+            params["recursive"] = "true"
+        self._sb._t.send(core.request("delete_files", id=self._sb.id, params=params))
+
+    def rename(self, old: str, new: str) -> None:
+        self._sb._t.send(core.request("move", id=self._sb.id, json_body={"from": old, "to": new}))
+
+    def make_dir(self, path: str) -> None:
+        self._sb._t.send(core.request("mkdir", id=self._sb.id, json_body={"path": path}))
+
+    def upload_tar(self, dir: str, data: bytes) -> None:
+        self._sb._t.send(core.request("put_files", id=self._sb.id, params={"path": dir, "format": "tar"}, content=data,
+                                      headers={"Content-Type": "application/x-tar"}))
+
+    def download_tar(self, dir: str) -> bytes:
+        return self._sb._t.send(core.request("get_files", id=self._sb.id, params={"path": dir, "format": "tar"})).content
+
+
+class Sandbox:
+    """A warren sandbox. Sandbox.create(...) makes one; Sandbox.connect(id)
+    reaches an existing one. api_url/api_key default to $WARREN_SERVER and
+    $WARREN_API_KEY."""
+
+    def __init__(self, info: Dict[str, Any], transport: _Transport):
+        self._t, self.info = transport, info
+        self.id: str = info["id"]
+        self.commands = Commands(self)
+        self.files = Files(self)
+
+    @classmethod
+    def create(cls, *, image: Optional[str] = None, snapshot: Optional[str] = None, envs: Optional[Dict[str, str]] = None,
+               cwd: Optional[str] = None, labels: Optional[Dict[str, str]] = None, limits: Optional[Dict[str, Any]] = None,
+               ttl: Optional[float] = None, api_url: Optional[str] = None, api_key: Optional[str] = None) -> "Sandbox":
+        t = _Transport(api_url, api_key)
+        body = core.create_body(image, snapshot, envs, cwd, labels, limits, ttl)
+        return cls(t.json(core.request("create", json_body=body)), t)
+
+    @classmethod
+    def connect(cls, sandbox_id: str, *, api_url: Optional[str] = None, api_key: Optional[str] = None) -> "Sandbox":
+        t = _Transport(api_url, api_key)
+        return cls(t.json(core.request("get", id=sandbox_id)), t)
+
+    @classmethod
+    def list(cls, *, labels: Optional[Dict[str, str]] = None, api_url: Optional[str] = None, api_key: Optional[str] = None) -> List["Sandbox"]:
+        t = _Transport(api_url, api_key)
+        return [cls(d, t) for d in t.json(core.request("list", params=core.label_params(labels)))]
+
+    def refresh(self) -> Dict[str, Any]:
+        self.info = self._t.json(core.request("get", id=self.id))
+        return self.info
+
+    @property
+    def state(self) -> str:
+        return self.refresh()["state"]
+
+    def hibernate(self) -> None:
+        self.info = self._t.json(core.request("hibernate", id=self.id))
+
+    def resume(self) -> None:
+        self.info = self._t.json(core.request("resume", id=self.id))
+
+    def fork(self, count: int = 1) -> List["Sandbox"]:
+        res = self._t.json(core.request("fork", id=self.id, json_body={"count": count}))
+        return [Sandbox(d, self._t) for d in res["sandboxes"]]
+
+    def snapshot(self, name: str) -> Dict[str, Any]:
+        return self._t.json(core.request("create_snapshot", id=self.id, json_body={"name": name}))
+
+    def kill(self) -> None:
+        """Delete the sandbox and its files."""
+        self._t.send(core.request("delete", id=self.id))
+
+    def close(self) -> None:
+        self._t.http.close()
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class Client:
+    """Tenant-wide calls that are not about one sandbox."""
+
+    def __init__(self, *, api_url: Optional[str] = None, api_key: Optional[str] = None):
+        self._t = _Transport(api_url, api_key)
+
+    def health(self) -> bool:
+        return self._t.json(core.request("health")).get("status") == "ok"
+
+    def create_key(self, tenant: str) -> str:
+        return self._t.json(core.request("create_key", json_body={"tenant": tenant}))["key"]
+
+    def list_snapshots(self) -> List[Dict[str, Any]]:
+        return self._t.json(core.request("list_snapshots"))
+
+    def get_snapshot(self, name: str) -> Dict[str, Any]:
+        return self._t.json(core.request("get_snapshot", name=name))
+
+    def delete_snapshot(self, name: str) -> None:
+        self._t.send(core.request("delete_snapshot", name=name))
+
+    def list_images(self) -> List[Dict[str, Any]]:
+        return self._t.json(core.request("list_images"))
+
+    def build_image(self, name: str, tar: bytes) -> Dict[str, Any]:
+        return self._t.json(core.request("build_image", params={"name": name}, content=tar, headers={"Content-Type": "application/x-tar"}))
+
+    def close(self) -> None:
+        self._t.http.close()

@@ -1,0 +1,495 @@
+// warren TypeScript SDK: sandboxes, commands, files. No runtime
+// dependencies: global fetch and streams (Node 18+, browsers, Deno, Bun).
+//
+//   const sb = await Sandbox.create();            // WARREN_SERVER, WARREN_API_KEY
+//   const r = await sb.commands.run("echo hi");
+//   console.log(r.exitCode, r.stdout);
+//
+// Every HTTP call goes through one table (OPERATIONS), which a test compares
+// with the server's /v1/openapi.json; ABSENT names what is left out on
+// purpose.
+
+export const OPERATIONS = {
+  health: ["GET", "/healthz"],
+  createKey: ["POST", "/v1/keys"],
+  create: ["POST", "/v1/sandboxes"],
+  list: ["GET", "/v1/sandboxes"],
+  get: ["GET", "/v1/sandboxes/{id}"],
+  delete: ["DELETE", "/v1/sandboxes/{id}"],
+  exec: ["POST", "/v1/sandboxes/{id}/exec"],
+  startProcess: ["POST", "/v1/sandboxes/{id}/processes"],
+  listProcesses: ["GET", "/v1/sandboxes/{id}/processes"],
+  getProcess: ["GET", "/v1/sandboxes/{id}/processes/{pid}"],
+  attachProcess: ["GET", "/v1/sandboxes/{id}/processes/{pid}/attach"],
+  waitProcess: ["GET", "/v1/sandboxes/{id}/processes/{pid}/wait"],
+  stdinProcess: ["POST", "/v1/sandboxes/{id}/processes/{pid}/stdin"],
+  signalProcess: ["POST", "/v1/sandboxes/{id}/processes/{pid}/signal"],
+  getFiles: ["GET", "/v1/sandboxes/{id}/files"],
+  putFiles: ["PUT", "/v1/sandboxes/{id}/files"],
+  deleteFiles: ["DELETE", "/v1/sandboxes/{id}/files"],
+  mkdir: ["POST", "/v1/sandboxes/{id}/files/mkdir"],
+  move: ["POST", "/v1/sandboxes/{id}/files/move"],
+  hibernate: ["POST", "/v1/sandboxes/{id}/hibernate"],
+  resume: ["POST", "/v1/sandboxes/{id}/resume"],
+  fork: ["POST", "/v1/sandboxes/{id}/fork"],
+  createSnapshot: ["POST", "/v1/sandboxes/{id}/snapshots"],
+  listSnapshots: ["GET", "/v1/snapshots"],
+  getSnapshot: ["GET", "/v1/snapshots/{name}"],
+  deleteSnapshot: ["DELETE", "/v1/snapshots/{name}"],
+  listImages: ["GET", "/v1/images"],
+  buildImage: ["POST", "/v1/images"],
+} as const;
+
+export type Operation = keyof typeof OPERATIONS;
+
+export const ABSENT: Record<string, string> = {
+  "GET /metrics": "Prometheus scrapes it; not an SDK concern",
+  "GET /v1/openapi.json": "the API's own description",
+  "POST /v1/mcp": "MCP clients speak it, not this SDK",
+};
+
+export const DEFAULT_API_URL = "http://127.0.0.1:7711";
+
+// Errors: one class per status family, all WarrenError.
+export class WarrenError extends Error {
+  constructor(message: string, public readonly status = 0, public readonly code = "") {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+/** 401/403: no key, an unknown key, or an admin-only call. */
+export class AuthenticationError extends WarrenError {}
+/** 404: no such sandbox, file, process or snapshot (for this tenant). */
+export class NotFoundError extends WarrenError {}
+/** 400/422: the request is wrong; the message names the field. */
+export class InvalidArgumentError extends WarrenError {}
+/** 409: already exists, or the state does not allow the call. */
+export class ConflictError extends WarrenError {}
+/** 413/429/507: a size, quota or rate limit. */
+export class BudgetError extends WarrenError {}
+/** 504: the server gave up waiting. (A command's own time limit is a result: CommandResult.limit.) */
+export class TimeoutError extends WarrenError {}
+/** 503, or the server could not be reached. */
+export class UnavailableError extends WarrenError {}
+
+const byStatus: Record<number, new (m: string, s: number, c: string) => WarrenError> = {
+  400: InvalidArgumentError, 401: AuthenticationError, 403: AuthenticationError, 404: NotFoundError,
+  409: ConflictError, 413: BudgetError, 422: InvalidArgumentError, 429: BudgetError,
+  503: UnavailableError, 504: TimeoutError, 507: BudgetError,
+};
+
+async function errorFor(resp: Response): Promise<WarrenError> {
+  const text = await resp.text();
+  let code = "", message = "";
+  try {
+    const body = JSON.parse(text);
+    code = body?.error?.code ?? "";
+    message = body?.error?.message ?? "";
+  } catch {
+    message = text.trim();
+  }
+  const Cls = byStatus[resp.status] ?? WarrenError;
+  return new Cls(message || `HTTP ${resp.status}`, resp.status, code);
+}
+
+export interface ConnectionOptions {
+  /** Server URL (default $WARREN_SERVER, else http://127.0.0.1:7711). */
+  apiUrl?: string;
+  /** API key (default $WARREN_API_KEY). */
+  apiKey?: string;
+}
+
+function env(name: string): string | undefined {
+  const p = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process;
+  return p?.env?.[name];
+}
+
+type Query = Record<string, string | number | boolean | undefined> | [string, string][];
+
+interface Call {
+  path?: Record<string, string | number>;
+  query?: Query;
+  json?: unknown;
+  body?: Uint8Array | string;
+  contentType?: string;
+  signal?: AbortSignal;
+}
+
+class Transport {
+  readonly url: string;
+  readonly key: string;
+  constructor(opts: ConnectionOptions = {}) {
+    this.url = (opts.apiUrl ?? env("WARREN_SERVER") ?? DEFAULT_API_URL).replace(/\/+$/, "");
+    this.key = opts.apiKey ?? env("WARREN_API_KEY") ?? "";
+  }
+
+  async send(op: Operation, c: Call = {}): Promise<Response> {
+    const [method, template] = OPERATIONS[op];
+    const path = template.replace(/\{(\w+)\}/g, (_, k: string) => encodeURIComponent(String(c.path?.[k] ?? "")));
+    const u = new URL(this.url + path);
+    const pairs = Array.isArray(c.query) ? c.query : Object.entries(c.query ?? {});
+    for (const [k, v] of pairs) if (v !== undefined && v !== false) u.searchParams.append(k, String(v));
+    const headers: Record<string, string> = {};
+    if (this.key) headers["Authorization"] = `Bearer ${this.key}`;
+    let body: BodyInit | undefined;
+    if (c.json !== undefined) {
+      body = JSON.stringify(c.json);
+      headers["Content-Type"] = "application/json";
+    } else if (c.body !== undefined) {
+      body = c.body as BodyInit;
+      headers["Content-Type"] = c.contentType ?? "application/octet-stream";
+    }
+    let resp: Response;
+    try {
+      resp = await fetch(u, { method, headers, body, signal: c.signal });
+    } catch (e) {
+      if ((e as Error).name === "AbortError") throw e;
+      throw new UnavailableError(`cannot reach warren at ${this.url}: ${(e as Error).message}`);
+    }
+    if (resp.status >= 400) throw await errorFor(resp);
+    return resp;
+  }
+
+  async json<T>(op: Operation, c: Call = {}): Promise<T> {
+    return (await (await this.send(op, c)).json()) as T;
+  }
+
+  async stream(op: Operation, c: Call, onStdout?: (s: string) => void, onStderr?: (s: string) => void): Promise<CommandResult> {
+    const resp = await this.send(op, c);
+    const reader = new EventReader(onStdout, onStderr);
+    const decoder = new TextDecoder();
+    let buf = "";
+    const body = resp.body;
+    if (!body) throw new UnavailableError("the exec response has no body");
+    const rd = body.getReader();
+    try {
+      for (;;) {
+        const { value, done } = await rd.read();
+        if (done) break;
+        buf += decoder.decode(value, { stream: true });
+        let nl: number;
+        while ((nl = buf.indexOf("\n")) >= 0) {
+          reader.line(buf.slice(0, nl));
+          buf = buf.slice(nl + 1);
+        }
+      }
+    } catch (e) {
+      // A callback threw or the caller aborted: cancelling the body closes
+      // the connection, and the server cancels the exec.
+      await rd.cancel().catch(() => {});
+      if (e instanceof WarrenError || (e as Error).name === "AbortError") throw e;
+      if (!(e instanceof TypeError)) throw e;
+      throw new UnavailableError(`connection to warren lost during exec: ${(e as Error).message}`);
+    }
+    reader.line(buf);
+    return reader.done();
+  }
+}
+
+/** A command's outcome: a non-zero exitCode is a result, not an exception. */
+export interface CommandResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  /** Exact bytes (stdout/stderr show bytes that are not UTF-8 as U+FFFD). */
+  stdoutBytes: Uint8Array;
+  stderrBytes: Uint8Array;
+  durationMs: number;
+  /** The limit that stopped the command ("timeout", "output", "memory") or "signal:NAME". */
+  limit: string;
+  truncated: boolean;
+}
+
+function b64decode(s: string): Uint8Array {
+  const bin = atob(s);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+class EventReader {
+  private out: Uint8Array[] = [];
+  private err: Uint8Array[] = [];
+  private result?: CommandResult;
+  private enc = new TextEncoder();
+  constructor(private onStdout?: (s: string) => void, private onStderr?: (s: string) => void) {}
+
+  line(l: string): void {
+    if (!l.trim()) return;
+    const ev = JSON.parse(l);
+    if (ev.error) throw new WarrenError(ev.error.message ?? "exec failed", 0, ev.error.code ?? "");
+    for (const [key, parts, cb] of [["stdout", this.out, this.onStdout], ["stderr", this.err, this.onStderr]] as const) {
+      let data: Uint8Array | undefined;
+      if (typeof ev[key] === "string") data = this.enc.encode(ev[key]);
+      else if (typeof ev[key + "_b64"] === "string") data = b64decode(ev[key + "_b64"]);
+      if (data) {
+        parts.push(data);
+        cb?.(new TextDecoder().decode(data));
+      }
+    }
+    if (typeof ev.exit === "number") {
+      const stdoutBytes = concat(this.out), stderrBytes = concat(this.err);
+      this.result = {
+        exitCode: ev.exit, stdoutBytes, stderrBytes,
+        stdout: new TextDecoder().decode(stdoutBytes), stderr: new TextDecoder().decode(stderrBytes),
+        durationMs: ev.duration_ms ?? 0, limit: ev.limit ?? "", truncated: !!ev.truncated,
+      };
+    }
+  }
+
+  done(): CommandResult {
+    if (!this.result) throw new UnavailableError("the exec stream ended without an exit status (connection lost)");
+    return this.result;
+  }
+}
+
+export interface RunOptions {
+  onStdout?: (data: string) => void;
+  onStderr?: (data: string) => void;
+  cwd?: string;
+  envs?: Record<string, string>;
+  timeoutMs?: number;
+  stdin?: string;
+  session?: string;
+  /** Abort the command: the stream closes and the server cancels the exec. */
+  signal?: AbortSignal;
+}
+
+function execBody(cmd: string, o: RunOptions): Record<string, unknown> {
+  const body: Record<string, unknown> = { script: cmd };
+  if (o.cwd) body.cwd = o.cwd;
+  if (o.envs) body.env = o.envs;
+  if (o.timeoutMs !== undefined) body.timeout = `${Math.round(o.timeoutMs)}ms`;
+  if (o.stdin !== undefined) body.stdin = o.stdin;
+  if (o.session) body.session = o.session;
+  return body;
+}
+
+/** A background command. */
+export class CommandHandle {
+  constructor(private readonly sb: Sandbox, readonly pid: number) {}
+  /** Output from the start (within the server's replay bound) until it exits. */
+  wait(o: { onStdout?: (s: string) => void; onStderr?: (s: string) => void } = {}): Promise<CommandResult> {
+    return this.sb.t.stream("attachProcess", { path: { id: this.sb.id, pid: this.pid } }, o.onStdout, o.onStderr);
+  }
+  async sendStdin(data: string | Uint8Array, o: { close?: boolean } = {}): Promise<void> {
+    await this.sb.t.send("stdinProcess", { path: { id: this.sb.id, pid: this.pid }, query: { close: o.close }, body: data });
+  }
+  async kill(signal = "KILL"): Promise<void> {
+    await this.sb.t.send("signalProcess", { path: { id: this.sb.id, pid: this.pid }, json: { signal } });
+  }
+}
+
+class Commands {
+  constructor(private readonly sb: Sandbox) {}
+  run(cmd: string, o: RunOptions & { background: true }): Promise<CommandHandle>;
+  run(cmd: string, o?: RunOptions & { background?: false }): Promise<CommandResult>;
+  async run(cmd: string, o: RunOptions & { background?: boolean } = {}): Promise<CommandResult | CommandHandle> {
+    const body = execBody(cmd, o);
+    if (o.background) {
+      const p = await this.sb.t.json<{ pid: number }>("startProcess", { path: { id: this.sb.id }, json: body });
+      return new CommandHandle(this.sb, p.pid);
+    }
+    return this.sb.t.stream("exec", { path: { id: this.sb.id }, json: body, signal: o.signal }, o.onStdout, o.onStderr);
+  }
+  list(): Promise<ProcessInfo[]> {
+    return this.sb.t.json("listProcesses", { path: { id: this.sb.id } });
+  }
+  connect(pid: number): CommandHandle {
+    return new CommandHandle(this.sb, pid);
+  }
+}
+
+export interface ProcessInfo {
+  pid: number;
+  session: string;
+  command: string;
+  running: boolean;
+  started_at: string;
+}
+
+export interface EntryInfo {
+  path: string;
+  name: string;
+  type: "file" | "dir" | "symlink" | "other";
+  size: number;
+  mode: string;
+  mod_time: string;
+  target?: string;
+}
+
+class Files {
+  constructor(private readonly sb: Sandbox) {}
+  read(path: string, o: { format: "bytes"; offset?: number; length?: number }): Promise<Uint8Array>;
+  read(path: string, o?: { format?: "text"; offset?: number; length?: number }): Promise<string>;
+  async read(path: string, o: { format?: "text" | "bytes"; offset?: number; length?: number } = {}): Promise<string | Uint8Array> {
+    const fmt = o.format ?? "text";
+    if (fmt !== "text" && fmt !== "bytes") throw new InvalidArgumentError(`format ${JSON.stringify(fmt)}: want "text" or "bytes"`);
+    const resp = await this.sb.t.send("getFiles", { path: { id: this.sb.id }, query: { path, offset: o.offset || undefined, length: o.length || undefined } });
+    const data = new Uint8Array(await resp.arrayBuffer());
+    return fmt === "bytes" ? data : new TextDecoder().decode(data);
+  }
+  async write(path: string, data: string | Uint8Array, o: { append?: boolean; mode?: number } = {}): Promise<void> {
+    const query = { path, mode: o.append ? "append" : "truncate", perm: o.mode === undefined ? undefined : o.mode.toString(8) };
+    await this.sb.t.send("putFiles", { path: { id: this.sb.id }, query, body: data });
+  }
+  list(path: string, o: { depth?: number; recursive?: boolean } = {}): Promise<EntryInfo[]> {
+    return this.sb.t.json("getFiles", { path: { id: this.sb.id }, query: { path, list: true, depth: o.depth || undefined, recursive: o.recursive } });
+  }
+  stat(path: string): Promise<EntryInfo> {
+    return this.sb.t.json("getFiles", { path: { id: this.sb.id }, query: { path, stat: true } });
+  }
+  async exists(path: string): Promise<boolean> {
+    try {
+      await this.stat(path);
+      return true;
+    } catch (e) {
+      if (e instanceof NotFoundError) return false;
+      throw e;
+    }
+  }
+  async remove(path: string, o: { recursive?: boolean } = {}): Promise<void> {
+    await this.sb.t.send("deleteFiles", { path: { id: this.sb.id }, query: { path, recursive: o.recursive } });
+  }
+  async rename(from: string, to: string): Promise<void> {
+    await this.sb.t.send("move", { path: { id: this.sb.id }, json: { from, to } });
+  }
+  async makeDir(path: string): Promise<void> {
+    await this.sb.t.send("mkdir", { path: { id: this.sb.id }, json: { path } });
+  }
+  async uploadTar(dir: string, tar: Uint8Array): Promise<void> {
+    await this.sb.t.send("putFiles", { path: { id: this.sb.id }, query: { path: dir, format: "tar" }, body: tar, contentType: "application/x-tar" });
+  }
+  async downloadTar(dir: string): Promise<Uint8Array> {
+    const resp = await this.sb.t.send("getFiles", { path: { id: this.sb.id }, query: { path: dir, format: "tar" } });
+    return new Uint8Array(await resp.arrayBuffer());
+  }
+}
+
+export interface SandboxInfo {
+  id: string;
+  state: string;
+  image: string;
+  labels?: Record<string, string>;
+  env?: Record<string, string>;
+  cwd: string;
+  parent?: string;
+  snapshot?: string;
+  created_at: string;
+  [k: string]: unknown;
+}
+
+export interface CreateOptions extends ConnectionOptions {
+  image?: string;
+  snapshot?: string;
+  envs?: Record<string, string>;
+  cwd?: string;
+  labels?: Record<string, string>;
+  limits?: Record<string, unknown>;
+  ttlMs?: number;
+}
+
+export interface Snapshot {
+  name: string;
+  sandbox: string;
+  image: string;
+  state_ref: string;
+  created_at: string;
+}
+
+export class Sandbox {
+  readonly commands: Commands;
+  readonly files: Files;
+  readonly id: string;
+  /** @internal */
+  constructor(public info: SandboxInfo, readonly t: Transport) {
+    this.id = info.id;
+    this.commands = new Commands(this);
+    this.files = new Files(this);
+  }
+
+  static async create(o: CreateOptions = {}): Promise<Sandbox> {
+    const t = new Transport(o);
+    const body: Record<string, unknown> = {};
+    if (o.image) body.image = o.image;
+    if (o.snapshot) body.snapshot = o.snapshot;
+    if (o.envs) body.env = o.envs;
+    if (o.cwd) body.cwd = o.cwd;
+    if (o.labels) body.labels = o.labels;
+    if (o.limits) body.limits = o.limits;
+    if (o.ttlMs) body.ttl = `${o.ttlMs}ms`;
+    return new Sandbox(await t.json<SandboxInfo>("create", { json: body }), t);
+  }
+
+  static async connect(id: string, o: ConnectionOptions = {}): Promise<Sandbox> {
+    const t = new Transport(o);
+    return new Sandbox(await t.json<SandboxInfo>("get", { path: { id } }), t);
+  }
+
+  static async list(o: ConnectionOptions & { labels?: Record<string, string> } = {}): Promise<Sandbox[]> {
+    const t = new Transport(o);
+    const query = Object.entries(o.labels ?? {}).map(([k, v]) => ["label", `${k}=${v}`] as [string, string]);
+    return (await t.json<SandboxInfo[]>("list", { query })).map((i) => new Sandbox(i, t));
+  }
+
+  async refresh(): Promise<SandboxInfo> {
+    this.info = await this.t.json<SandboxInfo>("get", { path: { id: this.id } });
+    return this.info;
+  }
+  async hibernate(): Promise<void> {
+    this.info = await this.t.json<SandboxInfo>("hibernate", { path: { id: this.id } });
+  }
+  async resume(): Promise<void> {
+    this.info = await this.t.json<SandboxInfo>("resume", { path: { id: this.id } });
+  }
+  async fork(count = 1): Promise<Sandbox[]> {
+    const r = await this.t.json<{ sandboxes: SandboxInfo[] }>("fork", { path: { id: this.id }, json: { count } });
+    return r.sandboxes.map((i) => new Sandbox(i, this.t));
+  }
+  snapshot(name: string): Promise<Snapshot> {
+    return this.t.json<Snapshot>("createSnapshot", { path: { id: this.id }, json: { name } });
+  }
+  /** Delete the sandbox and its files. */
+  async kill(): Promise<void> {
+    await this.t.send("delete", { path: { id: this.id } });
+  }
+}
+
+/** Tenant-wide calls that are not about one sandbox. */
+export class Client {
+  private readonly t: Transport;
+  constructor(o: ConnectionOptions = {}) {
+    this.t = new Transport(o);
+  }
+  async health(): Promise<boolean> {
+    return (await this.t.json<{ status: string }>("health")).status === "ok";
+  }
+  async createKey(tenant: string): Promise<string> {
+    return (await this.t.json<{ key: string }>("createKey", { json: { tenant } })).key;
+  }
+  listSnapshots(): Promise<Snapshot[]> {
+    return this.t.json("listSnapshots");
+  }
+  getSnapshot(name: string): Promise<Snapshot> {
+    return this.t.json("getSnapshot", { path: { name } });
+  }
+  async deleteSnapshot(name: string): Promise<void> {
+    await this.t.send("deleteSnapshot", { path: { name } });
+  }
+  listImages(): Promise<{ name: string; digest: string }[]> {
+    return this.t.json("listImages");
+  }
+  buildImage(name: string, tar: Uint8Array): Promise<{ name: string; digest: string }> {
+    return this.t.json("buildImage", { query: { name }, body: tar, contentType: "application/x-tar" });
+  }
+}
