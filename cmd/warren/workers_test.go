@@ -23,6 +23,7 @@ func TestServe_WorkerFlags(t *testing.T) {
 		{[]string{"--workers", "-1"}, "--workers -1: want 0"},
 		{[]string{"--workers", "2", "--worker-memory", "lots"}, "--worker-memory: bad size"},
 		{[]string{"--workers", "2", "--worker-memory", "1M"}, "under 64 MiB"},
+		{[]string{"--workers", "2", "--blobs", "s3://bucket/prefix"}, "worker processes need local metadata and blobs"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
