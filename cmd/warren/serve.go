@@ -98,6 +98,7 @@ AWS_SESSION_TOKEN).`,
 				wf.workers = 0
 			}
 			if wf.workers != 0 {
+				setProcs(log, procs, cmd.Flags().Changed("procs"))
 				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json"})
 			}
 			if metaURL == "" {

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
+	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -80,6 +82,9 @@ func serveWorkers(ctx context.Context, cmd *cobra.Command, log *slog.Logger, w w
 			Workers: w.workers, Data: s.data, MemoryLimit: mem, StandbyAfter: s.standbyAfter,
 			MaxFileBytes: s.maxUpload, Fsync: s.fsync, NativeRunDir: runDir, LogJSON: s.logJSON,
 			Logger: log, Stderr: cmd.ErrOrStderr(),
+			// Each worker schedules as the front does (--procs, or a
+			// GOMAXPROCS from the environment, set by setProcs before).
+			Env: []string{"GOMAXPROCS=" + strconv.Itoa(runtime.GOMAXPROCS(0))},
 		},
 	})
 	if err != nil {
