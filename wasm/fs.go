@@ -216,4 +216,3 @@ func (f *vfsFile) Datasync() experimentalsys.Errno { return 0 }
 func (f *vfsFile) Utimens(atim, mtim int64) experimentalsys.Errno {
 	return errno(f.fs.Chtimes(f.name, utime(atim), utime(mtim)))
 }
-
