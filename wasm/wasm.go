@@ -306,3 +306,31 @@ func (r *Runtime) checkImports(inv *commands.Invocation, name string, mod wazero
 	}
 	return 0, true
 }
+
+// MaxModuleBytes bounds the module file Exec reads (a larger file is
+// refused before it is read whole).
+const MaxModuleBytes = 256 << 20
+
+// Exec runs the module at path in inv.FS: the shell's hook for files that
+// start with Magic.
+func (r *Runtime) Exec(ctx context.Context, inv *commands.Invocation, path string) int {
+	name := path
+	if len(inv.Args) > 0 {
+		name = inv.Args[0]
+	}
+	fi, err := inv.FS.Stat(path)
+	if err != nil {
+		fmt.Fprintf(inv.Stderr, "warren: %s: %v\n", name, err)
+		return StatusCannotExec
+	}
+	if fi.Size() > MaxModuleBytes {
+		fmt.Fprintf(inv.Stderr, "warren: %s: module of %d bytes is over the %d MiB limit\n", name, fi.Size(), MaxModuleBytes>>20)
+		return StatusCannotExec
+	}
+	bin, err := inv.FS.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(inv.Stderr, "warren: %s: %v\n", name, err)
+		return StatusCannotExec
+	}
+	return r.Run(ctx, inv, path, bin)
+}
