@@ -19,6 +19,11 @@ var (
 	ErrUnprocessable = errors.New("unprocessable")
 	// ErrInsufficientStorage: a sandbox's disk quota is full (507).
 	ErrInsufficientStorage = errors.New("insufficient storage")
+	// ErrOverloaded: the node sheds load (memory pressure) and refuses new
+	// work for now (503 with Retry-After); the same request later, or on
+	// another node, succeeds. Distinct from errdefs.ErrUnavailable (the
+	// node is going away) so a client can tell "retry soon" from "gone".
+	ErrOverloaded = errors.New("overloaded")
 )
 
 // codes is the one table mapping error classes to wire codes and HTTP
@@ -43,6 +48,8 @@ var codes = []struct {
 	{errdefs.ErrResourceExhausted, "resource_exhausted", http.StatusTooManyRequests},
 	{errdefs.ErrNotImplemented, "not_implemented", http.StatusNotImplemented},
 	{errdefs.ErrUnavailable, "unavailable", http.StatusServiceUnavailable},
+	// After ErrUnavailable: an unknown code with a bare 503 means "gone".
+	{ErrOverloaded, "overloaded", http.StatusServiceUnavailable},
 	{context.DeadlineExceeded, "deadline_exceeded", http.StatusGatewayTimeout},
 	{context.Canceled, "canceled", 499},
 }

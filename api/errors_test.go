@@ -24,7 +24,7 @@ func TestErrors_RoundTrip(t *testing.T) {
 		if !errors.Is(back, c.class) || back.Error() != err.Error() {
 			t.Fatalf("%v: ToNative = %v (class lost or text changed)", c.class, back)
 		}
-		if c.status != 409 && !errors.Is(ToNative(status, "unknown_code", "m"), c.class) {
+		if firstWithStatus(c.status) == c.class && !errors.Is(ToNative(status, "unknown_code", "m"), c.class) {
 			t.Fatalf("%v: an unknown code does not fall back on the status %d", c.class, status)
 		}
 	}
@@ -62,5 +62,34 @@ func TestDuration_JSON(t *testing.T) {
 	b, _ := json.Marshal(Duration(1500 * time.Millisecond))
 	if string(b) != `"1.5s"` {
 		t.Fatalf("marshal: %s", b)
+	}
+}
+
+// firstWithStatus is the class an unknown code with this status falls
+// back on (several classes share 409 and 503).
+func firstWithStatus(status int) error {
+	for _, c := range codes {
+		if c.status == status {
+			return c.class
+		}
+	}
+	return nil
+}
+
+func TestLimits_WithDefaults(t *testing.T) {
+	off := false
+	got := Limits{Timeout: Duration(time.Second), Native: &off, Pids: 7}.WithDefaults(DefaultLimits)
+	want := DefaultLimits
+	want.Timeout, want.Native, want.Pids = Duration(time.Second), &off, 7
+	if got.Timeout != want.Timeout || got.Pids != 7 || got.Native != &off || got.MaxMemoryBytes != want.MaxMemoryBytes ||
+		got.DiskBytes != want.DiskBytes || got.Jobs != want.Jobs || got.CPUs != want.CPUs || got.MaxOutputBytes != want.MaxOutputBytes {
+		t.Fatalf("WithDefaults = %+v, want %+v", got, want)
+	}
+	// Every limit has a default: a zero field in DefaultLimits would be
+	// a limit that is off unless asked for (issue 12).
+	z := Limits{}.WithDefaults(DefaultLimits)
+	if z.Timeout == 0 || z.MaxOutputBytes == 0 || z.MaxMemoryBytes == 0 || z.DiskBytes == 0 || z.DiskInodes == 0 ||
+		z.Jobs == 0 || z.CPUs == 0 || z.Pids == 0 {
+		t.Fatalf("a limit without a default: %+v", z)
 	}
 }

@@ -49,28 +49,92 @@ const (
 	StateDeleted = "deleted"
 )
 
-// Limits bound what one sandbox may use. Zero means the server's default.
+// Limits bound what one sandbox may use. Zero means the default
+// (DefaultLimits, or what the server was started with); docs/limits.md
+// lists them.
 type Limits struct {
-	// Timeout bounds one exec (default 5m); an exec may ask for less.
+	// Timeout bounds one exec; an exec may ask for less.
 	Timeout Duration `json:"timeout,omitempty"`
 	// MaxOutputBytes bounds stdout+stderr of one exec.
 	MaxOutputBytes int64 `json:"max_output_bytes,omitempty"`
-	// MaxMemoryBytes bounds what buffering commands may hold and, in the
-	// native tier, the memory of the sandbox's processes (cgroup; a process
-	// over it is killed, status 137).
+	// MaxMemoryBytes is the sandbox's memory budget: what its shells and
+	// resident commands hold (one budget shared by every session and
+	// background process of the sandbox) and, in the native tier, the
+	// memory of its processes (cgroup; a process over it is killed,
+	// status 137).
 	MaxMemoryBytes int64 `json:"max_memory_bytes,omitempty"`
 	// DiskBytes and DiskInodes bound the sandbox's delta (DiskBytes also
 	// sizes the native tier's writable layer).
 	DiskBytes  int64 `json:"disk_bytes,omitempty"`
 	DiskInodes int64 `json:"disk_inodes,omitempty"`
+	// Jobs bounds what one session runs at once: background jobs (&) and
+	// pipeline stages.
+	Jobs int64 `json:"jobs,omitempty"`
 	// Native allows ELF files to run in the native tier (namespaces over
 	// OverlayFS). Absent: on when the node offers it; false refuses ELF
 	// execution with a message that says so.
 	Native *bool `json:"native,omitempty"`
-	// CPUs is the native tier's CPU quota in cores (e.g. 0.5; 0: no quota).
+	// CPUs is the native tier's CPU quota in cores (e.g. 0.5).
 	CPUs float64 `json:"cpus,omitempty"`
-	// Pids bounds the native tier's processes and threads (0: no bound).
+	// Pids bounds the native tier's processes and threads.
 	Pids int64 `json:"pids,omitempty"`
+}
+
+// DefaultLimits are the one set of defaults that `warren run`, `warren
+// serve` (the API) and the Go library (sandbox.Manager) apply to every
+// limit a caller leaves zero. docs/limits.md explains each choice; the
+// flags of `warren run` and `warren sandbox create` change them.
+var DefaultLimits = Limits{
+	// Long enough for a build or a test suite, short enough that a
+	// forgotten loop does not hold a session for an afternoon.
+	Timeout: Duration(5 * time.Minute),
+	// More than any agent reads back; a `yes` flood stops here.
+	MaxOutputBytes: 64 << 20,
+	// A sandbox's budget: 4 of them fit in 1 GiB of node RAM with room
+	// for the node itself.
+	MaxMemoryBytes: 256 << 20,
+	// The delta is held in memory while the sandbox runs, so the disk
+	// quota is node memory too.
+	DiskBytes:  1 << 30,
+	DiskInodes: 1 << 20,
+	// The shell's own bound on goroutines per session.
+	Jobs: 256,
+	// One core of native CPU: a busy loop cannot take a 2-core node.
+	CPUs: 1,
+	// Room for make -j and a test runner; a fork bomb stops here.
+	Pids: 256,
+}
+
+// WithDefaults returns l with every zero field taken from d.
+func (l Limits) WithDefaults(d Limits) Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.MaxOutputBytes <= 0 {
+		l.MaxOutputBytes = d.MaxOutputBytes
+	}
+	if l.MaxMemoryBytes <= 0 {
+		l.MaxMemoryBytes = d.MaxMemoryBytes
+	}
+	if l.DiskBytes <= 0 {
+		l.DiskBytes = d.DiskBytes
+	}
+	if l.DiskInodes <= 0 {
+		l.DiskInodes = d.DiskInodes
+	}
+	if l.Jobs <= 0 {
+		l.Jobs = d.Jobs
+	}
+	if l.Native == nil {
+		l.Native = d.Native
+	}
+	if l.CPUs <= 0 {
+		l.CPUs = d.CPUs
+	}
+	if l.Pids <= 0 {
+		l.Pids = d.Pids
+	}
+	return l
 }
 
 // NativeAllowed reports whether l lets ELF files run natively (absent

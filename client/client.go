@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -84,7 +85,7 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s %s: %w", method, path, ctx.Err())
 		}
-		return nil, fmt.Errorf("%w: %s %s: %v", errdefs.ErrUnavailable, method, path, err)
+		return nil, fmt.Errorf("%w: %s %s: %w", errdefs.ErrUnavailable, method, path, err)
 	}
 	if resp.StatusCode >= 400 {
 		defer resp.Body.Close()
@@ -193,11 +194,56 @@ func (c *Client) Exec(ctx context.Context, id string, req api.ExecRequest, stdou
 	}
 	resp, err := c.do(ctx, "POST", sbPath(id, "/exec"), nil, bytes.NewReader(data), "application/json")
 	if err != nil {
+		if sent(err) {
+			return api.ExecResult{}, &lostError{err}
+		}
 		return api.ExecResult{}, err
 	}
 	defer resp.Body.Close()
-	return readEvents(resp.Body, stdout, stderr)
+	res, err := readEvents(resp.Body, stdout, stderr)
+	var se streamError
+	if errors.As(err, &se) && ctx.Err() == nil {
+		return res, &lostError{se.err}
+	}
+	return res, err
 }
+
+// ErrConnectionLost: the connection to the server broke after an exec was
+// sent and before its exit status came back. The exec may have run, in
+// part or whole, and its effects up to the loss may persist; its status is
+// unknown. errors.Is(err, errdefs.ErrUnavailable) holds for it too.
+var ErrConnectionLost = errors.New("connection lost during exec")
+
+type lostError struct{ cause error }
+
+func (e *lostError) Error() string {
+	return fmt.Sprintf("connection lost during exec; its effects up to the loss may persist (%v)", e.cause)
+}
+
+func (e *lostError) Is(target error) bool {
+	return target == ErrConnectionLost || errors.Is(target, errdefs.ErrUnavailable)
+}
+
+func (e *lostError) Unwrap() error { return e.cause }
+
+// sent reports whether a transport error from do happened after the
+// request may have reached the server (anything but a failed dial, a
+// cancelled context or an error response).
+func sent(err error) bool {
+	var ue *url.Error
+	if !errors.As(err, &ue) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var op *net.OpError
+	return !errors.As(err, &op) || op.Op != "dial"
+}
+
+// streamError is a broken exec stream (as opposed to an error the server
+// reported in it, or one writing the output locally).
+type streamError struct{ err error }
+
+func (e streamError) Error() string { return e.err.Error() }
+func (e streamError) Unwrap() error { return e.err }
 
 // ExecWait runs req and returns the whole output in the result (the
 // server buffers it; ?wait=true).
@@ -214,9 +260,9 @@ func readEvents(r io.Reader, stdout, stderr io.Writer) (api.ExecResult, error) {
 		var ev api.ExecEvent
 		if err := dec.Decode(&ev); err != nil {
 			if err == io.EOF {
-				return api.ExecResult{}, fmt.Errorf("%w: exec stream ended without an exit event", errdefs.ErrUnavailable)
+				return api.ExecResult{}, streamError{fmt.Errorf("%w: exec stream ended without an exit event", errdefs.ErrUnavailable)}
 			}
-			return api.ExecResult{}, fmt.Errorf("%w: bad exec stream: %v", errdefs.ErrUnavailable, err)
+			return api.ExecResult{}, streamError{fmt.Errorf("%w: bad exec stream: %w", errdefs.ErrUnavailable, err)}
 		}
 		switch {
 		case ev.Error != nil:

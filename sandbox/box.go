@@ -16,6 +16,7 @@ import (
 
 	"github.com/containerd/errdefs"
 	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/vfs"
 )
@@ -29,6 +30,9 @@ type box struct {
 	parent      string
 	snapshot    string
 	created     time.Time
+	// mem is the sandbox's memory budget, shared by all its sessions and
+	// background processes (api.Limits.MaxMemoryBytes).
+	mem *commands.Memory
 
 	mu         sync.Mutex
 	state      string // api.StateRunning, StateStandby or StateDeleted
@@ -78,6 +82,7 @@ func (m *Manager) newBox(r Record) *box {
 		m: m, id: r.ID, tenant: r.Tenant, cfg: r.Config, imageDigest: r.ImageDigest,
 		parent: r.Parent, snapshot: r.Snapshot, created: r.CreatedAt,
 		state: r.State, ref: r.StateRef, lastActive: m.now(), procs: map[int]*process{},
+		mem: commands.NewMemory(r.Config.Limits.MaxMemoryBytes),
 	}
 	b.runCtx, b.runCancel = context.WithCancel(context.Background())
 	return b
@@ -539,7 +544,7 @@ func (b *box) sessionConfig(fsys *vfs.FS) SessionConfig {
 	sort.Strings(env)
 	return SessionConfig{
 		FS: fsys, Env: env, Dir: b.cfg.Cwd, Hostname: b.cfg.Hostname, User: b.cfg.User,
-		Limits: b.cfg.Limits, Native: b.m.runNative,
+		Limits: b.cfg.Limits, Memory: b.mem, Native: b.m.runNative,
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/image"
 	"github.com/warren-sandbox/warren/native"
@@ -61,7 +62,12 @@ func (r *BuildRunner) Run(ctx context.Context, req image.RunRequest) (fs.FS, err
 		}
 		base, imgPath = im.FS(), im.Path
 	}
-	fsys := vfs.New(vfs.Options{Base: base, MaxBytes: disk})
+	// A RUN step is untrusted like any exec: the default limits, with the
+	// build's own time and disk, and room for compilers (4x the memory and
+	// processes of an exec).
+	lim := api.Limits{Timeout: api.Duration(timeout), DiskBytes: disk,
+		MaxMemoryBytes: 4 * api.DefaultLimits.MaxMemoryBytes, Pids: 4 * api.DefaultLimits.Pids}.WithDefaults(api.DefaultLimits)
+	fsys := vfs.New(vfs.Options{Base: base, MaxBytes: disk, MaxInodes: lim.DiskInodes})
 
 	var idb [6]byte
 	rand.Read(idb[:])
@@ -93,7 +99,7 @@ func (r *BuildRunner) Run(ctx context.Context, req image.RunRequest) (fs.FS, err
 		}
 		mu.Lock()
 		if ws == nil {
-			w, err := r.Native.Workspace(ctx, id, imgPath, fsys, native.Limits{Disk: disk})
+			w, err := r.Native.Workspace(ctx, id, imgPath, fsys, NativeLimits(lim))
 			if err != nil {
 				mu.Unlock()
 				fmt.Fprintf(inv.Stderr, "warren: %s: native tier: %v\n", path, err)
@@ -115,10 +121,11 @@ func (r *BuildRunner) Run(ctx context.Context, req image.RunRequest) (fs.FS, err
 		}
 		return res.Status
 	}
-	cfg := shell.Config{
-		FS: fsys, Commands: r.Commands, Env: req.Env, Dir: req.WorkingDir, Hostname: id,
-		Native: hook, Limits: shell.Limits{Timeout: timeout},
-	}
+	cfg := ShellConfig(r.Commands, SessionConfig{
+		FS: fsys, Env: req.Env, Dir: req.WorkingDir, Hostname: id, Limits: lim,
+		Native: hook,
+	})
+	cfg.Limits.MaxOutputBytes = lim.MaxOutputBytes
 	switch req.User {
 	case "", "root", "0", "0:0", "root:root":
 		cfg.User = "root"

@@ -18,6 +18,7 @@ import (
 
 	"github.com/containerd/errdefs"
 	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/vfs"
 )
@@ -39,6 +40,9 @@ type SessionConfig struct {
 	Hostname string
 	User     string
 	Limits   api.Limits
+	// Memory is the sandbox's memory budget, shared by all its sessions
+	// (nil: one of Limits.MaxMemoryBytes per session).
+	Memory *commands.Memory
 	// Native runs ELF files (the sandbox's hook into the native tier).
 	Native NativeFunc
 }
@@ -137,14 +141,9 @@ type Manager struct {
 	resumes    atomic.Uint64
 }
 
-// DefaultLimits apply to every sandbox that does not set its own.
-var DefaultLimits = api.Limits{
-	Timeout:        api.Duration(5 * time.Minute),
-	MaxOutputBytes: 64 << 20,
-	MaxMemoryBytes: 256 << 20,
-	DiskBytes:      1 << 30,
-	DiskInodes:     1 << 20,
-}
+// DefaultLimits apply to every sandbox that does not set its own: the one
+// set shared with the API and `warren run` (api.DefaultLimits).
+var DefaultLimits = api.DefaultLimits
 
 // New returns a Manager that knows every sandbox and snapshot in cfg.Meta
 // (each starts in standby and resumes on first use).
@@ -195,6 +194,9 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	}
 	for _, r := range recs {
 		r.State = api.StateStandby
+		// A sandbox recorded before a limit existed gets today's default
+		// for it, so no limit is off because of a record's age.
+		r.Config.Limits = fillLimits(r.Config.Limits, cfg.DefaultLimits)
 		m.boxes[r.ID] = m.newBox(r)
 	}
 	snaps, err := cfg.Meta.Snapshots(ctx)
@@ -208,24 +210,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	return m, nil
 }
 
-func fillLimits(l, d api.Limits) api.Limits {
-	if l.Timeout <= 0 {
-		l.Timeout = d.Timeout
-	}
-	if l.MaxOutputBytes <= 0 {
-		l.MaxOutputBytes = d.MaxOutputBytes
-	}
-	if l.MaxMemoryBytes <= 0 {
-		l.MaxMemoryBytes = d.MaxMemoryBytes
-	}
-	if l.DiskBytes <= 0 {
-		l.DiskBytes = d.DiskBytes
-	}
-	if l.DiskInodes <= 0 {
-		l.DiskInodes = d.DiskInodes
-	}
-	return l
-}
+func fillLimits(l, d api.Limits) api.Limits { return l.WithDefaults(d) }
 
 // Close stops the idle timer, cancels whatever runs, and hibernates every
 // running sandbox so a new Manager over the same Meta and Blobs resumes
@@ -325,6 +310,8 @@ type Stats struct {
 	Execs, ExecErrors, Hibernates, Resumes uint64
 	Sandboxes                              int
 	BytesInDeltas                          int64
+	// MemoryCharged is what the sandboxes' memory budgets hold now.
+	MemoryCharged int64
 }
 
 // Stats returns the current counts (for /metrics).
@@ -345,6 +332,7 @@ func (m *Manager) Stats() Stats {
 			s.Standby++
 		}
 		s.BytesInDeltas += bytes
+		s.MemoryCharged += b.mem.Used()
 	}
 	s.Sandboxes = len(boxes)
 	s.Execs = m.execs.Load()
@@ -424,7 +412,8 @@ func (m *Manager) normalise(req api.CreateRequest) (api.CreateRequest, error) {
 		return req, api.Errorf(api.ErrUnprocessable, "bad hostname %q", req.Hostname)
 	}
 	if req.Limits.Timeout < 0 || req.Limits.MaxOutputBytes < 0 || req.Limits.MaxMemoryBytes < 0 ||
-		req.Limits.DiskBytes < 0 || req.Limits.DiskInodes < 0 || req.Limits.CPUs < 0 || req.Limits.Pids < 0 || req.TTL < 0 {
+		req.Limits.DiskBytes < 0 || req.Limits.DiskInodes < 0 || req.Limits.CPUs < 0 || req.Limits.Pids < 0 ||
+		req.Limits.Jobs < 0 || req.TTL < 0 {
 		return req, api.Errorf(api.ErrUnprocessable, "limits and ttl must not be negative")
 	}
 	if math.IsNaN(req.Limits.CPUs) || math.IsInf(req.Limits.CPUs, 0) || req.Limits.CPUs > 4096 {

@@ -128,6 +128,12 @@ func (m *Manager) runNative(ctx context.Context, inv *commands.Invocation, path 
 	return res.Status
 }
 
+// NativeLimits are the native tier's limits of a sandbox with limits l
+// (the same mapping for `warren run` and the API).
+func NativeLimits(l api.Limits) native.Limits {
+	return native.Limits{Memory: l.MaxMemoryBytes, CPUs: l.CPUs, Pids: l.Pids, Disk: l.DiskBytes}
+}
+
 // workspace returns b's native workspace over fsys, creating it on first use.
 func (b *box) workspace(ctx context.Context, fsys *vfs.FS) (*native.Workspace, error) {
 	b.nmu.Lock()
@@ -159,13 +165,7 @@ func (b *box) workspace(ctx context.Context, fsys *vfs.FS) (*native.Workspace, e
 	if img.Path == "" {
 		return nil, fmt.Errorf("image %s has no EROFS file on this node", b.imageDigest)
 	}
-	lim := native.Limits{
-		Memory: b.cfg.Limits.MaxMemoryBytes,
-		CPUs:   b.cfg.Limits.CPUs,
-		Pids:   b.cfg.Limits.Pids,
-		Disk:   b.cfg.Limits.DiskBytes,
-	}
-	ws, err := b.m.cfg.Native.Workspace(ctx, b.id, img.Path, fsys, lim)
+	ws, err := b.m.cfg.Native.Workspace(ctx, b.id, img.Path, fsys, NativeLimits(b.cfg.Limits))
 	if err != nil {
 		return nil, err
 	}

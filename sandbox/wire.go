@@ -27,13 +27,24 @@ func ShellInterpreters(table commands.Table) Interpreters { return shellInterps{
 
 type shellInterps struct{ table commands.Table }
 
-func (s shellInterps) config(cfg SessionConfig) shell.Config {
+func (s shellInterps) config(cfg SessionConfig) shell.Config { return ShellConfig(s.table, cfg) }
+
+// ShellConfig is the shell configuration of a session: the one mapping
+// from api.Limits to the shell's and commands' limits, used by the
+// Manager's sessions and by `warren run`. cfg.Memory is the sandbox's
+// shared budget; nil makes one of cfg.Limits.MaxMemoryBytes for this
+// session alone.
+func ShellConfig(table commands.Table, cfg SessionConfig) shell.Config {
+	mem := cfg.Memory
+	if mem == nil {
+		mem = commands.NewMemory(cfg.Limits.MaxMemoryBytes)
+	}
 	return shell.Config{
-		FS: cfg.FS, Commands: s.table, Env: cfg.Env, Dir: cfg.Dir, Hostname: cfg.Hostname, User: cfg.User,
+		FS: cfg.FS, Commands: table, Env: cfg.Env, Dir: cfg.Dir, Hostname: cfg.Hostname, User: cfg.User,
 		Native: shell.NativeFunc(cfg.Native),
 		// Buffering commands (sort, tac, shuf) fail cleanly past the
 		// sandbox's memory limit; other fields come from the ones above.
-		Sys: &commands.System{MaxMemoryBytes: cfg.Limits.MaxMemoryBytes, Memory: commands.NewMemory(cfg.Limits.MaxMemoryBytes)},
+		Sys: &commands.System{MaxMemoryBytes: cfg.Limits.MaxMemoryBytes, Memory: mem},
 		Limits: shell.Limits{
 			Timeout: cfg.Limits.Timeout.Std(),
 			// The sandbox's own output limit is enforced by the manager
@@ -44,6 +55,7 @@ func (s shellInterps) config(cfg SessionConfig) shell.Config {
 			// what an untrusted script can grow.
 			MaxStringBytes: clampInt(cfg.Limits.MaxMemoryBytes),
 			MaxHeredoc:     clampInt(cfg.Limits.MaxMemoryBytes),
+			MaxJobs:        clampInt(cfg.Limits.Jobs),
 		},
 	}
 }

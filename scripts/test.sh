@@ -20,6 +20,11 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   fi
 fi
 
+# Go-installed test servers (store/s3/s3test finds versitygw on PATH or in
+# GOPATH/bin; in CI a missing one fails the S3 tests).
+export PATH="$PATH:$(go env GOPATH)/bin"
+command -v versitygw >/dev/null || go install github.com/versity/versitygw/cmd/versitygw@v1.8.0
+
 echo "== gofmt"
 bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$bad" ]; then echo "gofmt would change:"; echo "$bad"; exit 1; fi

@@ -2,8 +2,10 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -99,10 +101,35 @@ func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request, _ api.Se
 	fmt.Fprintf(&sb, "warren_resumes_total %d\n", st.Resumes)
 	sb.WriteString("# HELP warren_delta_bytes Bytes held by running sandboxes' deltas.\n# TYPE warren_delta_bytes gauge\n")
 	fmt.Fprintf(&sb, "warren_delta_bytes %d\n", st.BytesInDeltas)
+	sb.WriteString("# HELP warren_memory_charged_bytes What the sandboxes' memory budgets hold.\n# TYPE warren_memory_charged_bytes gauge\n")
+	fmt.Fprintf(&sb, "warren_memory_charged_bytes %d\n", st.MemoryCharged)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	sb.WriteString("# HELP warren_memory_bytes Go heap in use and memory obtained from the OS.\n# TYPE warren_memory_bytes gauge\n")
 	fmt.Fprintf(&sb, "warren_memory_bytes{kind=\"heap_inuse\"} %d\nwarren_memory_bytes{kind=\"sys\"} %d\n", ms.HeapInuse, ms.Sys)
+	if s.cfg.Guard != nil {
+		g := s.cfg.Guard.Stats()
+		sb.WriteString("# HELP warren_memory_guard_bytes The heap the memory guard sees, and its high- and low-water marks.\n# TYPE warren_memory_guard_bytes gauge\n")
+		fmt.Fprintf(&sb, "warren_memory_guard_bytes{kind=\"heap\"} %d\nwarren_memory_guard_bytes{kind=\"high\"} %d\nwarren_memory_guard_bytes{kind=\"low\"} %d\n", g.Heap, g.High, g.Low)
+		shedding := 0
+		if g.Shedding {
+			shedding = 1
+		}
+		fmt.Fprintf(&sb, "# HELP warren_memory_pressure 1 while new work is refused under memory pressure.\n# TYPE warren_memory_pressure gauge\nwarren_memory_pressure %d\n", shedding)
+		sb.WriteString("# HELP warren_shed_requests_total Requests refused with 503 under memory pressure, by route.\n# TYPE warren_shed_requests_total counter\n")
+		routes := make([]string, 0, len(g.Shed))
+		for rt := range g.Shed {
+			routes = append(routes, rt)
+		}
+		sort.Strings(routes)
+		for _, rt := range routes {
+			fmt.Fprintf(&sb, "warren_shed_requests_total{route=%q} %d\n", rt, g.Shed[rt])
+		}
+		fmt.Fprintf(&sb, "# HELP warren_memory_frees_total Times memory was returned to the OS after a spike.\n# TYPE warren_memory_frees_total counter\nwarren_memory_frees_total %d\n", g.Frees)
+	}
+	if lim := debug.SetMemoryLimit(-1); lim != math.MaxInt64 {
+		fmt.Fprintf(&sb, "# HELP warren_memory_limit_bytes The Go runtime's soft memory limit (GOMEMLIMIT).\n# TYPE warren_memory_limit_bytes gauge\nwarren_memory_limit_bytes %d\n", lim)
+	}
 	fmt.Fprintf(&sb, "# HELP warren_goroutines Goroutines.\n# TYPE warren_goroutines gauge\nwarren_goroutines %d\n", runtime.NumGoroutine())
 
 	s.metrics.mu.Lock()

@@ -16,8 +16,10 @@ import (
 	"net/http"
 	"regexp"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -48,6 +50,8 @@ type Config struct {
 	MaxJSONBytes int64
 	// MaxFileBytes bounds file and tar uploads (default 64 MiB).
 	MaxFileBytes int64
+	// Guard sheds new work under memory pressure (nil: never sheds).
+	Guard *MemoryGuard
 }
 
 // Server is an http.Handler.
@@ -56,6 +60,23 @@ type Server struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	metrics *metrics
+	// inflight counts requests being served (the guard frees memory
+	// only when the node is idle).
+	inflight atomic.Int64
+}
+
+// shedRoutes start new work: under memory pressure they are refused
+// first. Reads, deletes, signals and hibernates go on, since they are how
+// a tenant (or the node) gives memory back.
+var shedRoutes = map[string]bool{
+	"POST /v1/sandboxes":                            true,
+	"POST /v1/sandboxes/{id}/exec":                  true,
+	"POST /v1/sandboxes/{id}/processes":             true,
+	"POST /v1/sandboxes/{id}/fork":                  true,
+	"POST /v1/sandboxes/{id}/resume":                true,
+	"PUT /v1/sandboxes/{id}/files":                  true,
+	"POST /v1/sandboxes/{id}/processes/{pid}/stdin": true,
+	"POST /v1/images":                               true,
 }
 
 // wildcard matches a quoted {name} in a route pattern.
@@ -166,6 +187,12 @@ func (s *Server) routes() []route {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
+// Idle reports whether no request is being served.
+func (s *Server) Idle() bool { return s.inflight.Load() == 0 }
+
+// Guard is the server's memory guard (nil when it has none).
+func (s *Server) Guard() *MemoryGuard { return s.cfg.Guard }
+
 // recorder remembers the status for logs and metrics.
 type recorder struct {
 	http.ResponseWriter
@@ -203,6 +230,8 @@ func (s *Server) wrap(rt route) http.Handler {
 		t0 := time.Now()
 		rec := &recorder{ResponseWriter: w}
 		tenant := ""
+		s.inflight.Add(1)
+		defer s.inflight.Add(-1)
 		defer func() {
 			if p := recover(); p != nil {
 				s.log.Error("panic in handler", "route", rt.pattern, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -219,6 +248,14 @@ func (s *Server) wrap(rt route) http.Handler {
 				"tenant", tenant, "sandbox", r.PathValue("id"), "status", rec.status,
 				"duration_ms", float64(d.Microseconds())/1000, "bytes", rec.bytes)
 		}()
+		if g := s.cfg.Guard; g != nil && shedRoutes[rt.method+" "+rt.pattern] {
+			// Before auth and body: under pressure, do as little as can be.
+			if err := g.Check(rt.method + " " + rt.pattern); err != nil {
+				rec.Header().Set("Retry-After", strconv.Itoa(g.RetryAfter()))
+				writeError(rec, err)
+				return
+			}
+		}
 		var svc api.Service
 		if rt.auth != authNone {
 			name, admin, err := s.authenticate(r)

@@ -1,14 +1,15 @@
 // Package store is warren's blob store: a flat namespace of whole objects
 // (written at once, never edited in place) named by slash-separated keys, with one interface in storage words
 // and one backend per place the bytes live (store/dir on a local directory,
-// store/mem in memory; S3 comes later).
+// store/mem in memory, store/s3 in an S3-compatible bucket).
 //
 // # Keys
 //
 // A key is a relative, slash-separated name such as "chunks/ab/abcdef...".
 // Valid keys:
 //
-//   - are 1..MaxKeyLen (1024) bytes long, the S3 limit;
+//   - are 1..MaxKeyLen (960) bytes long: S3's 1024-byte object names less
+//     room for a backend's prefix (store/s3 takes prefixes of up to 62 bytes);
 //   - have segments of 1..MaxSegmentLen (200) bytes, so every segment fits a
 //     Linux file name together with the temporary suffixes a backend adds;
 //   - use only the characters A-Z a-z 0-9 and . _ - + = , @ (so no NUL, no
@@ -42,13 +43,15 @@
 //     path that needs its parent.
 //
 // Left out, on purpose, until a caller needs it: object metadata, delimiter
-// listing, retries (a wrapper, with S3).
+// listing. Retries are a wrapper (store/retry).
 //
 // Ranged reads use the optional RangeGetter interface (S3's Range header);
 // GetRange falls back to Get for stores without it.
 //
-// Conditional writes (heads with fencing) use the optional Conditional
-// interface, with S3 ETag semantics (If-None-Match: *, If-Match: etag).
+// Conditional writes use the optional Conditional interface, with S3 ETag
+// semantics (If-None-Match: *, If-Match: etag). store/s3 does not offer it:
+// heads and fencing live in the metadata store, which can make them atomic
+// on every deployment, whereas S3 servers differ on conditional PUTs.
 //
 // Wrappers add one behaviour each, as restic's backend wrappers do:
 // WithSHA256 checks content-addressed keys on Put and Get (VerifySHA256 is
@@ -232,10 +235,11 @@ func quote(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// Key limits. MaxKeyLen is S3's limit; MaxSegmentLen leaves room in a
-// 255-byte Linux file name for the suffixes store/dir adds.
+// Key limits. MaxKeyLen is S3's limit (1024) less room for a prefix and
+// the mark store/s3 adds; MaxSegmentLen leaves room in a 255-byte Linux
+// file name for the suffixes store/dir adds.
 const (
-	MaxKeyLen     = 1024
+	MaxKeyLen     = 960
 	MaxSegmentLen = 200
 )
 

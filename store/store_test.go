@@ -37,7 +37,7 @@ var reasons = []struct{ key, reason string }{
 	{"a/../b", "\"..\" segment"},
 	{"a\x00b", "NUL byte at offset 1"},
 	{"a b", "contains ' ' at offset 1"},
-	{strings.Repeat("x", 1025), "longer than 1024 bytes (1025)"},
+	{strings.Repeat("x", 961), "longer than 960 bytes (961)"},
 	{strings.Repeat("x", 201), "segment longer than 200 bytes (201)"},
 }
 

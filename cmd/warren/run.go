@@ -9,13 +9,15 @@ import (
 	"os/signal"
 	"path"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/image"
-	"github.com/warren-sandbox/warren/native"
+	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/shell"
 	"github.com/warren-sandbox/warren/vfs"
 )
@@ -24,24 +26,22 @@ func init() { verbs = append(verbs, newRunCmd) }
 
 func newRunCmd() *cobra.Command {
 	var (
-		script   string
-		imgName  string
-		cwd      string
-		envs     []string
-		copyIns  []string
-		timeout  time.Duration
-		data     string
-		memory   string
-		cpus     float64
-		pids     int
-		noNative bool
+		script  string
+		imgName string
+		cwd     string
+		envs    []string
+		copyIns []string
+		data    string
+		lf      limitFlags
 	)
 	c := &cobra.Command{
 		Use:   "run [flags] [-c SCRIPT | FILE [ARG...]]",
 		Short: "run a bash script in a fresh in-process sandbox",
 		Long: "run starts a fresh sandbox in this process and runs SCRIPT (-c), FILE (read from the host),\n" +
 			"or the script on stdin. stdout/stderr pass through; the exit status is the script's.\n" +
-			"The host environment is not passed in: use --env.",
+			"The host environment is not passed in: use --env.\n" +
+			"Every limit is on by default, the same defaults as `warren serve` (docs/limits.md);\n" +
+			"a script stopped by one exits 124 (timeout) or 125 (another limit) naming it.",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := script
@@ -63,21 +63,25 @@ func newRunCmd() *cobra.Command {
 				}
 				src = string(data)
 			}
-			fsys, imagePath, closeImage, err := sandboxFS(cmd.Context(), data, imgName)
+			lim, err := lf.limits()
+			if err != nil {
+				return err
+			}
+			lim = lim.WithDefaults(api.DefaultLimits)
+			if os.Getenv("GOMEMLIMIT") == "" {
+				// What the run may hold (its delta and its budget) plus the
+				// process itself: past it the GC works harder instead of
+				// letting garbage double the heap (a full 1 GiB quota took
+				// 2.4 GB RSS without it).
+				debug.SetMemoryLimit(lim.DiskBytes + lim.MaxMemoryBytes + 256<<20)
+			}
+			fsys, imagePath, closeImage, err := sandboxFS(cmd.Context(), data, imgName, lim)
 			if err != nil {
 				return err
 			}
 			defer closeImage()
-			nat := &runNative{off: noNative, imagePath: imagePath, fsys: fsys,
-				limits: native.Limits{CPUs: cpus, Pids: int64(pids)}}
-			if memory != "" {
-				if nat.limits.Memory, err = parseSize(memory); err != nil {
-					return fmt.Errorf("--memory: %w", err)
-				}
-			}
-			if cpus < 0 || pids < 0 {
-				return fmt.Errorf("--cpus and --pids must not be negative")
-			}
+			nat := &runNative{off: !lim.NativeAllowed(), imagePath: imagePath, fsys: fsys,
+				limits: sandbox.NativeLimits(lim)}
 			defer nat.close()
 			for _, ci := range copyIns {
 				host, dst, ok := strings.Cut(ci, ":")
@@ -99,11 +103,16 @@ func newRunCmd() *cobra.Command {
 			if err := fsys.MkdirAll(cwd, 0o755); err != nil {
 				return fmt.Errorf("--cwd %s: %w", cwd, err)
 			}
-			sh, err := shell.New(shell.Config{
-				FS: fsys, Commands: residentCommands(), Env: envs, Dir: cwd,
-				Limits: shell.Limits{Timeout: timeout}, Uid: 1000, Gid: 1000, User: "user",
-				Native: nat.exec,
+			// The same shell configuration as a sandbox of `warren serve`,
+			// with one memory budget for the run.
+			scfg := sandbox.ShellConfig(residentCommands(), sandbox.SessionConfig{
+				FS: fsys, Env: envs, Dir: cwd, User: "user", Limits: lim,
+				Memory: commands.NewMemory(lim.MaxMemoryBytes), Native: nat.exec,
 			})
+			scfg.Uid, scfg.Gid = 1000, 1000
+			// No manager truncates here: the shell's output limit is the limit.
+			scfg.Limits.MaxOutputBytes = lim.MaxOutputBytes
+			sh, err := shell.New(scfg)
 			if err != nil {
 				return err
 			}
@@ -128,11 +137,7 @@ func newRunCmd() *cobra.Command {
 	c.Flags().StringVar(&cwd, "cwd", "", "working directory in the sandbox (default /home/user)")
 	c.Flags().StringArrayVar(&envs, "env", nil, "K=V environment variable (repeatable)")
 	c.Flags().StringArrayVar(&copyIns, "copy-in", nil, "HOSTPATH:SANDBOXPATH to copy into the sandbox first (repeatable)")
-	c.Flags().DurationVar(&timeout, "timeout", 0, "wall-time limit for the script (default 5m)")
-	c.Flags().StringVar(&memory, "memory", "", "memory limit of native (ELF) processes, e.g. 512M")
-	c.Flags().Float64Var(&cpus, "cpus", 0, "CPU share of native processes, e.g. 0.5 (0: unlimited)")
-	c.Flags().IntVar(&pids, "pids", 0, "process limit of native processes (0: the default)")
-	c.Flags().BoolVar(&noNative, "no-native", false, "refuse to run ELF files")
+	lf.register(c.Flags())
 	return c
 }
 
@@ -170,12 +175,13 @@ func openBase(ctx context.Context, dataFlag, ref string) (fs.FS, string, func(),
 }
 
 // sandboxFS is the root for `warren run`: a fresh delta over the image.
-func sandboxFS(ctx context.Context, dataFlag, ref string) (*vfs.FS, string, func(), error) {
+// Its delta is bounded by the disk limits, as a served sandbox's is.
+func sandboxFS(ctx context.Context, dataFlag, ref string, lim api.Limits) (*vfs.FS, string, func(), error) {
 	base, imagePath, closeBase, err := openBase(ctx, dataFlag, ref)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	fsys := vfs.New(vfs.Options{Base: base})
+	fsys := vfs.New(vfs.Options{Base: base, MaxBytes: lim.DiskBytes, MaxInodes: lim.DiskInodes})
 	// Images built from arbitrary trees may lack /dev; the default has it,
 	// so this adds nothing to the delta there.
 	if err := shell.MakeDev(fsys); err != nil {

@@ -44,6 +44,11 @@ func TestRunVerb(t *testing.T) {
 		{"cwd", "", []string{"--cwd", "/work/x", "-c", "pwd"}, "/work/x\n", 0},
 		{"copy-in", "", []string{"--copy-in", dir + ":/src", "-c", "cat /src/in.txt; stat -c %a /src/in.txt 2>/dev/null || ls /src"}, "copied\n", 0},
 		{"timeout", "", []string{"--timeout", "200ms", "-c", "while :; do :; done"}, "", 124},
+		// Limits are on by default (issue 12): the disk quota and the
+		// output limit hold in `warren run` as in a served sandbox.
+		{"disk quota", "", []string{"--disk", "1M", "-c", "head -c 2M /dev/zero > /f; echo $?; [ $(wc -c < /f) -le 1048576 ] && echo bounded"}, "1\nbounded\n", 0},
+		{"max-output", "", []string{"--max-output", "1K", "-c", "yes"}, "", 125},
+		{"bad size", "", []string{"--memory", "lots", "-c", "true"}, "", -1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,6 +56,12 @@ func TestRunVerb(t *testing.T) {
 			st := 0
 			if err != nil {
 				var es exitStatus
+				if tt.status == -1 {
+					if !strings.Contains(err.Error(), "--memory") {
+						t.Fatalf("error %v does not name the flag", err)
+					}
+					return
+				}
 				if !asExit(err, &es) {
 					t.Fatalf("error %v (stderr %q)", err, errs)
 				}

@@ -50,6 +50,10 @@ func (c *conn) client() (*client.Client, error) {
 	return client.New(server, key)
 }
 
+// statusConnectionLost is the exit status of `warren sandbox exec` when
+// the server goes away mid-exec.
+const statusConnectionLost = 255
+
 // cliError prints err and maps its class to the CLI's exit status: the one
 // place where error classes become exit codes.
 func cliError(err error) error {
@@ -62,6 +66,11 @@ func cliError(err error) error {
 	}
 	fmt.Fprintln(os.Stderr, "warren:", err)
 	switch {
+	case errors.Is(err, client.ErrConnectionLost):
+		// As ssh does: 255 is no status a command of the sandbox gives
+		// through warren (exit statuses there are 0-254 in practice), and
+		// the exec's own status is unknown.
+		return exitStatus(statusConnectionLost)
 	case errors.Is(err, errdefs.ErrInvalidArgument), errors.Is(err, api.ErrUnprocessable), errors.Is(err, api.ErrTooLarge):
 		return exitStatus(2)
 	case errors.Is(err, errdefs.ErrUnauthenticated), errors.Is(err, errdefs.ErrPermissionDenied):
@@ -70,7 +79,7 @@ func cliError(err error) error {
 		return exitStatus(4)
 	case errors.Is(err, errdefs.ErrAlreadyExists), errors.Is(err, errdefs.ErrFailedPrecondition), errors.Is(err, errdefs.ErrConflict):
 		return exitStatus(5)
-	case errors.Is(err, errdefs.ErrUnavailable):
+	case errors.Is(err, errdefs.ErrUnavailable), errors.Is(err, api.ErrOverloaded):
 		return exitStatus(6)
 	case errors.Is(err, errdefs.ErrResourceExhausted), errors.Is(err, api.ErrInsufficientStorage):
 		return exitStatus(7)
@@ -91,10 +100,7 @@ func newSandboxCmd() *cobra.Command {
 	var image, snapshot string
 	var labels, env []string
 	var standby, ttl time.Duration
-	var memory string
-	var cpus float64
-	var pids int64
-	var noNative bool
+	var lf limitFlags
 	create := &cobra.Command{
 		Use: "create", Short: "create a sandbox and print its id", Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
@@ -109,18 +115,8 @@ func newSandboxCmd() *cobra.Command {
 			if req.Env, err = keyValues("--env", env); err != nil {
 				return err
 			}
-			if memory != "" {
-				if req.Limits.MaxMemoryBytes, err = parseSize(memory); err != nil {
-					return fmt.Errorf("--memory: %w", err)
-				}
-			}
-			if cpus < 0 || pids < 0 {
-				return api.Errorf(errdefs.ErrInvalidArgument, "--cpus and --pids must not be negative")
-			}
-			req.Limits.CPUs, req.Limits.Pids = cpus, pids
-			if noNative {
-				off := false
-				req.Limits.Native = &off
+			if req.Limits, err = lf.limits(); err != nil {
+				return err
 			}
 			sb, err := cl.Create(cmd.Context(), req)
 			if err != nil {
@@ -136,10 +132,7 @@ func newSandboxCmd() *cobra.Command {
 	create.Flags().StringArrayVar(&env, "env", nil, "K=V environment variable (repeatable)")
 	create.Flags().DurationVar(&standby, "standby-after", 0, "idle time before hibernation (default: the server's)")
 	create.Flags().DurationVar(&ttl, "ttl", 0, "delete the sandbox this long after creation")
-	create.Flags().StringVar(&memory, "memory", "", "memory limit, e.g. 512M or 2G (native processes are killed over it; default: the server's)")
-	create.Flags().Float64Var(&cpus, "cpus", 0, "CPU quota of native processes in cores, e.g. 0.5 (default: none)")
-	create.Flags().Int64Var(&pids, "pids", 0, "most processes and threads of native processes (default: none)")
-	create.Flags().BoolVar(&noNative, "no-native", false, "refuse to run ELF files (no native tier)")
+	lf.register(create.Flags()) // the same limit flags as `warren run`
 
 	var lsLabels []string
 	ls := &cobra.Command{
@@ -173,7 +166,13 @@ func newSandboxCmd() *cobra.Command {
 	execCmd := &cobra.Command{
 		Use:   "exec ID [-c SCRIPT | -- ARGV...]",
 		Short: "run a script or a command in a sandbox; the exit status is the command's",
-		Args:  cobra.MinimumNArgs(1),
+		Long: `exec runs a script (-c) or a command (after --) in a sandbox and streams its output.
+The exit status is the command's. When warren itself fails it is one of:
+  2 bad request, 3 not allowed, 4 no such sandbox, 5 conflict, 6 server unavailable
+  (or shedding load: retry later), 7 a quota or limit is full, 1 anything else;
+  255 the connection to the server was lost during the exec: it may have run in part
+  or whole and its effects up to the loss may persist.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			cl, err := c.client()
 			if err != nil {

@@ -6,11 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +22,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/sandbox/node"
+	"github.com/warren-sandbox/warren/server"
+	"github.com/warren-sandbox/warren/store"
 )
 
 func init() { verbs = append(verbs, newServeCmd) }
@@ -40,11 +46,16 @@ func defaultDataDir() string {
 func newServeCmd() *cobra.Command {
 	var (
 		addr, data, keysFile, logFormat string
+		metaURL                         string
 		apiKeys                         []string
 		standbyAfter                    time.Duration
 		maxUpload                       int64
 		fsync, noNative                 bool
 		nativeRunDir                    string
+		blobs                           string
+		s3o                             node.S3Options
+		memLimit, shedAbove             string
+		procs                           int
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -54,7 +65,16 @@ metadata and API keys in DATA/meta.db. On first start it creates an admin
 key, prints it once and writes it to DATA/admin.key (mode 0600).
 SIGTERM or SIGINT hibernates every sandbox to DATA and exits; the next start
 knows every sandbox and resumes each on first use. A kill -9 loses the work
-of each sandbox since its last hibernate.`,
+of each sandbox since its last hibernate.
+
+--meta postgres://USER:PASS@HOST/DB (or WARREN_META) keeps metadata and API
+keys in PostgreSQL instead of DATA/meta.db; the schema is created and
+migrated on start.
+
+--blobs s3://BUCKET/PREFIX keeps the blobs in an S3-compatible bucket
+instead of DATA/blobs (--s3-endpoint, --s3-region, --s3-path-style;
+credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
+AWS_SESSION_TOKEN).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var h slog.Handler = slog.NewTextHandler(cmd.ErrOrStderr(), nil)
@@ -83,11 +103,35 @@ of each sandbox since its last hibernate.`,
 					log.Info("native tier ready", "cgroups", rt.CgroupInfo())
 				}
 			}
-			n, err := node.Open(ctx, node.Options{
-				Dir: data, Logger: log, Fsync: fsync, DefaultStandbyAfter: standbyAfter, MaxFileBytes: maxUpload,
-				Native: rt,
-			})
+			setProcs(log, procs, cmd.Flags().Changed("procs"))
+			guard, err := memoryGuard(log, memLimit, cmd.Flags().Changed("memory-limit"), shedAbove)
 			if err != nil {
+				if rt != nil {
+					rt.Close()
+				}
+				return err
+			}
+			opts := node.Options{
+				Dir: data, Meta: metaURL, Logger: log, Fsync: fsync, DefaultStandbyAfter: standbyAfter, MaxFileBytes: maxUpload,
+				Native: rt, Guard: guard,
+			}
+			closeBlobs := func() error { return nil }
+			if blobs != "" {
+				s3o.URL, s3o.Logger = blobs, log
+				s3o.AccessKey, s3o.SecretKey, s3o.SessionToken = os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN")
+				st, closeSt, err := openBlobs(ctx, s3o)
+				if err != nil {
+					if rt != nil {
+						rt.Close()
+					}
+					return err
+				}
+				opts.Blobs, closeBlobs = st, closeSt
+				log.Info("blobs in S3", "url", blobs, "endpoint", s3o.Endpoint)
+			}
+			n, err := node.Open(ctx, opts)
+			if err != nil {
+				closeBlobs()
 				if rt != nil {
 					rt.Close()
 				}
@@ -97,8 +141,9 @@ of each sandbox since its last hibernate.`,
 				cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
 				// Sandboxes first (hibernating closes their workspaces),
-				// then the runtime (mounts, cgroups).
-				err := n.Close(cctx)
+				// then the blobs they were written to, then the runtime
+				// (mounts, cgroups).
+				err := errors.Join(n.Close(cctx), closeBlobs())
 				if rt != nil {
 					err = errors.Join(err, rt.Close())
 				}
@@ -119,6 +164,9 @@ of each sandbox since its last hibernate.`,
 				fmt.Fprintf(out, "admin key (shown once): %s\n", n.AdminKey)
 			}
 			fmt.Fprintf(out, "admin key file: %s\n", n.KeyFile)
+			if guard != nil {
+				go guard.Run(ctx, n.Handler.Idle)
+			}
 			srv := &http.Server{Handler: n.Handler, ReadHeaderTimeout: 10 * time.Second}
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(ln) }()
@@ -143,6 +191,7 @@ of each sandbox since its last hibernate.`,
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", "127.0.0.1:7711", "address to listen on")
 	f.StringVar(&data, "data", defaultDataDir(), "data directory (blobs, metadata, admin.key)")
+	f.StringVar(&metaURL, "meta", os.Getenv("WARREN_META"), "metadata store: a postgres:// URL (default: bbolt in DATA/meta.db; env WARREN_META)")
 	f.StringArrayVar(&apiKeys, "api-key", nil, "TENANT=KEY: accept KEY for TENANT (repeatable)")
 	f.StringVar(&keysFile, "keys-file", "", "file of \"TENANT KEY\" lines to accept")
 	f.DurationVar(&standbyAfter, "standby-after", 15*time.Second, "default idle time before a sandbox hibernates")
@@ -151,7 +200,107 @@ of each sandbox since its last hibernate.`,
 	f.StringVar(&logFormat, "log-format", "text", "request log format: text or json")
 	f.BoolVar(&noNative, "no-native", false, "do not run ELF files natively (namespaces, overlay, cgroups)")
 	f.StringVar(&nativeRunDir, "native-run-dir", "/run/warren/native", "the native tier's mounts and workspaces (one warren serve per directory)")
+	f.StringVar(&blobs, "blobs", os.Getenv("WARREN_BLOBS"), "s3://BUCKET/PREFIX: keep blobs in S3 instead of DATA/blobs [$WARREN_BLOBS]")
+	f.StringVar(&s3o.Endpoint, "s3-endpoint", os.Getenv("WARREN_S3_ENDPOINT"), "S3 endpoint URL, e.g. http://127.0.0.1:7070 [$WARREN_S3_ENDPOINT]")
+	f.StringVar(&s3o.Region, "s3-region", envOr("WARREN_S3_REGION", os.Getenv("AWS_REGION")), "S3 region (default us-east-1) [$WARREN_S3_REGION, $AWS_REGION]")
+	f.BoolVar(&s3o.PathStyle, "s3-path-style", os.Getenv("WARREN_S3_PATH_STYLE") == "true", "S3 path-style addressing (bucket in the path; most non-AWS servers) [$WARREN_S3_PATH_STYLE=true]")
+	f.StringVar(&memLimit, "memory-limit", "70%", "the Go runtime's soft memory limit (GOMEMLIMIT): SIZE, PERCENT of the node's memory (RAM or cgroup limit), or off; a GOMEMLIMIT in the environment wins over the default")
+	f.StringVar(&shedAbove, "shed-above", "90%", "refuse new creates and execs with 503 + Retry-After while the heap is over SIZE or PERCENT of --memory-limit (off: never)")
+	f.IntVar(&procs, "procs", defaultProcs(), "Go scheduler threads (GOMAXPROCS); more than the cores so the kernel time-slices busy sandboxes and a short exec is not queued behind them; a GOMAXPROCS in the environment wins over the default")
 	return cmd
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// openBlobs opens the S3 blob store of --blobs, checking the flags that
+// go with it first.
+func openBlobs(ctx context.Context, o node.S3Options) (store.Store, func() error, error) {
+	if o.Endpoint == "" {
+		return nil, nil, fmt.Errorf("--blobs %s needs --s3-endpoint URL (or WARREN_S3_ENDPOINT), e.g. https://s3.us-east-1.amazonaws.com", o.URL)
+	}
+	st, closeSt, err := node.OpenS3(ctx, o)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--blobs: %w", err)
+	}
+	return st, closeSt, nil
+}
+
+// defaultProcs is GOMAXPROCS for serve: 8 per core, at least 16. With
+// GOMAXPROCS = cores, a woken goroutine (a neighbour's short exec) waits
+// in Go's FIFO run queue behind every busy sandbox, 10 ms per slice: with
+// 12 hostile sandboxes on 2 cores the heartbeat's p50 was 156-226 ms; at
+// 16 it was 20-39 ms (TestE2E_NeighbourDoesNotNotice, NEIGHBOUR_GOMAXPROCS),
+// since the kernel's scheduler favours the thread that just woke.
+func defaultProcs() int { return max(16, 8*runtime.NumCPU()) }
+
+func setProcs(log *slog.Logger, n int, changed bool) {
+	if !changed && os.Getenv("GOMAXPROCS") != "" {
+		return
+	}
+	if n > 0 {
+		runtime.GOMAXPROCS(n)
+	}
+	log.Info("scheduler", "gomaxprocs", runtime.GOMAXPROCS(0), "cpus", runtime.NumCPU())
+}
+
+// memoryGuard sets the GOMEMLIMIT serve runs under and returns the guard
+// that sheds load before it is reached (nil: shedding off).
+func memoryGuard(log *slog.Logger, limitFlag string, changed bool, shedFlag string) (*server.MemoryGuard, error) {
+	var limit int64
+	switch {
+	case !changed && os.Getenv("GOMEMLIMIT") != "":
+		limit = debug.SetMemoryLimit(-1) // the runtime read it at start
+	case limitFlag == "off":
+	default:
+		var err error
+		if limit, err = sizeOrPercent(limitFlag, func() (int64, error) {
+			n, src, err := server.NodeMemory()
+			if err == nil {
+				log.Info("node memory", "bytes", n, "from", src)
+			}
+			return n, err
+		}); err != nil {
+			return nil, fmt.Errorf("--memory-limit: %w", err)
+		}
+		debug.SetMemoryLimit(limit)
+	}
+	if shedFlag == "off" {
+		log.Info("memory limit", "gomemlimit", limit, "shedding", "off")
+		return nil, nil
+	}
+	if limit <= 0 || limit == math.MaxInt64 {
+		if strings.HasSuffix(shedFlag, "%") {
+			log.Warn("no memory limit: load shedding is off (give --shed-above a size to turn it on)")
+			return nil, nil
+		}
+	}
+	high, err := sizeOrPercent(shedFlag, func() (int64, error) { return limit, nil })
+	if err != nil {
+		return nil, fmt.Errorf("--shed-above: %w", err)
+	}
+	log.Info("memory limit", "gomemlimit", limit, "shed_above", high)
+	return server.NewMemoryGuard(server.MemoryGuardConfig{High: uint64(high)})
+}
+
+// sizeOrPercent reads SIZE (parseSize) or N% of what of returns.
+func sizeOrPercent(s string, of func() (int64, error)) (int64, error) {
+	if p, ok := strings.CutSuffix(strings.TrimSpace(s), "%"); ok {
+		v, err := strconv.ParseFloat(p, 64)
+		if err != nil || v <= 0 || v > 100 {
+			return 0, fmt.Errorf("bad percentage %q: want 0 < N <= 100", s)
+		}
+		n, err := of()
+		if err != nil {
+			return 0, err
+		}
+		return int64(float64(n) * v / 100), nil
+	}
+	return parseSize(s)
 }
 
 // addKeys installs keys from flags and a keys file (persisted in meta).

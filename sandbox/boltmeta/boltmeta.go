@@ -1,8 +1,12 @@
 // Package boltmeta stores warren's metadata on one node in a bbolt file:
-// sandbox records, snapshots and API keys. Writes are not fsynced one by
-// one (NoSync): the node's promise is that a clean shutdown (Close, which
-// syncs) keeps everything and a crash may lose work since the last
-// hibernate, and per-write fsyncs would cost create->first exec its 1 ms.
+// sandbox records, snapshots, API keys, heads and generations, upload
+// custody and node leases (a sandbox.DurableMeta). Record writes are not
+// fsynced one by one (NoSync): a clean shutdown (Close, which syncs) keeps
+// everything, a warren crash keeps everything too (the writes are in the
+// kernel's page cache), a power loss may lose records since the last sync,
+// and per-write fsyncs would cost create->first exec its 1 ms. Claim and
+// Publish are the exception: they sync before returning, because a
+// committed ack and the fence must survive a power loss.
 package boltmeta
 
 import (
@@ -24,14 +28,21 @@ var (
 	bucketSandboxes = []byte("sandboxes")
 	bucketSnapshots = []byte("snapshots")
 	bucketKeys      = []byte("keys")
+	bucketHeads     = []byte("heads")       // sandbox id -> Head (absent: the zero head)
+	bucketGens      = []byte("generations") // genKey -> Generation
+	bucketCommits   = []byte("commits")     // commit id -> genKey
+	bucketCustody   = []byte("custody")     // upload id -> CustodyRecord
+	bucketNodes     = []byte("nodes")       // node id -> NodeRecord
+	allBuckets      = [][]byte{bucketSandboxes, bucketSnapshots, bucketKeys, bucketHeads, bucketGens, bucketCommits, bucketCustody, bucketNodes}
 )
 
-// DB is a bbolt-backed sandbox.Meta and key store.
+// DB is a bbolt-backed sandbox.DurableMeta and key store.
 type DB struct {
-	db *bolt.DB
+	db  *bolt.DB
+	now func() time.Time // the store's clock
 }
 
-var _ sandbox.Meta = (*DB)(nil)
+var _ sandbox.DurableMeta = (*DB)(nil)
 
 // Open opens (creating if needed) the database file at path.
 func Open(path string) (*DB, error) {
@@ -40,7 +51,7 @@ func Open(path string) (*DB, error) {
 		return nil, fmt.Errorf("cannot open metadata %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketSandboxes, bucketSnapshots, bucketKeys} {
+		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -51,7 +62,7 @@ func Open(path string) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("cannot initialise metadata %s: %w", path, err)
 	}
-	return &DB{db: db}, nil
+	return &DB{db: db, now: time.Now}, nil
 }
 
 // Close syncs and closes the file.
@@ -72,11 +83,21 @@ func (d *DB) put(bucket, key []byte, v any) error {
 }
 
 func (d *DB) PutSandbox(_ context.Context, r sandbox.Record) error {
+	r.CreatedAt = sandbox.StoreTime(r.CreatedAt)
 	return d.put(bucketSandboxes, []byte(r.ID), r)
 }
 
+// DeleteSandbox deletes the record, its head and its generations.
 func (d *DB) DeleteSandbox(_ context.Context, id string) error {
-	return d.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketSandboxes).Delete([]byte(id)) })
+	return d.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketSandboxes).Delete([]byte(id)); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketHeads).Delete([]byte(id)); err != nil {
+			return err
+		}
+		return deleteGenerations(tx, id)
+	})
 }
 
 func (d *DB) Sandboxes(context.Context) ([]sandbox.Record, error) {
@@ -97,6 +118,7 @@ func (d *DB) Sandboxes(context.Context) ([]sandbox.Record, error) {
 func snapKey(tenant, name string) []byte { return []byte(tenant + "\x00" + name) }
 
 func (d *DB) CreateSnapshot(_ context.Context, s sandbox.SnapshotRecord) error {
+	s.CreatedAt = sandbox.StoreTime(s.CreatedAt)
 	data, err := json.Marshal(s)
 	if err != nil {
 		return err

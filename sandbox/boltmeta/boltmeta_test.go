@@ -10,6 +10,7 @@ import (
 	"github.com/containerd/errdefs"
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/sandbox"
+	"github.com/warren-sandbox/warren/sandbox/metatest"
 )
 
 // TestDB_ReopenKeepsEverything: records, snapshots and keys survive Close
@@ -98,4 +99,40 @@ func TestOpen_Locked(t *testing.T) {
 	if _, err := Open(p); err == nil {
 		t.Fatal("opened a locked metadata file twice")
 	}
+}
+
+func TestDB_Conformance(t *testing.T) {
+	metatest.RunSuite(t, func(t *testing.T) metatest.Fixture {
+		p := filepath.Join(t.TempDir(), "meta.db")
+		db, err := Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur := db
+		t.Cleanup(func() { cur.Close() })
+		return metatest.Fixture{
+			Meta: db,
+			Reopen: func(t *testing.T) sandbox.DurableMeta {
+				if err := cur.Close(); err != nil {
+					t.Fatalf("Close: %v", err)
+				}
+				var err error
+				if cur, err = Open(p); err != nil {
+					t.Fatalf("reopen: %v", err)
+				}
+				return cur
+			},
+		}
+	})
+}
+
+func BenchmarkDB(b *testing.B) {
+	metatest.RunBenchmarks(b, func(b *testing.B) sandbox.DurableMeta {
+		db, err := Open(filepath.Join(b.TempDir(), "meta.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { db.Close() })
+		return db
+	})
 }

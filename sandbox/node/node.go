@@ -1,12 +1,15 @@
 // Package node assembles one warren node on its embedded defaults: blobs
 // in a local directory (store/dir), metadata and API keys in bbolt
 // (boltmeta), images in an image.Catalog with the embedded default image,
-// the real shell and vfs, and the HTTP server over them.
+// the real shell and vfs, and the HTTP server over them. Options.Blobs
+// replaces the blob directory with another store (S3: OpenS3).
 //
 // Layout of DIR:
 //
-//	DIR/blobs/     the blob store (deltas, session states, StateRefs, images)
-//	DIR/meta.db    sandboxes, snapshots, API keys (bbolt)
+//	DIR/blobs/     the blob store (deltas, session states, StateRefs, images),
+//	               unless Options.Blobs is set
+//	DIR/meta.db    sandboxes, snapshots, API keys (bbolt; absent when
+//	               Options.Meta names a PostgreSQL database instead)
 //	DIR/cache/     image spools and local copies
 //	DIR/admin.key  the admin API key, mode 0600, written on first start
 package node
@@ -16,24 +19,34 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/std"
 	"github.com/warren-sandbox/warren/image"
+	"github.com/warren-sandbox/warren/meta/postgres"
 	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/sandbox/boltmeta"
 	"github.com/warren-sandbox/warren/server"
+	"github.com/warren-sandbox/warren/store"
 	"github.com/warren-sandbox/warren/store/dir"
 )
 
 // Options configure a node.
 type Options struct {
-	Dir    string
+	Dir string
+	// Meta is where metadata lives: "" for bbolt in DIR/meta.db, or a
+	// postgres:// (postgresql://) URL for a PostgreSQL database.
+	Meta   string
 	Logger *slog.Logger
+	// Blobs, if set, holds the blobs instead of DIR/blobs (Fsync does not
+	// apply). The caller closes it after Close.
+	Blobs store.Store
 	// Fsync makes every blob write durable against power loss (slower);
 	// without it a clean shutdown or a warren crash keeps everything that
 	// was hibernated, a power loss may not.
@@ -44,20 +57,64 @@ type Options struct {
 	MaxSandboxesPerTenant int
 	// Server settings.
 	MaxFileBytes int64
+	// Guard sheds load under memory pressure (nil: never).
+	Guard *server.MemoryGuard
 	// Native is the node's native tier (nil: off). The caller creates it
 	// (native.NewRuntime) and closes it after Close.
 	Native *native.Runtime
 }
 
+// Meta is a node's metadata store: boltmeta.DB or postgres.DB.
+type Meta interface {
+	sandbox.DurableMeta
+	server.Keys
+	HasKeys(ctx context.Context) (bool, error)
+	Close() error
+}
+
+// OpenMeta opens the metadata store metaURL names ("" = bbolt in dir).
+func OpenMeta(ctx context.Context, metaURL, dir string) (Meta, error) {
+	// Each branch returns a nil interface on error, never a nil pointer
+	// in one (closeStores would call its Close).
+	switch {
+	case metaURL == "":
+		db, err := boltmeta.Open(filepath.Join(dir, "meta.db"))
+		if err != nil {
+			return nil, err
+		}
+		return db, nil
+	case strings.HasPrefix(metaURL, "postgres://"), strings.HasPrefix(metaURL, "postgresql://"):
+		db, err := postgres.Open(ctx, metaURL)
+		if err != nil {
+			return nil, fmt.Errorf("metadata %s: %w", redact(metaURL), err)
+		}
+		return db, nil
+	}
+	return nil, fmt.Errorf("metadata %q: want a postgres:// URL (or none for bbolt in the data directory)", redact(metaURL))
+}
+
+// redact drops a URL's password from messages.
+func redact(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+	}
+	return s
+}
+
 // Node is one running node.
 type Node struct {
 	Manager  *sandbox.Manager
-	Meta     *boltmeta.DB
-	Blobs    *dir.Store
+	Meta     Meta
+	Blobs    store.Store
 	Catalog  *image.Catalog
 	Handler  *server.Server
 	AdminKey string // set when this start created it
 	KeyFile  string
+
+	closeBlobs func() error // nil when the caller owns Blobs
 }
 
 // Open starts a node over opts.Dir, creating it on first use.
@@ -69,19 +126,27 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 		return nil, fmt.Errorf("cannot create data directory: %w", err)
 	}
 	n = &Node{KeyFile: filepath.Join(opts.Dir, "admin.key")}
+	// A failed Open returns nil, so the deferred close needs its own copy.
+	built := n
 	defer func() {
 		if err != nil {
-			n.closeStores()
+			built.closeStores()
 		}
 	}()
-	var sopts []dir.Option
-	if !opts.Fsync {
-		sopts = append(sopts, dir.WithoutSync())
+	if opts.Blobs != nil {
+		n.Blobs = opts.Blobs
+	} else {
+		var sopts []dir.Option
+		if !opts.Fsync {
+			sopts = append(sopts, dir.WithoutSync())
+		}
+		d, err := dir.Open(filepath.Join(opts.Dir, "blobs"), sopts...)
+		if err != nil {
+			return nil, err
+		}
+		n.Blobs, n.closeBlobs = d, d.Close
 	}
-	if n.Blobs, err = dir.Open(filepath.Join(opts.Dir, "blobs"), sopts...); err != nil {
-		return nil, err
-	}
-	if n.Meta, err = boltmeta.Open(filepath.Join(opts.Dir, "meta.db")); err != nil {
+	if n.Meta, err = OpenMeta(ctx, opts.Meta, opts.Dir); err != nil {
 		return nil, err
 	}
 	if n.Catalog, err = image.NewCatalog(n.Blobs, filepath.Join(opts.Dir, "cache")); err != nil {
@@ -111,6 +176,7 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 	n.Catalog.InUse = n.Manager.ImageInUse
 	if n.Handler, err = server.New(server.Config{
 		Backend: n.Manager, Keys: n.Meta, Logger: opts.Logger, MaxFileBytes: opts.MaxFileBytes,
+		Guard: opts.Guard,
 	}); err != nil {
 		return nil, err
 	}
@@ -152,8 +218,8 @@ func (n *Node) closeStores() error {
 	if n.Meta != nil {
 		errs = append(errs, n.Meta.Close())
 	}
-	if n.Blobs != nil {
-		errs = append(errs, n.Blobs.Close())
+	if n.closeBlobs != nil {
+		errs = append(errs, n.closeBlobs())
 	}
 	return errors.Join(errs...)
 }

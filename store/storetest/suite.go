@@ -274,7 +274,7 @@ func testBadKeys(t *testing.T, s store.Store) {
 func testGoodKeys(t *testing.T, s store.Store) {
 	long := strings.Repeat(strings.Repeat("k", store.MaxSegmentLen)+"/", 6)
 	long = long[:store.MaxKeyLen-1] + "z"
-	keys := []string{strings.Repeat("d/", 511) + "d", "a", ".hidden", "a..b", "...", "A-Z_0.9+=,@", "x/y/z/w/v/u", long, strings.Repeat("s", store.MaxSegmentLen)}
+	keys := []string{strings.Repeat("d/", store.MaxKeyLen/2-1) + "d", "a", ".hidden", "a..b", "...", "A-Z_0.9+=,@", "x/y/z/w/v/u", long, strings.Repeat("s", store.MaxSegmentLen)}
 	for i, k := range keys {
 		if err := store.ValidateKey(k); err != nil {
 			t.Fatalf("ValidateKey(%q): %v", k, err)
