@@ -56,10 +56,11 @@ type Config struct {
 	// MaxCacheBytes bounds the in-memory cache of compiled modules,
 	// counted in module bytes (default 256 MiB).
 	MaxCacheBytes int64
-	// Cache is wazero's compilation cache shared by every runtime of the
-	// node (wazero.NewCompilationCacheWithDir on the data dir keeps
-	// compiles across restarts); nil keeps them in memory only.
-	Cache wazero.CompilationCache
+	// CacheDir keeps compiled code on disk across restarts (wazero's
+	// compilation cache; the node uses DATA/cache/wasm); "" keeps it in
+	// memory only. Cache, when set, is used instead.
+	CacheDir string
+	Cache    wazero.CompilationCache
 }
 
 // Runtime runs modules for every sandbox of a node. It is safe for
@@ -84,13 +85,19 @@ type entry struct {
 	size int64
 }
 
-// New returns a Runtime.
+// New returns a Runtime. A CacheDir that cannot be used falls back to the
+// in-memory cache (compiles are then not kept across restarts).
 func New(cfg Config) *Runtime {
 	if cfg.MaxMemoryBytes <= 0 {
 		cfg.MaxMemoryBytes = 1 << 30
 	}
 	if cfg.MaxCacheBytes <= 0 {
 		cfg.MaxCacheBytes = 256 << 20
+	}
+	if cfg.Cache == nil && cfg.CacheDir != "" {
+		if c, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir); err == nil {
+			cfg.Cache = c
+		}
 	}
 	if cfg.Cache == nil {
 		cfg.Cache = wazero.NewCompilationCache()
