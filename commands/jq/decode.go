@@ -2,6 +2,7 @@ package jq
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/itchyny/gojq"
+
+	"github.com/warren-sandbox/warren/commands"
 )
 
 // maxDepth bounds nesting like jq's parser does (and keeps recursion sane).
@@ -556,12 +559,31 @@ func typeName(v any) string {
 }
 
 // orderedOptions returns the compiler options defining the replacements.
-func orderedOptions(order *keyOrder, opts *options) []gojq.CompilerOption {
-	compact := func(v any) string {
+func orderedOptions(order *keyOrder, opts *options, ctx context.Context, res *commands.Reservation) []gojq.CompilerOption {
+	// compact is tojson and tostring: the text is charged as it grows,
+	// and cancellation is heeded, since it runs inside one instruction.
+	compactErr := func(v any) (string, error) {
 		var b strings.Builder
 		e := &encoder{w: &b, opts: &options{compact: true, ascii: false}, order: order}
+		e.guard = func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return fits(res, int64(b.Len()))
+		}
 		e.value(v)
-		return b.String()
+		return b.String(), e.err
+	}
+	compact := func(v any) string {
+		s, _ := compactErr(v)
+		return s
+	}
+	compactValue := func(v any) any {
+		s, err := compactErr(v)
+		if err != nil {
+			return err
+		}
+		return s
 	}
 	noKeys := func(v any) error {
 		return fmt.Errorf("%s (%s) has no keys", typeName(v), compact(v))
@@ -608,12 +630,12 @@ func orderedOptions(order *keyOrder, opts *options) []gojq.CompilerOption {
 			}
 			return noKeys(v)
 		}),
-		gojq.WithFunction("_warren_tojson", 0, 0, func(v any, _ []any) any { return compact(v) }),
+		gojq.WithFunction("_warren_tojson", 0, 0, func(v any, _ []any) any { return compactValue(v) }),
 		gojq.WithFunction("_warren_tostring", 0, 0, func(v any, _ []any) any {
 			if s, ok := v.(string); ok {
 				return s
 			}
-			return compact(v)
+			return compactValue(v)
 		}),
 	}
 }

@@ -289,6 +289,10 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 	varNames = append(varNames, "$ARGS")
 	varValues = append(varValues, argsVal)
 
+	if err := checkFilter(filter); err != nil {
+		st, _ := inv.LimitExceeded(err)
+		return st
+	}
 	q, err := gojq.Parse(filter)
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "jq: error: %s\njq: 1 compile error\n", err)
@@ -296,15 +300,24 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 	}
 	order.addLiterals(q)
 	renameOrdered(q)
+	rewriteMul(q)
+	mem := inv.Memory()
+	res := mem.Reserve()
+	defer res.Close()
+	met := newMeter(ctx, mem, res)
 	env := append([]string(nil), inv.Env...)
 	in := &inputs{inv: inv, ctx: ctx, files: files, raw: o.rawIn, order: order, slurping: o.slurp}
 	if inv.Sys != nil {
 		in.limit = inv.Sys.MaxMemoryBytes
 	}
-	code, err := gojq.Compile(q, append(orderedOptions(order, &o),
+	if m := mem.Max(); m > 0 && (in.limit == 0 || m < in.limit) {
+		in.limit = m // one input value is walked, so charged, once it is decoded
+	}
+	code, err := gojq.Compile(q, append(orderedOptions(order, &o, ctx, res),
 		gojq.WithVariables(varNames),
 		gojq.WithEnvironLoader(func() []string { return env }),
 		gojq.WithInputIter(in),
+		gojq.WithFunction(mulFunc, 2, 2, func(_ any, args []any) any { return mul(res, args[0], args[1]) }),
 	)...)
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "jq: error: %s\njq: 1 compile error\n", err)
@@ -313,12 +326,13 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 	sink := &textio.ErrWriter{W: inv.Stdout}
 	out := textio.NewWriter(sink)
 	defer textio.PutWriter(out)
-	enc := &encoder{w: out, opts: &o, order: order}
+	enc := &encoder{w: out, opts: &o, order: order, guard: ctx.Err}
 	status := 0
 	var last any
 	produced := false
 	run := func(v any) bool {
-		iter := code.RunWithContext(ctx, v, varValues...)
+		iter := code.RunWithContext(met, v, varValues...)
+		met.attach(iter, v)
 		for {
 			x, ok := iter.Next()
 			if !ok {
@@ -343,6 +357,11 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 					status = 130
 					return false
 				}
+				if errors.Is(err, commands.ErrMemoryLimit) || errors.Is(err, commands.ErrDepth) {
+					out.Flush()
+					status, _ = inv.LimitExceeded(err)
+					return false
+				}
 				out.Flush()
 				fmt.Fprintf(inv.Stderr, "jq: error (at %s): %s\n", in.position(), errText(err))
 				status = 5
@@ -352,6 +371,10 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 			enc.emit(x)
 			if sink.Err != nil {
 				return false // the reader is gone
+			}
+			if enc.err != nil {
+				status = 130
+				return false
 			}
 		}
 	}
@@ -405,6 +428,12 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 	}
 	if err := out.Flush(); textio.BrokenPipe(err) || textio.BrokenPipe(sink.Err) {
 		return 141
+	}
+	if in.failed == errTooBig {
+		in.failed = &commands.MemoryLimitError{Max: in.limit}
+	}
+	if st, ok := inv.LimitExceeded(in.failed); ok {
+		return st
 	}
 	if in.failed != nil {
 		var pe *parseError
@@ -598,7 +627,16 @@ type encoder struct {
 	opts  *options
 	order *keyOrder
 	depth int
+	// guard, when set, is asked every guardEvery values whether to go on
+	// (cancellation, the budget): a value shared many times over prints
+	// exponentially larger than it is, and the encoder runs inside one
+	// gojq instruction or the output loop, where nothing else checks.
+	guard func() error
+	n     int
+	err   error
 }
+
+const guardEvery = 1024
 
 func (e *encoder) emit(v any) {
 	if e.opts.seq {
@@ -642,6 +680,14 @@ func (e *encoder) scalar(v any) {
 }
 
 func (e *encoder) value(v any) {
+	if e.err != nil {
+		return
+	}
+	if e.n++; e.guard != nil && e.n%guardEvery == 0 {
+		if e.err = e.guard(); e.err != nil {
+			return
+		}
+	}
 	compact := e.opts.compact || (e.opts.indent == 0 && !e.opts.tab)
 	switch x := v.(type) {
 	case []any:
