@@ -84,9 +84,9 @@ type grep struct {
 	o      options
 	m      *matcher
 	out    *bufio.Writer
-	sink   *textio.ErrWriter // stdout; its error stops the search
-	multi  bool              // print file names
-	status int               // 1 until a line is selected
+	sink   *textio.ErrWriter     // stdout; its error stops the search
+	multi  bool                  // print file names
+	status int                   // 1 until a line is selected
 	res    *commands.Reservation // the sandbox's budget, for long lines
 	limit  error                 // the memory limit that stopped the search
 	errs   bool

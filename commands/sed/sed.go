@@ -162,8 +162,8 @@ type sed struct {
 	delim     byte
 	lineWrap  int
 	out       *bufio.Writer
-	sink      textio.ErrWriter // stdout; a write error ends the run
-	limit     int64            // sandbox memory limit for pattern+hold space
+	sink      textio.ErrWriter      // stdout; a write error ends the run
+	limit     int64                 // sandbox memory limit for pattern+hold space
 	res       *commands.Reservation // the sandbox's budget, charged for both spaces
 	status    int
 	quit      bool
