@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/commands/coreutils/textio"
 	"github.com/warren-sandbox/warren/commands/sysinfo"
 	"github.com/warren-sandbox/warren/vfs"
 )
@@ -499,9 +500,9 @@ func (c *tarConf) openArchive() (io.Reader, func(), bool) {
 			c.fatal("Child returned status 1")
 			return nil, nil, false
 		}
-		return zr, closeFn, true
+		return textio.WithContext(c.ctx, zr), closeFn, true
 	case 'j':
-		return bzip2.NewReader(br), closeFn, true
+		return textio.WithContext(c.ctx, bzip2.NewReader(br)), closeFn, true
 	case 'J', 'Z':
 		closeFn()
 		c.fatal("xz/compress archives are not supported in the sandbox")
@@ -546,6 +547,10 @@ func (c *tarConf) read(members []string) {
 			break
 		}
 		if err != nil {
+			if c.ctx.Err() != nil {
+				c.status = 130
+				return
+			}
 			if !sawAny {
 				c.inv.Errorf("This does not look like a tar archive")
 				c.fatal("Skipping to next header")

@@ -22,6 +22,8 @@ type Hostile struct {
 	Stdin  io.Reader // nil: empty
 	Files  map[string]string
 	Budget int64         // the sandbox's memory budget (0: 32 MiB)
+	Quota  int64         // > 0: the vfs disk quota in bytes
+	Dir    string        // "": Cwd
 	Cancel time.Duration // > 0: cancel the context after this long
 	Status int
 	Msg    string
@@ -56,7 +58,14 @@ func RunHostile(t *testing.T, table commands.Table, cases []Hostile) {
 			if stdin == nil {
 				stdin = strings.NewReader("")
 			}
-			inv := NewFiles(tc.Files).Invocation(tc.Args, stdin, &out, &errb)
+			files := NewFiles(tc.Files)
+			if tc.Quota > 0 {
+				files.FS.SetQuota(tc.Quota, 0)
+			}
+			inv := files.Invocation(tc.Args, stdin, &out, &errb)
+			if tc.Dir != "" {
+				inv.Dir = tc.Dir
+			}
 			inv.Sys = &commands.System{Memory: mem}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
