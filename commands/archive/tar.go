@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/warren-sandbox/warren/commands"
@@ -542,6 +543,9 @@ func (c *tarConf) read(members []string) {
 			c.status = 130
 			return
 		}
+		if c.fatalSeen {
+			return
+		}
 		hdr, err := tr.Next()
 		if err == io.EOF {
 			break
@@ -694,6 +698,12 @@ func (c *tarConf) extract(x *extractor, tr *tar.Reader, hdr *tar.Header) func() 
 			err = cerr
 		}
 		if err != nil {
+			if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+				// The disk is full: every later member would fail too,
+				// and skipping a bomb's data still decompresses all of it.
+				c.fatal("%s: Cannot write: %s", hdr.Name, commands.Strerror(err))
+				return nil
+			}
 			c.fail("%s: Cannot write: %s", hdr.Name, commands.Strerror(err))
 			return nil
 		}
