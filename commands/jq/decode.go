@@ -423,6 +423,9 @@ func (d *decoder) number(first byte) (any, error) {
 func (d *decoder) str() (string, error) {
 	d.buf = d.buf[:0]
 	for {
+		if d.limit > 0 && d.consumed > d.limit {
+			return "", errTooBig // one string can be the whole input
+		}
 		c, err := d.next()
 		if err != nil {
 			return "", d.unexpected(err, "")
