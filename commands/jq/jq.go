@@ -330,9 +330,10 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 	status := 0
 	var last any
 	produced := false
+	var inCost int64 // the meter's estimate of the input value, from the decoder
 	run := func(v any) bool {
 		iter := code.RunWithContext(met, v, varValues...)
-		met.attach(iter, v)
+		met.attach(iter, v, inCost)
 		for {
 			x, ok := iter.Next()
 			if !ok {
@@ -405,6 +406,7 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 					break
 				}
 				arr = append(arr, v)
+				inCost += in.cost() + nodeCost
 			}
 			all = arr
 		}
@@ -421,6 +423,7 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 				in.failed = err
 				break
 			}
+			inCost = in.cost()
 			if !run(v) {
 				break
 			}
@@ -606,6 +609,15 @@ func (in *inputs) Next() (any, bool) {
 		return errTooBig, true
 	}
 	return v, true
+}
+
+// cost is the decoder's estimate for the last value (0 for raw input: the
+// meter then walks it).
+func (in *inputs) cost() int64 {
+	if in.dec == nil {
+		return 0
+	}
+	return in.dec.cost
 }
 
 func (in *inputs) rawAll() (string, bool) {

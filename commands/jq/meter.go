@@ -80,15 +80,18 @@ func newMeter(parent context.Context, mem *commands.Memory, res *commands.Reserv
 }
 
 // attach points the meter at the VM of iter (the *env RunWithContext
-// returned); the input v is walked once and then counted at that size.
-func (m *meter) attach(iter any, v any) {
+// returned). The input v is counted at cost, the decoder's estimate, or
+// when that is 0 walked once; either way it is not walked again.
+func (m *meter) attach(iter any, v any, cost int64) {
 	m.env = reflect.Value{}
 	rv := reflect.ValueOf(iter)
 	if rv.Kind() == reflect.Pointer && rv.Elem().Kind() == reflect.Struct && rv.Elem().Type().Name() == "env" {
 		m.env = rv.Elem()
 	}
 	m.root, m.rootSz, m.rootN = 0, 0, 0
-	if k, ok := containerKey(reflect.ValueOf(v)); ok {
+	if k, ok := containerKey(reflect.ValueOf(v)); ok && cost > 0 {
+		m.root, m.rootSz = k, cost
+	} else if ok {
 		clear(m.seen)
 		sz, n, err := m.walk([]reflect.Value{reflect.ValueOf(v)})
 		if err != nil {
