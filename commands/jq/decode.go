@@ -194,7 +194,9 @@ type decoder struct {
 	// cost estimates the decoded value's memory as the meter would walk
 	// it (the Go form is ~2-17x the text), so the meter need not walk
 	// an input it is told the size of.
-	cost int64
+	cost       int64
+	costLimit  int64 // the shared budget (0 = none)
+	overBudget bool  // errTooBig came from costLimit
 }
 
 // errTooBig is returned when one input value exceeds the memory limit.
@@ -270,7 +272,11 @@ func (d *decoder) value(c byte, depth int) (any, error) {
 	if depth > maxDepth {
 		return nil, d.fail("Exceeds depth limit for parsing")
 	}
-	if d.limit > 0 && (d.consumed > d.limit || d.cost > d.limit) {
+	if d.limit > 0 && d.consumed > d.limit {
+		return nil, errTooBig
+	}
+	if d.costLimit > 0 && d.cost > d.costLimit {
+		d.overBudget = true
 		return nil, errTooBig
 	}
 	d.cost += nodeCost
@@ -433,7 +439,8 @@ func (d *decoder) number(first byte) (any, error) {
 func (d *decoder) str() (string, error) {
 	d.buf = d.buf[:0]
 	for {
-		if d.limit > 0 && d.consumed > d.limit {
+		if d.limit > 0 && d.consumed > d.limit || d.costLimit > 0 && d.consumed > d.costLimit {
+			d.overBudget = d.limit == 0 || d.consumed <= d.limit
 			return "", errTooBig // one string can be the whole input
 		}
 		c, err := d.next()

@@ -310,9 +310,9 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 	if inv.Sys != nil {
 		in.limit = inv.Sys.MaxMemoryBytes
 	}
-	if m := mem.Max(); m > 0 && (in.limit == 0 || m < in.limit) {
-		in.limit = m // one input value is walked, so charged, once it is decoded
-	}
+	// The command's own limit bounds an input value's text; the shared
+	// budget bounds its decoded form, which the meter charges.
+	in.costLimit = mem.Max()
 	code, err := gojq.Compile(q, append(orderedOptions(order, &o, ctx, res),
 		gojq.WithVariables(varNames),
 		gojq.WithEnvironLoader(func() []string { return env }),
@@ -433,7 +433,11 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 		return 141
 	}
 	if in.failed == errTooBig {
-		in.failed = &commands.MemoryLimitError{Max: in.limit}
+		max := in.limit
+		if in.dec != nil && in.dec.overBudget {
+			max = in.costLimit
+		}
+		in.failed = &commands.MemoryLimitError{Max: max}
 	}
 	if st, ok := inv.LimitExceeded(in.failed); ok {
 		return st
@@ -510,7 +514,8 @@ type inputs struct {
 	raw        bool
 	idx        int
 	order      *keyOrder
-	limit      int64 // sandbox memory limit for input values (0 = none)
+	limit      int64 // sandbox memory limit for input values' text (0 = none)
+	costLimit  int64 // the shared budget, for their decoded form (0 = none)
 	slurping   bool  // -s: the limit applies to all values together
 	slurped    int64
 	dec        *decoder
@@ -593,7 +598,7 @@ func (in *inputs) Next() (any, bool) {
 		return string(line), true
 	}
 	if in.dec == nil {
-		in.dec = &decoder{r: bufio.NewReaderSize(in.reader(), textio.BufSize), order: in.order, limit: in.limit}
+		in.dec = &decoder{r: bufio.NewReaderSize(in.reader(), textio.BufSize), order: in.order, limit: in.limit, costLimit: in.costLimit}
 	}
 	v, err := in.dec.Decode()
 	if err != nil {
