@@ -83,9 +83,11 @@ func (r *runner) arithStringDepth(s string, depth int) (int64, error) {
 	if c, ok := arithCache.get(t); ok {
 		x = c
 	} else {
-		p := syntax.NewParser(syntax.Variant(syntax.LangBash))
 		var err error
-		x, err = p.Arithmetic(strings.NewReader(t))
+		x, err = parseArith(t)
+		if isNesting(err) {
+			return 0, r.nestingFail()
+		}
 		if err != nil || x == nil {
 			return 0, &arithError{expr: t, msg: "syntax error: invalid arithmetic operator", tok: t}
 		}
@@ -182,7 +184,7 @@ func (r *runner) arithLvalue(x syntax.ArithmExpr) (lvalue, error) {
 			if ok && syntax.ValidName(name) {
 				if idx != nil {
 					if iw, isW := idx.(*syntax.Word); isW {
-						if e, err := syntax.NewParser().Arithmetic(strings.NewReader(iw.Lit())); err == nil {
+						if e, err := parseArith(iw.Lit()); err == nil {
 							idx = e
 						}
 					}

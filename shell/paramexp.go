@@ -109,8 +109,7 @@ func (r *runner) lookupParam(name string, index syntax.ArithmExpr, pe *syntax.Pa
 			if idx != "@" && idx != "*" && r.isAssoc(rn) {
 				ix = keyWord(idx)
 			} else if idx != "@" && idx != "*" {
-				p := syntax.NewParser()
-				if e, err := p.Arithmetic(strings.NewReader(idx)); err == nil {
+				if e, err := parseArith(idx); err == nil {
 					ix = e
 				}
 			}

@@ -164,6 +164,8 @@ type runner struct {
 	hooks       *hooks   // what commands see of this runner; valid when hooksOf == r
 	hooksOf     *runner
 	shoptsOwned bool // shopts is private (else defaultShopts, never written)
+	trapRunning map[string]bool // signals whose trap is running (re-raise is pending, not recursion)
+	trapPending map[string]bool
 }
 
 // defaultShopts are the shopt settings of a new session, shared by every
@@ -321,6 +323,7 @@ func (r *runner) subshellRunner() *runner {
 	c.dirs = append([]string(nil), r.dirs...)
 	c.jobs = nil
 	c.exiting, c.breakN, c.contN, c.returning = false, 0, 0, false
+	c.trapRunning, c.trapPending = nil, nil // a subshell's own (stages run concurrently)
 	c.subshell++
 	c.bashpid = r.newPid()
 	c.ecfg = expand.Config{}
@@ -539,22 +542,16 @@ func (r *runner) runScript(src, name string) {
 	}
 }
 
-// parseAll parses src fully (for eval, functions from state, -c).
-func (r *runner) parse(src string) (f *syntax.File, err error) {
-	p := parserPool.Get().(*syntax.Parser)
-	defer func() {
-		if e := recover(); e != nil {
-			f, err = nil, fmt.Errorf("syntax error: cannot parse input (%v)", e)
-			return
-		}
-		parserPool.Put(p)
-	}()
-	return p.Parse(strings.NewReader(src), "")
-}
+// parse parses src fully (for eval, functions from state, -c).
+func (r *runner) parse(src string) (*syntax.File, error) { return parseFile(src) }
 
 // syntaxError reports a parse error as bash does and returns the status:
 // 2, or 1 for what bash only detects when expanding (bad substitution).
 func (r *runner) syntaxError(err error, src string) int {
+	if isNesting(err) {
+		r.nestingFail()
+		return 2
+	}
 	var pe syntax.ParseError
 	line := 0
 	msg := err.Error()
@@ -1393,25 +1390,6 @@ func jobText(st *syntax.Stmt) string {
 	var b strings.Builder
 	syntax.NewPrinter(syntax.SingleLine(true)).Print(&b, st)
 	return b.String()
-}
-
-// parseStmts parses src statement by statement. A panic inside the parser
-// (seen with invalid UTF-8 while fuzzing) becomes a syntax error; the parser
-// that panicked is not reused.
-func parseStmts(src string) (stmts []*syntax.Stmt, err error) {
-	p := parserPool.Get().(*syntax.Parser)
-	defer func() {
-		if e := recover(); e != nil {
-			stmts, err = nil, fmt.Errorf("syntax error: cannot parse input (%v)", e)
-			return
-		}
-		parserPool.Put(p)
-	}()
-	err = p.Stmts(strings.NewReader(src), func(st *syntax.Stmt) bool {
-		stmts = append(stmts, st)
-		return true
-	})
-	return stmts, err
 }
 
 // debugPanics re-raises recovered panics (tests flip it to get stacks).

@@ -217,12 +217,7 @@ func (r *runner) assocKey(key string) (string, bool) {
 
 // keyWord parses subscript text as one word (quotes and expansions kept).
 func keyWord(key string) *syntax.Word {
-	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
-	var ws []*syntax.Word
-	if err := p.Words(strings.NewReader(key), func(w *syntax.Word) bool {
-		ws = append(ws, w)
-		return true
-	}); err == nil && len(ws) == 1 {
+	if ws, err := parseWords(key); err == nil && len(ws) == 1 {
 		return ws[0]
 	}
 	return &syntax.Word{Parts: []syntax.WordPart{&syntax.SglQuoted{Value: key}}}

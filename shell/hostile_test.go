@@ -1,0 +1,102 @@
+package shell
+
+import (
+	"bytes"
+	"context"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/warren-sandbox/warren/commands"
+)
+
+// hostileMaxStack is the goroutine stack ceiling the hostile table runs
+// under: 64 MiB, a sixteenth of Go's default 1 GiB. A script that got past
+// a bound would end the test binary with "fatal error: stack overflow"
+// (which no recover catches), so passing proves the bounds hold with a wide
+// margin. Measured with the default limits: the deepest case (function
+// recursion to MaxCallDepth) uses about 4 MiB (TestStackAtLimits).
+const hostileMaxStack = 64 << 20
+
+type hostileCase struct {
+	name   string
+	lim    Limits
+	mem    int64 // commands.Memory budget (0: none)
+	script string
+	status int
+	stderr string
+	maxDur time.Duration // wall-clock bound (from the start of the Run)
+}
+
+func hostileCases() []hostileCase {
+	deep := func(open, mid, close string, n int) string {
+		return strings.Repeat(open, n) + mid + strings.Repeat(close, n)
+	}
+	nest := "nesting too deep (limit 1000)"
+	return []hostileCase{
+		{"million parens", Limits{}, 0, deep("(", "true", ")", 1_000_000), 2, nest, 5 * time.Second},
+		{"million parens via eval", Limits{}, 0, "s='" + deep("(", "true", ")", 1_000_000) + "'; eval \"$s\"; echo after", 2, nest, 5 * time.Second},
+		{"parens built at run time", Limits{}, 0, `s=true; for i in {1..3000}; do s="($s)"; done; eval "$s"`, 2, nest, 10 * time.Second},
+		{"deep $((", Limits{}, 0, "echo $((" + deep("(", "1", ")", 200_000) + "))", 2, nest, 5 * time.Second},
+		{"deep ${x:-", Limits{}, 0, "echo " + deep("${x:-", "a", "}", 200_000), 2, nest, 5 * time.Second},
+		{"deep $(", Limits{}, 0, "echo " + deep("$(", "echo", ")", 200_000), 2, nest, 5 * time.Second},
+		{"deep \"$(", Limits{}, 0, "echo " + deep("\"$(", "echo", ")\"", 50_000), 2, nest, 5 * time.Second},
+		{"deep [[ (", Limits{}, 0, "[[ " + deep("( ", "a", " )", 200_000) + " ]]", 2, nest, 5 * time.Second},
+		{"deep { }", Limits{}, 0, deep("{ ", "true", "; }", 200_000), 2, nest, 5 * time.Second},
+		{"deep if", Limits{}, 0, deep("if true; then ", "true", "; fi", 100_000), 2, nest, 5 * time.Second},
+		{"deep functions", Limits{}, 0, deep("f() { ", "true", "; }", 100_000), 2, nest, 5 * time.Second},
+		{"deep arith string", Limits{}, 0, "x='" + deep("(", "1", ")", 100_000) + "'; echo $((x))", 2, nest, 5 * time.Second},
+		{"deep subscript", Limits{}, 0, "a=(1); i='" + deep("(", "0", ")", 100_000) + "'; echo ${a[i]} ${a[$i]}", 2, nest, 5 * time.Second},
+		{"deep trap string", Limits{}, 0, "trap '" + deep("(", "true", ")", 100_000) + "' USR1; kill -USR1 $$", 2, nest, 5 * time.Second},
+		{"deep bash -c", Limits{}, 0, "bash -c '" + deep("(", "true", ")", 100_000) + "'", 2, nest, 5 * time.Second},
+		{"long && chain", Limits{}, 0, strings.Repeat("true && ", 5000) + "true", 2, nest, 5 * time.Second},
+		{"trap re-raise", Limits{MaxLoopIters: 20_000}, 0, `trap 'kill -USR1 $$' USR1; kill -USR1 $$`, StatusLimit, "loop iteration limit exceeded (20000)", 10 * time.Second},
+		{"trap re-raise in subshell", Limits{}, 0, `trap '(kill -USR1 $$)' USR1; kill -USR1 $$`, StatusLimit, "limit exceeded (1000)", 10 * time.Second},
+		{"recursive function", Limits{}, 0, `f() { f; }; f`, StatusLimit, "function nesting limit exceeded (1000)", 10 * time.Second},
+		{"recursive function in $(", Limits{}, 0, `f() { echo $(f); }; f`, StatusLimit, "function nesting limit exceeded (1000)", 10 * time.Second},
+		{"source self-loop", Limits{}, 0, `echo '. /tmp/s' > /tmp/s; . /tmp/s`, StatusLimit, "source nesting limit exceeded (1000)", 10 * time.Second},
+		{"eval chain", Limits{}, 0, `s='eval "$s"'; eval "$s"`, StatusLimit, "eval nesting limit exceeded (1000)", 10 * time.Second},
+		{"cmdsubst via eval", Limits{}, 0, `s='echo $(eval "$s")'; eval "$s"`, StatusLimit, "nesting limit exceeded (1000)", 10 * time.Second},
+		{"nested bash", Limits{}, 0, `echo 'bash /tmp/b' > /tmp/b; bash /tmp/b`, StatusLimit, "nesting limit exceeded (1000)", 10 * time.Second},
+		{"arith self-reference", Limits{}, 0, `a=a; echo $((a))`, 1, "expression recursion level exceeded", 5 * time.Second},
+		{"arith mutual reference", Limits{}, 0, `a=b b=a; echo $((a + 1))`, 1, "expression recursion level exceeded", 5 * time.Second},
+	}
+}
+
+// TestHostile runs each hostile script under a 64 MiB stack ceiling and
+// checks its status, its message, its time and that the Shell (and this
+// process) goes on.
+func TestHostile(t *testing.T) {
+	old := debug.SetMaxStack(hostileMaxStack)
+	defer debug.SetMaxStack(old)
+	for _, tt := range hostileCases() {
+		t.Run(tt.name, func(t *testing.T) {
+			sh := newTestShell(t, tt.lim)
+			if tt.mem > 0 {
+				sh.cfg.Sys = &commands.System{Memory: commands.NewMemory(tt.mem)}
+			}
+			start := time.Now()
+			var out, errb bytes.Buffer
+			st, err := sh.Run(context.Background(), tt.script, strings.NewReader(""), &out, &errb)
+			d := time.Since(start)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			errs := errb.String()
+			if st != tt.status {
+				t.Errorf("status %d, want %d (stderr %.300q)", st, tt.status, errs)
+			}
+			if !strings.Contains(errs, tt.stderr) {
+				t.Errorf("stderr %.300q does not mention %q", errs, tt.stderr)
+			}
+			if d > tt.maxDur {
+				t.Errorf("took %v, bound %v", d, tt.maxDur)
+			}
+			o, e, st := runScript(t, sh, "echo ok")
+			if o != "ok\n" || st != 0 {
+				t.Errorf("next run: %q %q %d", o, e, st)
+			}
+		})
+	}
+}

@@ -1,0 +1,344 @@
+package shell
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// The parse front door. Everything that reaches syntax.Parser (scripts,
+// eval, source, bash -c, traps, function bodies from saved state,
+// arithmetic strings and subscripts evaluated at run time) goes through
+// the functions of this file, which
+//
+//   - bound the parser's recursion: mvdan's parser recurses once or more
+//     per nesting level, and a Go stack overflow is a fatal error that no
+//     recover catches (it would end every sandbox of the process). The
+//     source is handed to the parser in small chunks through guardReader,
+//     and every chunk checks how deep the goroutine's stack is. A level
+//     needs at least one byte of input, so between two checks the parser
+//     can go at most guardChunk levels deeper. This measures the parser's
+//     real recursion, whatever the syntax (quotes, here-docs, case
+//     patterns), which no byte-level pre-scan can promise;
+//   - bound the depth of the tree it returns (MaxNesting levels), since
+//     the interpreter, the printer and syntax.Walk recurse over it too;
+//   - let scripts be bytes: invalid UTF-8 is mapped to private code points
+//     for the parser and back in the tree (see encodeBytes).
+
+// MaxNesting is the deepest nesting of the parsed tree a script may have
+// (subshells, groups, compound commands, substitutions, expansions and
+// arithmetic parentheses all count). It is a constant, not a Limit, since
+// parsed scripts are cached process-wide.
+const MaxNesting = 1000
+
+// guardChunk is the most bytes the parser gets per Read; guardFrames is the
+// stack depth (in frames) at which parsing stops. The parser uses 3 to 27
+// frames per level (measured 2026-12-02: `[[ ( ( ` 2.6, `${x:-` 5.5,
+// `$(` 7, `((( ` and `$(((` 25 while it tries arithmetic first), so
+// guardFrames is reached only well past MaxNesting levels, and at a few
+// hundred bytes a frame it is some megabytes of stack.
+const (
+	guardChunk  = 512
+	guardFrames = 40 * MaxNesting
+)
+
+// NestingError is a script nested deeper than MaxNesting (status 2, like a
+// syntax error).
+type NestingError struct{ Limit int }
+
+func (e *NestingError) Error() string {
+	return fmt.Sprintf("warren: nesting too deep (limit %d)", e.Limit)
+}
+
+var errTooDeep = &NestingError{Limit: MaxNesting}
+
+// guardReader feeds the parser in chunks, and panics with errTooDeep when
+// the stack under it is deeper than guardFrames.
+type guardReader struct {
+	s string
+	n int
+}
+
+func (g *guardReader) Read(p []byte) (int, error) {
+	if g.n >= len(g.s) {
+		return 0, io.EOF
+	}
+	if stackDeeper(guardFrames) {
+		panic(errTooDeep)
+	}
+	end := min(len(g.s), g.n+min(len(p), guardChunk))
+	n := copy(p, g.s[g.n:end])
+	g.n += n
+	return n, nil
+}
+
+// stackDeeper reports whether the calling goroutine has more than n
+// frames; it unwinds only as far as n, so it is cheap for shallow stacks.
+func stackDeeper(n int) bool {
+	var pc [1]uintptr
+	return runtime.Callers(n, pc[:]) > 0
+}
+
+// parseGuard turns a panic of the parser into an error: errTooDeep as
+// itself, anything else (mvdan panics on some invalid input) as a syntax
+// error. It reports whether the parser may be reused.
+func parseGuard(e any, err *error) {
+	if e == nil {
+		return
+	}
+	if ne, ok := e.(*NestingError); ok {
+		*err = ne
+		return
+	}
+	*err = fmt.Errorf("syntax error: cannot parse input (%v)", e)
+}
+
+// parseStmts parses src statement by statement (a script, source, traps).
+// A parser that panicked is not put back in the pool.
+func parseStmts(src string) (stmts []*syntax.Stmt, err error) {
+	enc, mapped := encodeBytes(src)
+	p := parserPool.Get().(*syntax.Parser)
+	defer func() {
+		if e := recover(); e != nil {
+			stmts = nil
+			parseGuard(e, &err)
+			return
+		}
+		parserPool.Put(p)
+	}()
+	err = p.Stmts(&guardReader{s: enc}, func(st *syntax.Stmt) bool {
+		stmts = append(stmts, st)
+		return true
+	})
+	if d := nestDepth(stmts); d > MaxNesting {
+		// Keep the statements before the deep one: bash would run them.
+		stmts, err = stmts[:d-MaxNesting-1], errTooDeep
+	}
+	if mapped {
+		decodeTree(stmts)
+	}
+	return stmts, err
+}
+
+// parseFile parses src whole (eval, functions from state, aliases).
+func parseFile(src string) (f *syntax.File, err error) {
+	enc, mapped := encodeBytes(src)
+	p := parserPool.Get().(*syntax.Parser)
+	defer func() {
+		if e := recover(); e != nil {
+			f = nil
+			parseGuard(e, &err)
+			return
+		}
+		parserPool.Put(p)
+	}()
+	f, err = p.Parse(&guardReader{s: enc}, "")
+	if err != nil {
+		return nil, err
+	}
+	if d := nestDepth(f.Stmts); d > MaxNesting {
+		return nil, errTooDeep
+	}
+	if mapped {
+		decodeTree(f.Stmts)
+	}
+	return f, nil
+}
+
+// parseArith parses an arithmetic expression given as a string (a
+// variable's value, a subscript).
+func parseArith(src string) (x syntax.ArithmExpr, err error) {
+	enc, mapped := encodeBytes(src)
+	p := parserPool.Get().(*syntax.Parser)
+	defer func() {
+		if e := recover(); e != nil {
+			x = nil
+			parseGuard(e, &err)
+			return
+		}
+		parserPool.Put(p)
+	}()
+	x, err = p.Arithmetic(&guardReader{s: enc})
+	if err != nil || x == nil {
+		return x, err
+	}
+	if nodeDepth(x, MaxNesting+1) > MaxNesting {
+		return nil, errTooDeep
+	}
+	if mapped {
+		decodeNode(x)
+	}
+	return x, nil
+}
+
+// parseWords parses src as words (subscripts, completion word lists).
+func parseWords(src string) (ws []*syntax.Word, err error) {
+	enc, mapped := encodeBytes(src)
+	p := parserPool.Get().(*syntax.Parser)
+	defer func() {
+		if e := recover(); e != nil {
+			ws = nil
+			parseGuard(e, &err)
+			return
+		}
+		parserPool.Put(p)
+	}()
+	err = p.Words(&guardReader{s: enc}, func(w *syntax.Word) bool {
+		ws = append(ws, w)
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range ws {
+		if nodeDepth(w, MaxNesting+1) > MaxNesting {
+			return nil, errTooDeep
+		}
+		if mapped {
+			decodeNode(w)
+		}
+	}
+	return ws, nil
+}
+
+// isNesting reports whether err is the nesting bound.
+func isNesting(err error) bool {
+	var ne *NestingError
+	return errors.As(err, &ne)
+}
+
+
+// nesting reports whether n opens a nesting level for MaxNesting.
+func nesting(n syntax.Node) bool {
+	switch n.(type) {
+	case *syntax.Subshell, *syntax.Block, *syntax.IfClause, *syntax.WhileClause,
+		*syntax.ForClause, *syntax.CaseClause, *syntax.FuncDecl, *syntax.CmdSubst,
+		*syntax.ProcSubst, *syntax.ParamExp, *syntax.ArithmExp, *syntax.ArithmCmd,
+		*syntax.ParenArithm, *syntax.TestClause, *syntax.ParenTest, *syntax.BinaryCmd,
+		*syntax.BinaryArithm, *syntax.UnaryArithm, *syntax.BinaryTest, *syntax.UnaryTest,
+		*syntax.CoprocClause:
+		return true
+	}
+	return false
+}
+
+// nodeDepth is the nesting depth of the tree under n, counting only the
+// nodes for which nesting holds; it stops descending past stop.
+func nodeDepth(n syntax.Node, stop int) int {
+	depth, deepest := 0, 0
+	var path []bool // whether each node on the walk's path counted
+	syntax.Walk(n, func(n syntax.Node) bool {
+		if n == nil {
+			if len(path) > 0 {
+				if path[len(path)-1] {
+					depth--
+				}
+				path = path[:len(path)-1]
+			}
+			return true
+		}
+		c := nesting(n)
+		if c {
+			depth++
+			deepest = max(deepest, depth)
+		}
+		if depth > stop {
+			if c {
+				depth-- // Walk sends no nil for a node it does not descend into
+			}
+			return false
+		}
+		path = append(path, c)
+		return true
+	})
+	return deepest
+}
+
+// nestDepth checks statements in order; it returns 0 when all are within
+// MaxNesting, else MaxNesting+1+i for the first statement i that is not.
+func nestDepth(stmts []*syntax.Stmt) int {
+	for i, st := range stmts {
+		if nodeDepth(st, MaxNesting+1) > MaxNesting {
+			return MaxNesting + 1 + i
+		}
+	}
+	return 0
+}
+
+// Scripts are bytes. The parser refuses invalid UTF-8, bash does not: each
+// invalid byte b is handed to the parser as the private-use code point
+// byteRune+b (U+10FF80..U+10FFFF) and turned back into b in the tree's
+// literals. A valid script pays one utf8.ValidString scan. (A script that
+// has both invalid bytes and those code points gets the bytes for both.)
+const byteRune = 0x10FF00
+
+func encodeBytes(s string) (string, bool) {
+	if utf8.ValidString(s) {
+		return s, false
+	}
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/4)
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && w == 1 {
+			b.WriteRune(byteRune + rune(s[i]))
+		} else {
+			b.WriteString(s[i : i+w])
+		}
+		i += w
+	}
+	return b.String(), true
+}
+
+// decodeBytes undoes encodeBytes in one string.
+func decodeBytes(s string) string {
+	if !strings.Contains(s, "\xf4\x8f") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if r >= byteRune+0x80 && r <= byteRune+0xff {
+			b.WriteByte(byte(r - byteRune))
+		} else {
+			b.WriteString(s[i : i+w])
+		}
+		i += w
+	}
+	return b.String()
+}
+
+func decodeTree(stmts []*syntax.Stmt) {
+	for _, st := range stmts {
+		decodeNode(st)
+	}
+}
+
+func decodeNode(n syntax.Node) {
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Lit:
+			n.Value = decodeBytes(n.Value)
+		case *syntax.SglQuoted:
+			n.Value = decodeBytes(n.Value)
+		case *syntax.Comment:
+			n.Text = decodeBytes(n.Text)
+		}
+		return true
+	})
+}
+
+// nestingFail ends the Run with status 2 and the nesting message (a script
+// nested too deep is a syntax error, wherever it is parsed).
+func (r *runner) nestingFail() error {
+	le := &limitError{what: fmt.Sprintf("nesting too deep (limit %d)", MaxNesting), status: 2}
+	r.rs.fail(le)
+	r.exiting = true
+	return le
+}
