@@ -212,7 +212,6 @@ func isNesting(err error) bool {
 	return errors.As(err, &ne)
 }
 
-
 // nesting reports whether n opens a nesting level for MaxNesting.
 func nesting(n syntax.Node) bool {
 	switch n.(type) {

@@ -163,7 +163,7 @@ type runner struct {
 	curArgs     []string // the resident command running (for ps)
 	hooks       *hooks   // what commands see of this runner; valid when hooksOf == r
 	hooksOf     *runner
-	shoptsOwned bool // shopts is private (else defaultShopts, never written)
+	shoptsOwned bool            // shopts is private (else defaultShopts, never written)
 	trapRunning map[string]bool // signals whose trap is running (re-raise is pending, not recursion)
 	trapPending map[string]bool
 }
