@@ -294,7 +294,7 @@ func (r *runner) matchPattern(pat, s string, forceCase bool) bool {
 	if r.shopts["nocasematch"] && !forceCase {
 		mode |= pattern.NoGlobCase
 	}
-	expr, err := pattern.Regexp(pat, mode|pattern.EntireString)
+	expr, err := r.patternRegexp(pat, mode|pattern.EntireString)
 	if err != nil {
 		return pat == s
 	}

@@ -59,6 +59,11 @@ func hostileCases() []hostileCase {
 		{"eval chain", Limits{}, 0, `s='eval "$s"'; eval "$s"`, StatusLimit, "eval nesting limit exceeded (1000)", 10 * time.Second},
 		{"cmdsubst via eval", Limits{}, 0, `s='echo $(eval "$s")'; eval "$s"`, StatusLimit, "nesting limit exceeded (1000)", 10 * time.Second},
 		{"nested bash", Limits{}, 0, `echo 'bash /tmp/b' > /tmp/b; bash /tmp/b`, StatusLimit, "nesting limit exceeded (1000)", 10 * time.Second},
+		{"deep brace expansion", Limits{}, 0, "echo " + deep("{a,", "b", "}", 100_000), StatusLimit, "brace nesting too deep (100000 levels, limit 100)", 5 * time.Second},
+		{"deep extglob", Limits{}, 0, "x='" + deep("@(", "a", ")", 100_000) + "'; [[ a == $x ]]", StatusLimit, "pattern nesting too deep (100000 groups, limit 200)", 5 * time.Second},
+		{"deep extglob in case", Limits{}, 0, "x='" + deep("@(", "a", ")", 100_000) + "'; case a in $x) ;; esac", StatusLimit, "pattern nesting too deep", 5 * time.Second},
+		{"deep extglob in ${x//}", Limits{}, 0, "x='" + deep("@(", "a", ")", 100_000) + "'; y=abc; echo ${y//$x/b}", StatusLimit, "pattern nesting too deep", 5 * time.Second},
+		{"deep regex", Limits{}, 0, "x='" + deep("(", "a", ")", 100_000) + "'; [[ a =~ $x ]]", 2, "", 5 * time.Second},
 		{"arith self-reference", Limits{}, 0, `a=a; echo $((a))`, 1, "expression recursion level exceeded", 5 * time.Second},
 		{"arith mutual reference", Limits{}, 0, `a=b b=a; echo $((a + 1))`, 1, "expression recursion level exceeded", 5 * time.Second},
 	}
@@ -98,5 +103,28 @@ func TestHostile(t *testing.T) {
 				t.Errorf("next run: %q %q %d", o, e, st)
 			}
 		})
+	}
+}
+
+// Bounds must not refuse ordinary input near them.
+func TestNestingNotRefused(t *testing.T) {
+	deep := func(open, mid, close string, n int) string {
+		return strings.Repeat(open, n) + mid + strings.Repeat(close, n)
+	}
+	tests := []struct{ script, want string }{
+		{deep("( ", "echo a", " )", 300), "a\n"},
+		{"echo " + deep("${x:-", "b", "}", 300), "b\n"},
+		{"echo $((" + deep("(", "2", ")", 300) + "))", "2\n"},
+		{"echo " + deep("{a,", "b", "}", 100) + " | wc -w", "101\n"},
+		{"x='" + deep("@(", "a", ")", 100) + "'; [[ a == $x ]] && echo m", "m\n"},
+		{"p=$(printf '%.0s(' {1..1000}); [[ $p == \"$p\" ]] && echo eq", "eq\n"},
+		{strings.Repeat("true && ", 500) + "echo c", "c\n"},
+	}
+	for _, tt := range tests {
+		sh := newTestShell(t, Limits{})
+		out, errs, st := runScript(t, sh, tt.script)
+		if out != tt.want || st != 0 {
+			t.Errorf("%.60q: %q %.200q %d, want %q", tt.script, out, errs, st, tt.want)
+		}
 	}
 }

@@ -695,7 +695,7 @@ func (r *runner) patRx(pat string, mode pattern.Mode) (*regexpT, bool) {
 	if r.shopts["nocasematch"] && false {
 		mode |= pattern.NoGlobCase
 	}
-	expr, err := pattern.Regexp(pat, mode)
+	expr, err := r.patternRegexp(pat, mode)
 	if err != nil {
 		return nil, false
 	}
@@ -765,7 +765,7 @@ func (r *runner) patRxAnchored(pat string, mode pattern.Mode, pre, post string, 
 	if r.shopts["extglob"] {
 		mode |= pattern.ExtendedOperators
 	}
-	expr, err := pattern.Regexp(pat, mode)
+	expr, err := r.patternRegexp(pat, mode)
 	if err != nil {
 		return nil, false
 	}

@@ -36,15 +36,23 @@ import (
 // parsed scripts are cached process-wide.
 const MaxNesting = 1000
 
-// guardChunk is the most bytes the parser gets per Read; guardFrames is the
-// stack depth (in frames) at which parsing stops. The parser uses 3 to 27
-// frames per level (measured 2026-12-02: `[[ ( ( ` 2.6, `${x:-` 5.5,
-// `$(` 7, `((( ` and `$(((` 25 while it tries arithmetic first), so
-// guardFrames is reached only well past MaxNesting levels, and at a few
-// hundred bytes a frame it is some megabytes of stack.
+// guardChunk is the most bytes the parser gets per Read; guardFrames is how
+// many frames the parser may add to the stack it was called on. The parser
+// uses 3 to 27 frames per level (measured 2026-12-02: `[[ ( ( ` 2.6,
+// `${x:-` 5.5, `$(` 7, `((( ` and `$(((` 25 while it tries arithmetic
+// first), so guardFrames is reached only well past MaxNesting levels, and
+// at a few hundred bytes a frame it is some megabytes of stack.
+//
+// Walking the stack costs time in its depth, and the runtime may already be
+// deep (eval inside functions), so sources shorter than guardFree bytes are
+// not checked at all: at one level per byte and guardPerByte frames per level they
+// cannot reach guardFrames. Longer ones count the frames under the parser
+// once, at its first Read, and check against that base.
 const (
-	guardChunk  = 512
-	guardFrames = 40 * MaxNesting
+	guardChunk   = 512
+	guardFrames  = 40 * MaxNesting
+	guardPerByte = 30 // frames one byte of input can add (27 measured)
+	guardFree    = guardFrames / guardPerByte
 )
 
 // NestingError is a script nested deeper than MaxNesting (status 2, like a
@@ -58,18 +66,32 @@ func (e *NestingError) Error() string {
 var errTooDeep = &NestingError{Limit: MaxNesting}
 
 // guardReader feeds the parser in chunks, and panics with errTooDeep when
-// the stack under it is deeper than guardFrames.
+// the parser has added more than guardFrames frames to the stack.
 type guardReader struct {
-	s string
-	n int
+	s     string
+	n     int
+	base  int // frames under the parser's first Read (sources over guardFree)
+	last  int // frames at the last count, when lastN bytes had been read
+	lastN int
 }
 
 func (g *guardReader) Read(p []byte) (int, error) {
 	if g.n >= len(g.s) {
 		return 0, io.EOF
 	}
-	if stackDeeper(guardFrames) {
-		panic(errTooDeep)
+	if len(g.s) > guardFree {
+		// Count again only when the bytes read since the last count could
+		// have taken the parser past guardFrames.
+		if g.n == 0 {
+			g.base = countFrames()
+			g.last, g.lastN = g.base, 0
+		} else if g.last+guardPerByte*(g.n-g.lastN) > g.base+guardFrames {
+			d := countFrames()
+			if d-g.base > guardFrames {
+				panic(errTooDeep)
+			}
+			g.last, g.lastN = d, g.n
+		}
 	}
 	end := min(len(g.s), g.n+min(len(p), guardChunk))
 	n := copy(p, g.s[g.n:end])
@@ -77,11 +99,18 @@ func (g *guardReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// stackDeeper reports whether the calling goroutine has more than n
-// frames; it unwinds only as far as n, so it is cheap for shallow stacks.
-func stackDeeper(n int) bool {
-	var pc [1]uintptr
-	return runtime.Callers(n, pc[:]) > 0
+// countFrames is the depth of the calling goroutine's stack.
+func countFrames() int {
+	var small [256]uintptr
+	if n := runtime.Callers(0, small[:]); n < len(small) {
+		return n
+	}
+	for size := 1 << 14; ; size *= 4 {
+		pcs := make([]uintptr, size)
+		if n := runtime.Callers(0, pcs); n < size {
+			return n
+		}
+	}
 }
 
 // parseGuard turns a panic of the parser into an error: errTooDeep as

@@ -185,6 +185,11 @@ func (r *runner) fields(words ...*syntax.Word) ([]string, bool) {
 	for _, w := range words {
 		ws := []*syntax.Word{w}
 		if r.opts[optBraceexpand] && hasBraceLit(w) {
+			if d := braceDepth(w); d > maxBraceNesting {
+				r.rs.fail(limitf("brace nesting too deep (%d levels, limit %d)", d, maxBraceNesting))
+				r.exiting = true
+				return nil, false
+			}
 			cp := *w
 			if syntax.SplitBraces(&cp) {
 				if n := braceCount(&cp); n > int64(r.rs.lim.MaxExpansion) {
@@ -761,7 +766,7 @@ func (r *runner) glob(pat string) ([]string, error) {
 			bases = next
 			continue
 		}
-		expr, err := pattern.Regexp(part, mode)
+		expr, err := r.patternRegexp(part, mode)
 		if err != nil {
 			return nil, nil
 		}
@@ -930,7 +935,7 @@ func (r *runner) matchPatternMode(pat, s string, mode pattern.Mode) bool {
 	if r.shopts["extglob"] {
 		mode |= pattern.ExtendedOperators
 	}
-	expr, err := pattern.Regexp(pat, mode)
+	expr, err := r.patternRegexp(pat, mode)
 	if err != nil {
 		return pat == s
 	}
