@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/warren-sandbox/warren/commands"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -62,6 +63,8 @@ type runState struct {
 	outMu    sync.Mutex
 	procMu   sync.Mutex
 	procTab  map[int]*job // live background jobs of the Run, by pid (ps, kill from commands)
+	fifoMu   sync.Mutex
+	fifos    map[string]*fifo // fifos opened in the Run, by path (fifo.go)
 }
 
 func (rs *runState) fail(le *limitError) {
@@ -163,8 +166,9 @@ type runner struct {
 	curArgs     []string // the resident command running (for ps)
 	hooks       *hooks   // what commands see of this runner; valid when hooksOf == r
 	hooksOf     *runner
-	shoptsOwned bool            // shopts is private (else defaultShopts, never written)
-	trapRunning map[string]bool // signals whose trap is running (re-raise is pending, not recursion)
+	shoptsOwned bool                  // shopts is private (else defaultShopts, never written)
+	mem         *commands.Reservation // this runner's memory charges (memory.go); nil until the first
+	trapRunning map[string]bool       // signals whose trap is running (re-raise is pending, not recursion)
 	trapPending map[string]bool
 }
 
@@ -324,6 +328,7 @@ func (r *runner) subshellRunner() *runner {
 	c.jobs = nil
 	c.exiting, c.breakN, c.contN, c.returning = false, 0, 0, false
 	c.trapRunning, c.trapPending = nil, nil // a subshell's own (stages run concurrently)
+	c.mem = nil                             // its own charges, given back when it ends
 	c.subshell++
 	c.bashpid = r.newPid()
 	c.ecfg = expand.Config{}
@@ -349,6 +354,7 @@ func (r *runner) cloneSession(s *Shell) *runner {
 	c.rs = nil
 	c.fds = nil
 	c.jobs = nil
+	c.mem, c.trapRunning, c.trapPending = nil, nil, nil
 	c.dirs = append([]string(nil), r.dirs...)
 	c.params = append([]string(nil), r.params...)
 	c.pidNext = new(atomic.Int64)
@@ -722,6 +728,7 @@ func (r *runner) cmd(c syntax.Command) {
 		sub := r.subshellRunner()
 		sub.stmts(c.Stmts)
 		sub.runExitTrap()
+		sub.closeMem()
 		r.status = sub.status
 	case *syntax.BinaryCmd:
 		switch c.Op {
@@ -1132,6 +1139,7 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 			goWork(func() {
 				defer wg.Done()
 				defer r.endJob()
+				defer sub.closeMem()
 				defer sub.recoverPanic()
 				sub.stmt(st)
 				sub.runExitTrap()
@@ -1150,6 +1158,7 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 			} else {
 				sub.stmt(st)
 				sub.runExitTrap()
+				sub.closeMem()
 			}
 			statuses[i] = sub.status
 			if myIn != nil {
@@ -1226,6 +1235,7 @@ func (r *runner) background(st *syntax.Stmt) {
 		defer r.rs.wg.Done()
 		defer r.endJob()
 		defer cancel()
+		defer sub.closeMem()
 		defer sub.recoverPanic()
 		sub.stmt(&cp)
 		sub.runExitTrap()

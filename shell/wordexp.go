@@ -182,6 +182,13 @@ func (r *runner) ifsValue() string {
 // fields expands words into argument fields.
 func (r *runner) fields(words ...*syntax.Word) ([]string, bool) {
 	var out []string
+	// The fields are charged while they are being expanded (their peak:
+	// `echo $x $x $x ...` must not hold many MaxStringBytes at once),
+	// beyond fieldsFree bytes, so that a session whose budget is full can
+	// still run `unset big`.
+	var held, total int64
+	defer func() { r.memGrow(-held) }()
+	charged := 0
 	for _, w := range words {
 		ws := []*syntax.Word{w}
 		if r.opts[optBraceexpand] && hasBraceLit(w) {
@@ -238,6 +245,18 @@ func (r *runner) fields(words ...*syntax.Word) ([]string, bool) {
 				r.rs.fail(limitf("expansion limit exceeded (%d fields, max %d)", len(out), r.rs.lim.MaxExpansion))
 				r.exiting = true
 				return nil, false
+			}
+			var n int64
+			for _, f := range out[charged:] {
+				n += strCost(f)
+			}
+			charged = len(out)
+			total += n
+			if n = total - fieldsFree - held; n > 0 {
+				if !r.memGrow(n) {
+					return nil, false
+				}
+				held += n
 			}
 		}
 	}
