@@ -170,6 +170,7 @@ type runner struct {
 	mem         *commands.Reservation // this runner's memory charges (memory.go); nil until the first
 	trapRunning map[string]bool       // signals whose trap is running (re-raise is pending, not recursion)
 	trapPending map[string]bool
+	arithNest   int // strings being evaluated as arithmetic (arith.go)
 }
 
 // defaultShopts are the shopt settings of a new session, shared by every
