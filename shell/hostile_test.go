@@ -15,8 +15,7 @@ import (
 // under: 64 MiB, a sixteenth of Go's default 1 GiB. A script that got past
 // a bound would end the test binary with "fatal error: stack overflow"
 // (which no recover catches), so passing proves the bounds hold with a wide
-// margin. Measured with the default limits: the deepest case (function
-// recursion to MaxCallDepth) uses about 4 MiB (TestStackAtLimits).
+// margin.
 const hostileMaxStack = 64 << 20
 
 type hostileCase struct {
@@ -50,6 +49,7 @@ func hostileCases() []hostileCase {
 		{"deep subscript", Limits{}, 0, "a=(1); i='" + deep("(", "0", ")", 100_000) + "'; echo ${a[i]} ${a[$i]}", 2, nest, 5 * time.Second},
 		{"deep trap string", Limits{}, 0, "trap '" + deep("(", "true", ")", 100_000) + "' USR1; kill -USR1 $$", 2, nest, 5 * time.Second},
 		{"deep bash -c", Limits{}, 0, "bash -c '" + deep("(", "true", ")", 100_000) + "'", 2, nest, 5 * time.Second},
+		{"deep $( in a here-doc", Limits{}, 0, "cat <<EOF\n" + deep("$(", "echo", ")", 100_000) + "\nEOF", 2, nest, 5 * time.Second},
 		{"long && chain", Limits{}, 0, strings.Repeat("true && ", 5000) + "true", 2, nest, 5 * time.Second},
 		{"trap re-raise", Limits{MaxLoopIters: 20_000}, 0, `trap 'kill -USR1 $$' USR1; kill -USR1 $$`, StatusLimit, "loop iteration limit exceeded (20000)", 10 * time.Second},
 		{"trap re-raise in subshell", Limits{}, 0, `trap '(kill -USR1 $$)' USR1; kill -USR1 $$`, StatusLimit, "limit exceeded (1000)", 10 * time.Second},

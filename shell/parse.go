@@ -144,7 +144,10 @@ func parseStmts(src string) (stmts []*syntax.Stmt, err error) {
 		stmts = append(stmts, st)
 		return true
 	})
-	if d := nestDepth(stmts); d > MaxNesting {
+	// Every level takes at least one byte of source, so short sources
+	// (most scripts and evals) need no walk. (A statement's own span is no
+	// guide: here-doc bodies lie outside it.)
+	if d := nestDepthOf(enc, stmts); d > MaxNesting {
 		// Keep the statements before the deep one: bash would run them.
 		stmts, err = stmts[:d-MaxNesting-1], errTooDeep
 	}
@@ -170,7 +173,7 @@ func parseFile(src string) (f *syntax.File, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if d := nestDepth(f.Stmts); d > MaxNesting {
+	if d := nestDepthOf(enc, f.Stmts); d > MaxNesting {
 		return nil, errTooDeep
 	}
 	if mapped {
@@ -196,7 +199,7 @@ func parseArith(src string) (x syntax.ArithmExpr, err error) {
 	if err != nil || x == nil {
 		return x, err
 	}
-	if nodeDepth(x, MaxNesting+1) > MaxNesting {
+	if len(src) > MaxNesting && nodeDepth(x, MaxNesting+1) > MaxNesting {
 		return nil, errTooDeep
 	}
 	if mapped {
@@ -225,7 +228,7 @@ func parseWords(src string) (ws []*syntax.Word, err error) {
 		return nil, err
 	}
 	for _, w := range ws {
-		if nodeDepth(w, MaxNesting+1) > MaxNesting {
+		if len(src) > MaxNesting && nodeDepth(w, MaxNesting+1) > MaxNesting {
 			return nil, errTooDeep
 		}
 		if mapped {
@@ -258,33 +261,41 @@ func nesting(n syntax.Node) bool {
 // nodeDepth is the nesting depth of the tree under n, counting only the
 // nodes for which nesting holds; it stops descending past stop.
 func nodeDepth(n syntax.Node, stop int) int {
-	depth, deepest := 0, 0
-	var path []bool // whether each node on the walk's path counted
-	syntax.Walk(n, func(n syntax.Node) bool {
-		if n == nil {
-			if len(path) > 0 {
-				if path[len(path)-1] {
-					depth--
-				}
-				path = path[:len(path)-1]
+	w := depthWalker{stop: stop}
+	w.path = w.buf[:0]
+	syntax.Walk(n, w.visit)
+	return w.deepest
+}
+
+type depthWalker struct {
+	depth, deepest, stop int
+	path                 []bool // whether each node on the walk's path counted
+	buf                  [64]bool
+}
+
+func (w *depthWalker) visit(n syntax.Node) bool {
+	if n == nil {
+		if k := len(w.path); k > 0 {
+			if w.path[k-1] {
+				w.depth--
 			}
-			return true
+			w.path = w.path[:k-1]
 		}
-		c := nesting(n)
-		if c {
-			depth++
-			deepest = max(deepest, depth)
-		}
-		if depth > stop {
-			if c {
-				depth-- // Walk sends no nil for a node it does not descend into
-			}
-			return false
-		}
-		path = append(path, c)
 		return true
-	})
-	return deepest
+	}
+	c := nesting(n)
+	if c {
+		w.depth++
+		w.deepest = max(w.deepest, w.depth)
+	}
+	if w.depth > w.stop {
+		if c {
+			w.depth-- // Walk sends no nil for a node it does not descend into
+		}
+		return false
+	}
+	w.path = append(w.path, c)
+	return true
 }
 
 // nestDepth checks statements in order; it returns 0 when all are within
@@ -369,4 +380,11 @@ func (r *runner) nestingFail() error {
 	r.rs.fail(le)
 	r.exiting = true
 	return le
+}
+
+func nestDepthOf(src string, stmts []*syntax.Stmt) int {
+	if len(src) <= MaxNesting {
+		return 0
+	}
+	return nestDepth(stmts)
 }
