@@ -2,6 +2,7 @@ package shell
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/pattern"
 	"mvdan.cc/sh/v3/syntax"
@@ -43,9 +44,32 @@ func (r *runner) patternRegexp(pat string, mode pattern.Mode) (string, error) {
 	}
 	rx, err := pattern.Regexp(pat, mode)
 	if err == nil {
+		rx = bytesRegexp(rx)
 		patternCache.put(key, rx)
 	}
 	return rx, err
+}
+
+// bytesRegexp makes a converted pattern compile when it holds invalid
+// UTF-8 (regexp refuses it; pattern.Regexp passes a plain pattern through
+// untouched): each invalid byte becomes U+FFFD, which is what regexp
+// decodes an invalid byte of the subject to. So an invalid byte matches
+// any one invalid byte (Go's regexp cannot tell them apart).
+func bytesRegexp(rx string) string {
+	if utf8.ValidString(rx) {
+		return rx
+	}
+	var b strings.Builder
+	for i := 0; i < len(rx); {
+		r, w := utf8.DecodeRuneInString(rx[i:])
+		if r == utf8.RuneError && w == 1 {
+			b.WriteString(`\x{FFFD}`)
+		} else {
+			b.WriteString(rx[i : i+w])
+		}
+		i += w
+	}
+	return b.String()
 }
 
 // extglobGroups counts the unescaped extglob operators of pat.
