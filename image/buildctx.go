@@ -58,12 +58,21 @@ func (c *Catalog) BuildTar(ctx context.Context, r io.Reader, dockerfile string, 
 	if err != nil || !n.ino.mode.IsRegular() {
 		return Manifest{}, fmt.Errorf("Dockerfile %q: not a file in the build context", name)
 	}
-	rc, err := n.ino.data()
+	rc, err := n.ino.open()
 	if err != nil {
 		return Manifest{}, err
 	}
 	defer rc.Close()
 	return c.buildDockerfile(ctx, rc, t, opts)
+}
+
+// open reads a regular file's content; an empty file from a tar has no
+// data function.
+func (ino *inode) open() (io.ReadCloser, error) {
+	if ino.data == nil {
+		return io.NopCloser(strings.NewReader("")), nil
+	}
+	return ino.data()
 }
 
 // hasMeta reports whether a COPY source is a pattern.
@@ -129,10 +138,10 @@ func hashNode(h io.Writer, n *node) error {
 	sub := &tree{root: n}
 	return sub.walk(func(p string, n *node) error {
 		fmt.Fprintf(h, "%s\x00%o\x00%d\x00%s\x00", p, n.ino.mode, n.ino.size, n.ino.target)
-		if !n.ino.mode.IsRegular() || n.ino.data == nil {
+		if !n.ino.mode.IsRegular() {
 			return nil
 		}
-		rc, err := n.ino.data()
+		rc, err := n.ino.open()
 		if err != nil {
 			return err
 		}

@@ -105,6 +105,8 @@ func TestBuildTar_Dockerfile(t *testing.T) {
 		{"named Dockerfile", []tarEntry{{name: "build/df", body: "FROM scratch\nCOPY x /z\n"}, {name: "x", body: "x"}}, "build/df", map[string]string{"z": "x"}, ""},
 		{"named Dockerfile missing", []tarEntry{{name: "x", body: "x"}}, "nope", nil, "not a file in the build context"},
 		{"named Dockerfile escapes", []tarEntry{{name: "x", body: "x"}}, "../etc/passwd", nil, "not a path inside"},
+		{"empty Dockerfile", []tarEntry{{name: "Dockerfile", body: ""}}, "", nil, "no instructions"},
+		{"COPY and ADD of empty files", []tarEntry{{name: "Dockerfile", body: "FROM scratch\nCOPY e /e\nADD e.tar /t/\n"}, {name: "e", body: ""}, {name: "e.tar", body: ""}}, "", map[string]string{"e": ""}, ""},
 		{"COPY through a symlink out", []tarEntry{{name: "Dockerfile", body: "FROM scratch\nCOPY etc /etc\n"}, {name: "etc", typ: '2', link: "/etc"}}, "", nil, "outside the build context"},
 	}
 	for _, tc := range cases {

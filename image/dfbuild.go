@@ -519,7 +519,7 @@ func (c *Catalog) copyStep(ctx context.Context, st *dfState, in Instruction, opt
 					}
 				}
 				sub := newTree(c.Limits)
-				rc, err := f.n.ino.data()
+				rc, err := f.n.ino.open()
 				if err != nil {
 					return err
 				}
