@@ -66,7 +66,7 @@ func TestCatalogImages_Tenants(t *testing.T) {
 		errIs        error
 		errText      string
 	}{
-		{"acme", "tools", "acme", nil, ""},  // its own shadows the shared one
+		{"acme", "tools", "acme", nil, ""},   // its own shadows the shared one
 		{"beta", "tools", "shared", nil, ""}, // the shared one
 		{"beta", "secret", "", errdefs.ErrNotFound, `not found for tenant "beta"`},
 		{"beta", "tenants/other/secret", "", api.ErrUnprocessable, "without the tenants/ prefix"},
