@@ -399,9 +399,16 @@ type Service interface {
 	DeleteSnapshot(ctx context.Context, name string) error
 
 	ListImages(ctx context.Context) ([]Image, error)
-	// BuildImage makes an image of a tar stream, named for this tenant
-	// (at most one opts).
-	BuildImage(ctx context.Context, name string, tar io.Reader, opts ...ImageBuildOptions) (Image, error)
+	// BuildImage makes an image of a tar stream, named for this tenant.
+	BuildImage(ctx context.Context, name string, tar io.Reader) (Image, error)
+}
+
+// ImageManager is implemented by Services that also build with options
+// and remove images (the manager and the client). The server answers 501
+// for those requests on a Service without it.
+type ImageManager interface {
+	// BuildImageWith is BuildImage with a named Dockerfile and ARG values.
+	BuildImageWith(ctx context.Context, name string, tar io.Reader, opts ImageBuildOptions) (Image, error)
 	// DeleteImage removes one of this tenant's images.
 	DeleteImage(ctx context.Context, name string) error
 }

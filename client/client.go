@@ -483,17 +483,22 @@ func (c *Client) ListImages(ctx context.Context) ([]api.Image, error) {
 	return imgs, err
 }
 
+var _ api.ImageManager = (*Client)(nil)
+
 // BuildImage uploads tar (a directory's files, or a Dockerfile's build
-// context) and builds it as the image name (at most one opts).
-func (c *Client) BuildImage(ctx context.Context, name string, tar io.Reader, opts ...api.ImageBuildOptions) (api.Image, error) {
+// context with its Dockerfile at the root) and builds it as the image name.
+func (c *Client) BuildImage(ctx context.Context, name string, tar io.Reader) (api.Image, error) {
+	return c.BuildImageWith(ctx, name, tar, api.ImageBuildOptions{})
+}
+
+// BuildImageWith is BuildImage with a named Dockerfile and ARG values.
+func (c *Client) BuildImageWith(ctx context.Context, name string, tar io.Reader, opts api.ImageBuildOptions) (api.Image, error) {
 	q := url.Values{"name": {name}}
-	for _, o := range opts {
-		if o.Dockerfile != "" {
-			q.Set("dockerfile", o.Dockerfile)
-		}
-		for k, v := range o.BuildArgs {
-			q.Add("build_arg", k+"="+v)
-		}
+	if opts.Dockerfile != "" {
+		q.Set("dockerfile", opts.Dockerfile)
+	}
+	for k, v := range opts.BuildArgs {
+		q.Add("build_arg", k+"="+v)
 	}
 	resp, err := c.do(ctx, "POST", "/v1/images", q, tar, "application/x-tar")
 	if err != nil {

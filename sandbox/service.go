@@ -458,16 +458,18 @@ type Builder interface {
 	Remove(ctx context.Context, tenant, name string) error
 }
 
-func (t *tenantView) BuildImage(ctx context.Context, name string, tar io.Reader, opts ...api.ImageBuildOptions) (api.Image, error) {
+var _ api.ImageManager = (*tenantView)(nil)
+
+func (t *tenantView) BuildImage(ctx context.Context, name string, tar io.Reader) (api.Image, error) {
+	return t.BuildImageWith(ctx, name, tar, api.ImageBuildOptions{})
+}
+
+func (t *tenantView) BuildImageWith(ctx context.Context, name string, tar io.Reader, opts api.ImageBuildOptions) (api.Image, error) {
 	b, ok := t.m.cfg.Images.(Builder)
 	if !ok {
 		return api.Image{}, api.Errorf(errdefs.ErrNotImplemented, "this node cannot build images")
 	}
-	var o api.ImageBuildOptions
-	if len(opts) > 0 {
-		o = opts[0]
-	}
-	return b.Build(ctx, t.tenant, name, tar, o)
+	return b.Build(ctx, t.tenant, name, tar, opts)
 }
 
 func (t *tenantView) DeleteImage(ctx context.Context, name string) error {

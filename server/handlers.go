@@ -675,7 +675,15 @@ func (s *Server) buildImage(w http.ResponseWriter, r *http.Request, svc api.Serv
 	if r.ContentLength > s.cfg.MaxFileBytes {
 		return api.Errorf(api.ErrTooLarge, "body of %d bytes; the limit is %d", r.ContentLength, s.cfg.MaxFileBytes)
 	}
-	img, err := svc.BuildImage(r.Context(), q["name"], http.MaxBytesReader(w, r.Body, s.cfg.MaxFileBytes), opts)
+	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxFileBytes)
+	var img api.Image
+	if im, ok := svc.(api.ImageManager); ok {
+		img, err = im.BuildImageWith(r.Context(), q["name"], body, opts)
+	} else if opts.Dockerfile != "" || opts.BuildArgs != nil {
+		return api.Errorf(errdefs.ErrNotImplemented, "this node builds only a tar's root Dockerfile, without build arguments")
+	} else {
+		img, err = svc.BuildImage(r.Context(), q["name"], body)
+	}
 	if err != nil {
 		return err
 	}
@@ -683,7 +691,11 @@ func (s *Server) buildImage(w http.ResponseWriter, r *http.Request, svc api.Serv
 }
 
 func (s *Server) deleteImage(w http.ResponseWriter, r *http.Request, svc api.Service) error {
-	if err := svc.DeleteImage(r.Context(), r.PathValue("name")); err != nil {
+	im, ok := svc.(api.ImageManager)
+	if !ok {
+		return api.Errorf(errdefs.ErrNotImplemented, "this node cannot remove images through the API")
+	}
+	if err := im.DeleteImage(r.Context(), r.PathValue("name")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

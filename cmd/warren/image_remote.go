@@ -71,7 +71,7 @@ func remoteBuild(cmd *cobra.Command, c *conn, tag, dockerfile, source string, bu
 		body = f
 	}
 	start := time.Now()
-	img, err := cl.BuildImage(cmd.Context(), tag, body, opts)
+	img, err := cl.BuildImageWith(cmd.Context(), tag, body, opts)
 	if err != nil {
 		return err
 	}
