@@ -610,7 +610,7 @@ func (r *runner) pathLookup(name string) (string, bool) {
 
 // runFile executes a file of the sandbox: a script (nested shell), an ELF
 // binary (native tier or a resident command of the same name) or a wasm
-// module (not available here).
+// module (the WASM tier, when the sandbox has one).
 func (r *runner) runFile(p string, args, extraEnv []string) {
 	fsys := r.sh.cfg.FS
 	fi, err := fsys.Stat(p)
@@ -668,6 +668,10 @@ func (r *runner) runFile(p string, args, extraEnv []string) {
 		r.status = 126
 		return
 	case bytes.HasPrefix(head, []byte("\x00asm")):
+		if r.sh.cfg.WASM != nil {
+			r.status = r.sh.cfg.WASM(r.context(), r.invocation(args, extraEnv), p)
+			return
+		}
 		r.errf("%s: cannot execute WebAssembly module: wasm tier not available", args[0])
 		r.status = 126
 		return

@@ -127,6 +127,7 @@ ENV GREETING=hi
 WORKDIR /srv/app
 RUN echo built > /srv/app/built
 USER 1000
+RUN id -u > /tmp/run-uid
 EXPOSE 8080
 CMD ["serve"]
 `,
@@ -142,8 +143,8 @@ CMD ["serve"]
 			t.Fatalf("image ls: %q", ls)
 		}
 		id := create("app")
-		got := exec(id, identity+`; echo $GREETING; cat hello.txt built`)
-		if want := "/srv/app 1000 /home/user user\nhi\nhello from the context\nbuilt\n"; got != want {
+		got := exec(id, identity+`; echo $GREETING; cat hello.txt built /tmp/run-uid`)
+		if want := "/srv/app 1000 /home/user user\nhi\nhello from the context\nbuilt\n1000\n"; got != want {
 			t.Fatalf("sandbox of the built image:\n%q\nwant\n%q", got, want)
 		}
 		// The same image under warren run starts the same way.
