@@ -181,6 +181,7 @@ func (s *Server) routes() []route {
 		{"DELETE", "/v1/snapshots/{name}", s.deleteSnapshot, authTenant},
 		{"GET", "/v1/images", s.listImages, authTenant},
 		{"POST", "/v1/images", s.buildImage, authTenant},
+		{"DELETE", "/v1/images/{name}", s.deleteImage, authTenant},
 		{"POST", "/v1/mcp", s.mcp, authTenant},
 	}
 }

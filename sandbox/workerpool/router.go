@@ -543,6 +543,56 @@ func (r *tenantRouter) BuildImage(ctx context.Context, name string, tar io.Reade
 	return svc.BuildImage(ctx, name, tar)
 }
 
+var _ api.ImageManager = (*tenantRouter)(nil)
+
+func (r *tenantRouter) imageManager() (api.ImageManager, error) {
+	svc, err := r.anyService()
+	if err != nil {
+		return nil, err
+	}
+	im, ok := svc.(api.ImageManager)
+	if !ok {
+		return nil, api.Errorf(errdefs.ErrNotImplemented, "this node's workers cannot build with options or remove images")
+	}
+	return im, nil
+}
+
+func (r *tenantRouter) BuildImageWith(ctx context.Context, name string, tar io.Reader, opts api.ImageBuildOptions) (api.Image, error) {
+	im, err := r.imageManager()
+	if err != nil {
+		return api.Image{}, err
+	}
+	return im.BuildImageWith(ctx, name, tar, opts)
+}
+
+// DeleteImage checks the tenant's sandboxes on every worker first: a
+// worker's own check sees only the sandboxes it runs.
+func (r *tenantRouter) DeleteImage(ctx context.Context, name string) error {
+	im, err := r.imageManager()
+	if err != nil {
+		return err
+	}
+	imgs, err := r.ListImages(ctx)
+	if err != nil {
+		return err
+	}
+	for _, img := range imgs {
+		if img.Name != name || img.Shared {
+			continue
+		}
+		sbs, err := r.List(ctx, api.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, sb := range sbs {
+			if sb.Image == img.Digest {
+				return api.Errorf(errdefs.ErrFailedPrecondition, "image %q is in use by a sandbox (%s): delete the sandboxes made from it first", name, sb.ID)
+			}
+		}
+	}
+	return im.DeleteImage(ctx, name)
+}
+
 // Handler wraps the front's handler so that a 503 carries Retry-After
 // (the longest restart delay of a worker that is down, at least 1s); a
 // handler that set its own keeps it.
