@@ -76,7 +76,7 @@ export class FileBrowser {
         : h("span", {}, f.name + (f.target ? " → " + f.target : ""));
     return h("tr", { dataset: { name: f.name, type: f.type } },
       h("td", {}, name), h("td", {}, f.type === "dir" ? "—" : bytes(f.size)), h("td", {}, h("code", {}, f.mode)), h("td", {}, ago(f.mod_time)),
-      h("td", { class: "actions" },
+      h("td", { class: "actions" }, h("div", { class: "acts" },
         f.type === "file" ? btn("Download", () => this.download(p, f.name)) : null,
         btn("Rename", async () => {
           const to = await ask(`Rename ${p} to:`, { label: "New path", value: p, ok: "Rename" });
@@ -89,7 +89,7 @@ export class FileBrowser {
           await api.deleteFile(this.id, p);
           if (this.viewer.dataset.path === p) this.viewer.hidden = true;
           await this.open(this.dir);
-        }, "danger")));
+        }, "danger"))));
   }
 
   async view(p, f) {

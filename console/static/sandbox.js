@@ -107,9 +107,9 @@ export function render(main, { id }) {
     clear(procRows).append(...ps.map((p) => h("tr", { dataset: { pid: p.pid } },
       h("td", {}, p.pid), h("td", {}, h("code", {}, p.command)),
       h("td", {}, p.running ? "running" : `exit ${p.result ? p.result.exit : "?"}`), h("td", {}, ago(p.started_at)),
-      h("td", { class: "actions" },
+      h("td", { class: "actions" }, h("div", { class: "acts" },
         h("button", { type: "button", dataset: { action: "output" }, onclick: () => show(p.pid) }, "Output"),
-        p.running ? h("button", { type: "button", class: "danger", dataset: { action: "kill" }, onclick: (ev) => busy(ev.currentTarget, async () => { await api.signal(id, p.pid, "TERM"); await drawProcesses(); }) }, "Stop") : null))));
+        p.running ? h("button", { type: "button", class: "danger", dataset: { action: "kill" }, onclick: (ev) => busy(ev.currentTarget, async () => { await api.signal(id, p.pid, "TERM"); await drawProcesses(); }) }, "Stop") : null)))));
     if (!ps.length) procRows.append(h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No background processes.")));
   }
 
@@ -119,7 +119,7 @@ export function render(main, { id }) {
     const mine = all.filter((s) => s.sandbox === id);
     clear(snapRows).append(...mine.map((s) => h("tr", { dataset: { name: s.name } },
       h("td", {}, s.name), h("td", {}, ago(s.created_at)),
-      h("td", { class: "actions" },
+      h("td", { class: "actions" }, h("div", { class: "acts" },
         h("button", { type: "button", dataset: { action: "from-snapshot" }, onclick: (ev) => busy(ev.currentTarget, async () => {
           const sb = await api.create({ snapshot: s.name });
           location.hash = "#/sandbox/" + encodeURIComponent(sb.id);
@@ -128,7 +128,7 @@ export function render(main, { id }) {
           if (!(await ask(`Delete snapshot ${s.name}?`, { ok: "Delete", danger: true }))) return;
           await api.deleteSnapshot(s.name);
           await drawSnapshots();
-        }) }, "Delete")))));
+        }) }, "Delete"))))));
     if (!mine.length) snapRows.append(h("tr", {}, h("td", { colspan: 3, class: "muted" }, "No snapshots of this sandbox.")));
   }
 

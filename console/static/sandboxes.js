@@ -7,9 +7,15 @@ import { h, clear, bytes, ago, age, banner, errText, ask } from "./dom.js";
 
 const POLL_MS = 2000;
 
+// shortImage keeps a digest readable: sha256: and the first 12 digits.
+export function shortImage(img) {
+  const m = /^(sha256:[0-9a-f]{12})[0-9a-f]{52}$/.exec(img || "");
+  return m ? m[1] + "…" : img;
+}
+
 const columns = [
   { key: "id", label: "ID", value: (s) => s.id },
-  { key: "image", label: "Image", value: (s) => s.image },
+  { key: "image", label: "Image", value: (s) => s.image, show: (s) => shortImage(s.image) },
   { key: "state", label: "State", value: (s) => s.state },
   { key: "age", label: "Age", value: (s) => -Date.parse(s.created_at), show: (s) => age(s.created_at) },
   { key: "active", label: "Last activity", value: (s) => -Date.parse(s.last_active), show: (s) => ago(s.last_active) },
@@ -89,7 +95,7 @@ export function render(main) {
         c.key === "id" ? h("a", { href: "#/sandbox/" + encodeURIComponent(s.id) }, s.id)
           : c.key === "state" ? h("span", { class: "state " + s.state }, s.state)
             : (c.show || c.value)(s))),
-      h("td", { class: "actions" }, actions));
+      h("td", { class: "actions" }, h("div", { class: "acts" }, actions)));
   }
 
   function draw() {

@@ -1,0 +1,384 @@
+package console_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/client"
+)
+
+var screenshots = flag.String("console.screenshots", "", "write a screenshot of each page of the browser test into this directory")
+
+const chromium = "/usr/bin/chromium"
+
+// browser is one headless Chromium for a test, with every console
+// message of its tabs recorded.
+type browser struct {
+	t     *testing.T
+	alloc context.Context
+	mu    sync.Mutex
+	msgs  []string
+	shots []string // names, in order, of the screenshots taken
+	dir   string
+}
+
+func needChromium(t *testing.T) {
+	if _, err := exec.LookPath(chromium); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is missing: scripts/test.sh installs Debian's chromium (scripts/test-packages.txt)", chromium)
+		}
+		t.Skipf("browser test skipped: %s is missing (apt-get install chromium)", chromium)
+	}
+}
+
+func newBrowser(t *testing.T) *browser {
+	needChromium(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium),
+		chromedp.NoSandbox, // CI runs as root
+		chromedp.Headless,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(1280, 800),
+		chromedp.UserDataDir(t.TempDir()),
+	}
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	// The first context starts the browser; tabs get browser contexts of
+	// their own under it.
+	root, cancelRoot := chromedp.NewContext(alloc)
+	t.Cleanup(cancelRoot)
+	if err := chromedp.Do(root); err != nil {
+		t.Fatalf("start %s: %v", chromium, err)
+	}
+	return &browser{t: t, alloc: root, dir: *screenshots}
+}
+
+// tab opens a new tab in its own browser context (its own
+// sessionStorage: a second user), recording its console.
+func (b *browser) tab(name string) context.Context {
+	ctx, cancel := chromedp.NewContext(b.alloc, chromedp.WithNewBrowserContext())
+	b.t.Cleanup(cancel)
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	b.t.Cleanup(cancelT)
+	msgs := chromedp.Console(ctx)
+	go func() {
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			if m.Type == "error" || m.IsException() || m.Type == chromedp.ConsoleType("warning") && m.Source == "security" {
+				b.mu.Lock()
+				b.msgs = append(b.msgs, fmt.Sprintf("%s: [%s %s] %s (%s:%d)", name, m.Type, m.Source, m.Text, m.URL, m.Line))
+				b.mu.Unlock()
+			}
+		}
+	}()
+	return ctx
+}
+
+// shot saves a screenshot of the tab when screenshots are asked for, and
+// keeps the tab for a screenshot on failure.
+func (b *browser) shot(ctx context.Context, name string) {
+	b.t.Helper()
+	if b.dir == "" {
+		return
+	}
+	b.save(ctx, b.dir, name)
+}
+
+func (b *browser) save(ctx context.Context, dir, name string) {
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	p := filepath.Join(dir, name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	b.t.Logf("screenshot: %s", p)
+}
+
+// onFailure writes a screenshot of tab into the test's output directory
+// (kept with -artifacts; else a directory under TMPDIR that is kept).
+func (b *browser) onFailure(ctx context.Context, name string) {
+	b.t.Cleanup(func() {
+		if !b.t.Failed() {
+			return
+		}
+		dir := b.dir
+		if dir == "" {
+			if f := flag.Lookup("test.artifacts"); f != nil && f.Value.String() == "true" {
+				dir = b.t.ArtifactDir()
+			} else if d, err := os.MkdirTemp("", "warren-console-failure-"); err == nil {
+				dir = d
+			}
+		}
+		// The tab's own context may have timed out: take the shot in a
+		// fresh one on the same target.
+		shotCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		b.save(shotCtx, dir, "failure-"+name)
+	})
+}
+
+// errors returns the console errors so far, except those matching allow.
+func (b *browser) errors(allow ...*regexp.Regexp) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+next:
+	for _, m := range b.msgs {
+		for _, re := range allow {
+			if re.MatchString(m) {
+				continue next
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func eval[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", js, err)
+	}
+	return v
+}
+
+// waitJS waits (bounded) until the expression is true.
+func waitJS(t *testing.T, ctx context.Context, what, js string) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(15*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 2000)`))
+		t.Fatalf("%s: %s never held: %v\npage:\n%s", what, js, err, body)
+	}
+}
+
+type css = chromedp.CSS
+
+// TestBrowser drives the console in a real headless Chromium against a
+// real node on loopback, as a person would: sign in, create, run, upload,
+// edit, fork, delete, look at the node; and checks what the API sees.
+func TestBrowser(t *testing.T) {
+	b := newBrowser(t)
+	n, srv := startServer(t)
+	ctx := context.Background()
+	admin, err := client.New(srv.URL, n.AdminKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyA, err := admin.CreateKey(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyB, err := admin.CreateKey(ctx, "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, err := client.New(srv.URL, keyA.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tab := b.tab("alice")
+	b.onFailure(tab, "alice")
+
+	// A wrong key: an error on the sign-in form, not a blank page.
+	do(t, tab, "open the console", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(css("#key")))
+	b.shot(tab, "signin")
+	if id := eval[string](t, tab, `document.activeElement.id`); id != "key" {
+		t.Errorf("focus on %q at sign-in, want the key field", id)
+	}
+	do(t, tab, "sign in with a wrong key", chromedp.SendKeys(css("#key"), "wk_not_a_key\r"))
+	waitJS(t, tab, "wrong key", `document.querySelector("#signin-error").textContent.includes("not known")`)
+	b.shot(tab, "signin-wrong-key")
+	if got := eval[string](t, tab, `sessionStorage.getItem("warren.key") || ""`); got != "" {
+		t.Errorf("a wrong key was stored: %q", got)
+	}
+
+	// The right key, typed and submitted from the keyboard alone.
+	do(t, tab, "sign in", chromedp.Clear(css("#key")), chromedp.SendKeys(css("#key"), keyA.Key+"\r"),
+		chromedp.WaitVisible(css("#create")))
+	waitJS(t, tab, "table loaded", `document.querySelector("#sandboxes").dataset.loaded === "true"`)
+	if u := eval[string](t, tab, `location.href`); strings.Contains(u, keyA.Key) {
+		t.Errorf("the key is in the URL: %s", u)
+	}
+
+	// Create a sandbox from the page.
+	do(t, tab, "create", chromedp.Click(css("#create")))
+	waitJS(t, tab, "one row", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 1`)
+	sbs, err := alice.List(ctx, api.ListOptions{})
+	if err != nil || len(sbs) != 1 {
+		t.Fatalf("API list after create: %v, %v", sbs, err)
+	}
+	id := sbs[0].ID
+	if got := eval[string](t, tab, `document.querySelector("#sandbox-rows tr[data-id]").dataset.id`); got != id {
+		t.Fatalf("row is %q, the API has %q", got, id)
+	}
+	b.shot(tab, "sandboxes")
+
+	// Its page: run a command in the exec box and read its output back.
+	do(t, tab, "open the sandbox", chromedp.Click(css(`#sandbox-rows a`)), chromedp.WaitVisible(css("#exec-script")))
+	waitJS(t, tab, "sandbox loaded", `document.querySelector("#main").dataset.loaded === "true"`)
+	do(t, tab, "exec", chromedp.SendKeys(css("#exec-script"), "echo hi > /tmp/a; ls /tmp"), chromedp.Click(css("#exec-run")))
+	waitJS(t, tab, "exec exit", `document.querySelector("#exec-output").dataset.exit === "0"`)
+	stdout := eval[string](t, tab, `[...document.querySelectorAll("#exec-output .stdout")].map(e => e.textContent).join("")`)
+	if !regexp.MustCompile(`(?m)^a$`).MatchString(stdout) {
+		t.Errorf("exec box stdout %q: want a line \"a\" (ls /tmp)", stdout)
+	}
+	if st := eval[string](t, tab, `document.querySelector("#exec-status").textContent`); !strings.HasPrefix(st, "exit 0") {
+		t.Errorf("exec status %q, want exit 0", st)
+	}
+	// A failing command shows its stderr and exit code.
+	do(t, tab, "exec failing", chromedp.SetValue(css("#exec-script"), "echo oops >&2; exit 3"), chromedp.Click(css("#exec-run")))
+	waitJS(t, tab, "exec exit 3", `document.querySelector("#exec-output").dataset.exit === "3"`)
+	if se := eval[string](t, tab, `[...document.querySelectorAll("#exec-output .stderr")].map(e => e.textContent).join("")`); se != "oops\n" {
+		t.Errorf("stderr %q, want oops", se)
+	}
+
+	// Upload a file into the listed directory; see it in the page and
+	// through the API.
+	waitJS(t, tab, "files listed", `!!document.querySelector("#file-rows").dataset.dir`)
+	dir := eval[string](t, tab, `document.querySelector("#file-rows").dataset.dir`)
+	local := filepath.Join(t.TempDir(), "up.txt")
+	if err := os.WriteFile(local, []byte("uploaded from the browser\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	do(t, tab, "upload", chromedp.SetUploadFiles(css("#upload"), []string{local}))
+	waitJS(t, tab, "uploaded row", `!!document.querySelector('#file-rows tr[data-name="up.txt"]')`)
+	remote := strings.TrimSuffix(dir, "/") + "/up.txt"
+	data, err := alice.ReadFile(ctx, id, remote, 0, 0)
+	if err != nil || string(data) != "uploaded from the browser\n" {
+		t.Fatalf("API read of %s after upload: %q, %v", remote, data, err)
+	}
+
+	// Edit and save it.
+	do(t, tab, "open in the editor", chromedp.Click(css(`#file-rows tr[data-name="up.txt"] button[data-open]`)), chromedp.WaitVisible(css("#editor")))
+	if v := eval[string](t, tab, `document.querySelector("#editor").value`); v != "uploaded from the browser\n" {
+		t.Errorf("editor shows %q", v)
+	}
+	do(t, tab, "edit and save", chromedp.SetValue(css("#editor"), "edited in the console\n"), chromedp.Click(css("#save")))
+	waitJS(t, tab, "saved", `document.querySelector("#save-status").textContent.startsWith("Saved")`)
+	if data, err := alice.ReadFile(ctx, id, remote, 0, 0); err != nil || string(data) != "edited in the console\n" {
+		t.Errorf("API read after save: %q, %v", data, err)
+	}
+	b.shot(tab, "sandbox")
+
+	// Background process: start one and see its output.
+	do(t, tab, "start a process", chromedp.SendKeys(css("#process-script"), "echo from-the-background"), chromedp.Click(css("#process-start")))
+	waitJS(t, tab, "process output", `document.querySelector("#process-output").textContent.includes("from-the-background") && !!document.querySelector("#process-output .exit")`)
+
+	// Fork from the Sandboxes page: two rows; then delete the fork after
+	// confirming.
+	do(t, tab, "back to the list", chromedp.Click(css(`#nav a[data-nav="sandboxes"]`)))
+	waitJS(t, tab, "list again", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 1`)
+	do(t, tab, "fork", chromedp.Click(css(`#sandbox-rows button[data-action="fork"]`)))
+	waitJS(t, tab, "two rows", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 2`)
+	if sbs, err := alice.List(ctx, api.ListOptions{}); err != nil || len(sbs) != 2 {
+		t.Fatalf("API list after fork: %d, %v", len(sbs), err)
+	}
+	fork := eval[string](t, tab, fmt.Sprintf(`[...document.querySelectorAll("#sandbox-rows tr[data-id]")].map(r => r.dataset.id).find(x => x !== %q)`, id))
+	b.shot(tab, "sandboxes-forked")
+	do(t, tab, "delete the fork", chromedp.Click(css(fmt.Sprintf(`#sandbox-rows tr[data-id=%q] button[data-action="delete"]`, fork))), chromedp.WaitVisible(css("#dialog-ok")))
+	b.shot(tab, "confirm-delete")
+	// Cancel first: nothing is deleted.
+	do(t, tab, "cancel", chromedp.Click(css("#dialog-cancel")), chromedp.WaitNotVisible(css("#dialog")))
+	if sbs, _ := alice.List(ctx, api.ListOptions{}); len(sbs) != 2 {
+		t.Fatalf("cancelled delete deleted: %d sandboxes", len(sbs))
+	}
+	do(t, tab, "delete for real", chromedp.Click(css(fmt.Sprintf(`#sandbox-rows tr[data-id=%q] button[data-action="delete"]`, fork))),
+		chromedp.WaitVisible(css("#dialog-ok")), chromedp.Click(css("#dialog-ok")))
+	waitJS(t, tab, "one row after delete", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 1`)
+	if _, err := alice.Get(ctx, fork); err == nil {
+		t.Errorf("fork %s still exists after delete", fork)
+	}
+
+	// Node page: charts drawn from /metrics.
+	do(t, tab, "node page", chromedp.Click(css(`#nav a[data-nav="node"]`)))
+	waitJS(t, tab, "two samples", `Number(document.querySelector("#main").dataset.samples) >= 2`)
+	if got := eval[string](t, tab, `document.querySelector("#stat-running").textContent`); got != "1" {
+		t.Errorf("node page: %s running, want 1", got)
+	}
+	if n := eval[int](t, tab, `document.querySelectorAll("#chart-rate path.line, #chart-memory path.line").length`); n < 2 {
+		t.Errorf("node page draws %d chart lines, want the rate and memory lines", n)
+	}
+	b.shot(tab, "node")
+
+	// A narrow window: nothing wider than the screen.
+	for _, page := range []string{"#/node", "#/sandbox/" + id, "#/"} {
+		do(t, tab, "narrow "+page, chromedp.EmulateViewport(390, 800), chromedp.Evaluate[chromedp.Void](`location.hash = "`+page+`"`))
+		waitJS(t, tab, "page shown", `document.querySelector("#main").childElementCount > 0`)
+		// Layout settles after the viewport change and the page's first
+		// fetches: give it a moment before judging.
+		fits := `document.documentElement.scrollWidth <= window.innerWidth`
+		if _, err := chromedp.Run(tab, chromedp.Poll[bool](fits, chromedp.WithPollingTimeout(3*time.Second))); err != nil {
+			w := eval[int](t, tab, `document.documentElement.scrollWidth - window.innerWidth`)
+			wide := eval[string](t, tab, `[...document.querySelectorAll("#main *")].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest(".scroll")).slice(0, 5).map(e => e.tagName + "#" + e.id + "." + e.className).join(", ")`)
+			t.Errorf("narrow window, %s: the page is %d px wider than the window (%s)", page, w, wide)
+		}
+
+	}
+	b.shot(tab, "sandboxes-narrow")
+	do(t, tab, "wide again", chromedp.EmulateViewport(1280, 800))
+
+	// A second tenant, in its own browser context, sees none of alice's
+	// sandboxes, and cannot open one by its id.
+	tabB := b.tab("bob")
+	b.onFailure(tabB, "bob")
+	do(t, tabB, "bob signs in", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(css("#key")),
+		chromedp.SendKeys(css("#key"), keyB.Key+"\r"), chromedp.WaitVisible(css("#create")))
+	waitJS(t, tabB, "bob's table", `document.querySelector("#sandboxes").dataset.loaded === "true"`)
+	if n := eval[int](t, tabB, `document.querySelectorAll("#sandbox-rows tr[data-id]").length`); n != 0 {
+		t.Errorf("bob sees %d sandboxes, want none", n)
+	}
+	do(t, tabB, "bob opens alice's sandbox", chromedp.Evaluate[chromedp.Void](`location.hash = "#/sandbox/`+id+`"`))
+	waitJS(t, tabB, "not found banner", `!document.querySelector("#banner").hidden && document.querySelector("#banner").textContent.includes("does not exist")`)
+
+	// The capture works: the browser's own log of the wrong key's 401 was
+	// seen (so an empty list below means no errors, not no listening).
+	if all := b.errors(); !slices.ContainsFunc(all, regexp.MustCompile(`status of 401`).MatchString) {
+		t.Errorf("the console capture missed the wrong key's 401; it saw: %q", all)
+	}
+	// No console errors, except the 401 of the wrong key and the 404 of
+	// bob's look at alice's sandbox, which the browser logs itself.
+	if errs := b.errors(
+		regexp.MustCompile(`^alice: \[error network\] .*status of 401`),
+		regexp.MustCompile(`^bob: \[error network\] .*status of 404`),
+	); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
