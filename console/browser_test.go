@@ -1,9 +1,11 @@
 package console_test
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -183,19 +185,38 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 func waitJS(t *testing.T, ctx context.Context, what, js string) {
 	t.Helper()
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(15*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-		body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 2000)`))
+		body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`"filter=" + (document.querySelector("#filter") || {}).value + "\n" + document.body.innerText.slice(0, 2000)`))
 		t.Fatalf("%s: %s never held: %v\npage:\n%s", what, js, err, body)
 	}
 }
 
 type css = chromedp.CSS
 
+// syncBuffer is the server's log, written from its handlers' goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // TestBrowser drives the console in a real headless Chromium against a
 // real node on loopback, as a person would: sign in, create, run, upload,
 // edit, fork, delete, look at the node; and checks what the API sees.
 func TestBrowser(t *testing.T) {
 	b := newBrowser(t)
-	n, srv := startServer(t)
+	var logs syncBuffer
+	n, srv := startServerLog(t, slog.New(slog.NewJSONHandler(&logs, nil)))
 	ctx := context.Background()
 	admin, err := client.New(srv.URL, n.AdminKey)
 	if err != nil {
@@ -313,6 +334,37 @@ func TestBrowser(t *testing.T) {
 	}
 	fork := eval[string](t, tab, fmt.Sprintf(`[...document.querySelectorAll("#sandbox-rows tr[data-id]")].map(r => r.dataset.id).find(x => x !== %q)`, id))
 	b.shot(tab, "sandboxes-forked")
+
+	// Filter to one row, then clear it.
+	do(t, tab, "filter", chromedp.SendKeys(css("#filter"), fork))
+	waitJS(t, tab, "filtered", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 1 && document.querySelector("#sandbox-rows tr[data-id]").dataset.id === "`+fork+`"`)
+	do(t, tab, "clear filter", chromedp.Evaluate[chromedp.Void](`{ const f = document.querySelector("#filter"); f.value = ""; f.dispatchEvent(new Event("input")); }`))
+	waitJS(t, tab, "unfiltered", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 2`)
+
+	// Sort by id from the keyboard: focus the header button, press Enter.
+	do(t, tab, "sort by id", chromedp.Focus(css(`button.sort[data-sort="id"]`)), chromedp.KeyEvent("\r"))
+	waitJS(t, tab, "sorted by id", `document.querySelector('button.sort[data-sort="id"]').parentElement.getAttribute("aria-sort") === "ascending"`)
+	ids := eval[[]string](t, tab, `[...document.querySelectorAll("#sandbox-rows tr[data-id]")].map(r => r.dataset.id)`)
+	if !slices.IsSorted(ids) {
+		t.Errorf("rows after sorting by id: %v", ids)
+	}
+
+	// Hibernate and resume the fork from its row.
+	do(t, tab, "hibernate", chromedp.Click(css(fmt.Sprintf(`#sandbox-rows tr[data-id=%q] button[data-action="hibernate"]`, fork))))
+	waitJS(t, tab, "standby row", `document.querySelector('#sandbox-rows tr[data-id="`+fork+`"]').dataset.state === "standby"`)
+	if sb, err := alice.Get(ctx, fork); err != nil || sb.State != api.StateStandby {
+		t.Errorf("API after hibernate: %v, %v", sb.State, err)
+	}
+	do(t, tab, "resume", chromedp.Click(css(fmt.Sprintf(`#sandbox-rows tr[data-id=%q] button[data-action="resume"]`, fork))))
+	waitJS(t, tab, "running row", `document.querySelector('#sandbox-rows tr[data-id="`+fork+`"]').dataset.state === "running"`)
+
+	// Snapshot the first one, named in the dialog.
+	do(t, tab, "snapshot", chromedp.Click(css(fmt.Sprintf(`#sandbox-rows tr[data-id=%q] button[data-action="snapshot"]`, id))),
+		chromedp.WaitVisible(css("#dialog-input")), chromedp.SendKeys(css("#dialog-input"), "snap1\r"))
+	waitJS(t, tab, "snapshot banner", `document.querySelector("#banner").textContent.includes("snap1")`)
+	if snap, err := alice.GetSnapshot(ctx, "snap1"); err != nil || snap.Sandbox != id {
+		t.Fatalf("API snapshot snap1: %+v, %v (banner %q)", snap, err, eval[string](t, tab, `document.querySelector("#banner").textContent`))
+	}
 	do(t, tab, "delete the fork", chromedp.Click(css(fmt.Sprintf(`#sandbox-rows tr[data-id=%q] button[data-action="delete"]`, fork))), chromedp.WaitVisible(css("#dialog-ok")))
 	b.shot(tab, "confirm-delete")
 	// Cancel first: nothing is deleted.
@@ -325,6 +377,20 @@ func TestBrowser(t *testing.T) {
 	waitJS(t, tab, "one row after delete", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 1`)
 	if _, err := alice.Get(ctx, fork); err == nil {
 		t.Errorf("fork %s still exists after delete", fork)
+	}
+
+	// "Create from here" on the sandbox's snapshots: a new sandbox with
+	// the snapshot's files.
+	do(t, tab, "sandbox page again", chromedp.Click(css(fmt.Sprintf(`#sandbox-rows tr[data-id=%q] a`, id))))
+	waitJS(t, tab, "snapshot listed", `!!document.querySelector('#snapshot-rows tr[data-name="snap1"]')`)
+	do(t, tab, "create from here", chromedp.Click(css(`#snapshot-rows tr[data-name="snap1"] button[data-action="from-snapshot"]`)))
+	waitJS(t, tab, "on the new sandbox", `location.hash.startsWith("#/sandbox/") && !location.hash.endsWith("`+id+`") && document.querySelector("#main").dataset.loaded === "true"`)
+	fromSnap := eval[string](t, tab, `document.querySelector("#sandbox-id").textContent`)
+	if data, err := alice.ReadFile(ctx, fromSnap, remote, 0, 0); err != nil || string(data) != "edited in the console\n" {
+		t.Errorf("sandbox %s from snap1: %s is %q, %v", fromSnap, remote, data, err)
+	}
+	if err := alice.Delete(ctx, fromSnap); err != nil {
+		t.Fatal(err)
 	}
 
 	// Node page: charts drawn from /metrics.
@@ -368,6 +434,10 @@ func TestBrowser(t *testing.T) {
 	do(t, tabB, "bob opens alice's sandbox", chromedp.Evaluate[chromedp.Void](`location.hash = "#/sandbox/`+id+`"`))
 	waitJS(t, tabB, "not found banner", `!document.querySelector("#banner").hidden && document.querySelector("#banner").textContent.includes("does not exist")`)
 
+	// The key travels in headers only: never in the server's log.
+	if l := logs.String(); !strings.Contains(l, "/v1/sandboxes") || strings.Contains(l, keyA.Key) || strings.Contains(l, keyB.Key) {
+		t.Errorf("server log has no requests, or has a key (%d bytes)", len(l))
+	}
 	// The capture works: the browser's own log of the wrong key's 401 was
 	// seen (so an empty list below means no errors, not no listening).
 	if all := b.errors(); !slices.ContainsFunc(all, regexp.MustCompile(`status of 401`).MatchString) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,8 +21,12 @@ import (
 // startServer is a real node (store/dir, bbolt, real shell and vfs) with
 // the console mounted, behind an HTTP server on loopback.
 func startServer(t testing.TB) (*node.Node, *httptest.Server) {
+	return startServerLog(t, nil)
+}
+
+func startServerLog(t testing.TB, log *slog.Logger) (*node.Node, *httptest.Server) {
 	t.Helper()
-	n, err := node.Open(context.Background(), node.Options{Dir: t.TempDir(), TickInterval: 20 * time.Millisecond})
+	n, err := node.Open(context.Background(), node.Options{Dir: t.TempDir(), TickInterval: 20 * time.Millisecond, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,6 +75,9 @@ export function ask(text, { label, value = "", ok = "OK", danger = false } = {})
   const okBtn = document.getElementById("dialog-ok");
   okBtn.textContent = ok;
   okBtn.className = danger ? "danger" : "primary";
+  // Enter in the field means OK (the form's implicit submission would
+  // pick its first button, Cancel).
+  input.onkeydown = (ev) => { if (ev.key === "Enter") { ev.preventDefault(); d.close("ok"); } };
   return new Promise((resolve) => {
     d.addEventListener("close", () => {
       const yes = d.returnValue === "ok";
@@ -82,6 +85,6 @@ export function ask(text, { label, value = "", ok = "OK", danger = false } = {})
     }, { once: true });
     d.returnValue = "";
     d.showModal();
-    (label ? input : okBtn).focus();
+    if (label) { input.focus(); input.select(); } else okBtn.focus();
   });
 }

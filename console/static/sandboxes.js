@@ -68,7 +68,12 @@ export function render(main) {
     clear(thead).append(h("tr", {}, columns.map((c) => {
       const dir = sort.key === c.key ? (sort.dir > 0 ? "ascending" : "descending") : "none";
       return h("th", { scope: "col", "aria-sort": dir },
-        h("button", { type: "button", class: "sort", dataset: { sort: c.key }, onclick: () => { sort = { key: c.key, dir: sort.key === c.key ? -sort.dir : 1 }; draw(); } },
+        h("button", { type: "button", class: "sort", dataset: { sort: c.key }, onclick: () => {
+          sort = { key: c.key, dir: sort.key === c.key ? -sort.dir : 1 };
+          header();
+          thead.querySelector(`button[data-sort="${c.key}"]`).focus();
+          draw();
+        } },
           c.label, sort.key === c.key ? (sort.dir > 0 ? " ▲" : " ▼") : ""));
     }), h("th", { scope: "col" }, "Actions")));
   }
@@ -98,8 +103,11 @@ export function render(main) {
       h("td", { class: "actions" }, h("div", { class: "acts" }, actions)));
   }
 
+  // rows keeps each sandbox's <tr> across refreshes, rebuilt only when
+  // what its actions depend on changes: a poll must not replace the
+  // button under a user's pointer or focus.
+  const rows = new Map(); // id -> {sig, tr}
   function draw() {
-    header();
     const q = filter.value.trim().toLowerCase();
     const col = columns.find((c) => c.key === sort.key);
     const shown = list.filter((s) => !q || [s.id, s.image, s.state].some((v) => (v || "").toLowerCase().includes(q)));
@@ -107,14 +115,23 @@ export function render(main) {
       const x = col.value(a), y = col.value(b);
       return (x < y ? -1 : x > y ? 1 : 0) * sort.dir || (a.id < b.id ? -1 : 1);
     });
-    // Keep focus on the same button across a refresh (keyboard users).
-    const f = document.activeElement;
-    const focusKey = f && f.dataset && f.dataset.action ? [f.dataset.action, f.dataset.id] : null;
-    clear(tbody).append(...shown.map(row));
-    if (!shown.length) tbody.append(h("tr", {}, h("td", { colspan: columns.length + 1, class: "muted" }, list.length ? "No sandbox matches the filter." : "No sandboxes yet: create one above.")));
-    if (focusKey) {
-      const again = tbody.querySelector(`button[data-action="${focusKey[0]}"][data-id="${CSS.escape(focusKey[1])}"]`);
-      if (again) again.focus();
+    const ids = new Set(list.map((s) => s.id));
+    for (const id of rows.keys()) if (!ids.has(id)) rows.delete(id);
+    const want = shown.map((s) => {
+      const sig = JSON.stringify([s.state, s.image, s.state === "running" ? s.disk_bytes : 0]);
+      let r = rows.get(s.id);
+      if (!r || r.sig !== sig) {
+        r = { sig, tr: row(s) };
+        rows.set(s.id, r);
+      } else {
+        for (const c of columns) if (c.key === "age" || c.key === "active") r.tr.querySelector(`td[data-col="${c.key}"]`).textContent = c.show(s);
+      }
+      return r.tr;
+    });
+    if (!shown.length) {
+      tbody.replaceChildren(h("tr", {}, h("td", { colspan: columns.length + 1, class: "muted" }, list.length ? "No sandbox matches the filter." : "No sandboxes yet: create one above.")));
+    } else if (tbody.children.length !== want.length || want.some((tr, i) => tbody.children[i] !== tr)) {
+      tbody.replaceChildren(...want);
     }
     count.textContent = `${shown.length} of ${list.length}`;
   }
@@ -137,6 +154,7 @@ export function render(main) {
   api.images().then((imgs) => {
     for (const i of imgs || []) imageSel.append(h("option", { value: i.name }, i.name));
   }).catch((e) => banner("Cannot list images: " + errText(e)));
+  header();
   draw();
   poll();
   return () => { stopped = true; clearTimeout(timer); };
