@@ -167,6 +167,10 @@ next:
 
 func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
+	// A step that waits on an element that never comes fails here, not
+	// at the tab's deadline.
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
@@ -275,6 +279,9 @@ func TestBrowser(t *testing.T) {
 	// Its page: run a command in the exec box and read its output back.
 	do(t, tab, "open the sandbox", chromedp.Click(css(`#sandbox-rows a`)), chromedp.WaitVisible(css("#exec-script")))
 	waitJS(t, tab, "sandbox loaded", `document.querySelector("#main").dataset.loaded === "true"`)
+	if facts := eval[string](t, tab, `document.querySelector("#sandbox-facts").textContent`); !strings.Contains(facts, "Staterunning") || strings.Contains(facts, "[object") {
+		t.Errorf("sandbox facts read %q", facts)
+	}
 	do(t, tab, "exec", chromedp.SendKeys(css("#exec-script"), "echo hi > /tmp/a; ls /tmp"), chromedp.Click(css("#exec-run")))
 	waitJS(t, tab, "exec exit", `document.querySelector("#exec-output").dataset.exit === "0"`)
 	stdout := eval[string](t, tab, `[...document.querySelectorAll("#exec-output .stdout")].map(e => e.textContent).join("")`)
@@ -284,6 +291,7 @@ func TestBrowser(t *testing.T) {
 	if st := eval[string](t, tab, `document.querySelector("#exec-status").textContent`); !strings.HasPrefix(st, "exit 0") {
 		t.Errorf("exec status %q, want exit 0", st)
 	}
+	b.shot(tab, "sandbox-exec")
 	// A failing command shows its stderr and exit code.
 	do(t, tab, "exec failing", chromedp.SetValue(css("#exec-script"), "echo oops >&2; exit 3"), chromedp.Click(css("#exec-run")))
 	waitJS(t, tab, "exec exit 3", `document.querySelector("#exec-output").dataset.exit === "3"`)
@@ -318,6 +326,26 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("API read after save: %q, %v", data, err)
 	}
 	b.shot(tab, "sandbox")
+
+	// Rename a copy and delete it, each through the page's dialog.
+	if err := alice.WriteFile(ctx, id, api.WriteFileRequest{Path: strings.TrimSuffix(dir, "/") + "/copy.txt", Data: strings.NewReader("copy\n")}); err != nil {
+		t.Fatal(err)
+	}
+	do(t, tab, "refresh the listing", chromedp.Click(css(`#files-path + button`)))
+	waitJS(t, tab, "copy listed", `!!document.querySelector('#file-rows tr[data-name="copy.txt"]')`)
+	renamed := strings.TrimSuffix(dir, "/") + "/renamed.txt"
+	do(t, tab, "rename", chromedp.Click(css(`#file-rows tr[data-name="copy.txt"] button[data-action="rename"]`)),
+		chromedp.WaitVisible(css("#dialog-input")), chromedp.SendKeys(css("#dialog-input"), renamed+"\r"))
+	waitJS(t, tab, "renamed row", `!!document.querySelector('#file-rows tr[data-name="renamed.txt"]') && !document.querySelector('#file-rows tr[data-name="copy.txt"]')`)
+	if data, err := alice.ReadFile(ctx, id, renamed, 0, 0); err != nil || string(data) != "copy\n" {
+		t.Errorf("API read of %s after rename: %q, %v", renamed, data, err)
+	}
+	do(t, tab, "delete a file", chromedp.Click(css(`#file-rows tr[data-name="renamed.txt"] button[data-action="delete"]`)),
+		chromedp.WaitVisible(css("#dialog-ok")), chromedp.Click(css("#dialog-ok")))
+	waitJS(t, tab, "file gone", `!document.querySelector('#file-rows tr[data-name="renamed.txt"]')`)
+	if _, err := alice.Stat(ctx, id, renamed); err == nil {
+		t.Errorf("%s still exists after delete from the page", renamed)
+	}
 
 	// Background process: start one and see its output.
 	do(t, tab, "start a process", chromedp.SendKeys(css("#process-script"), "echo from-the-background"), chromedp.Click(css("#process-start")))
@@ -372,7 +400,9 @@ func TestBrowser(t *testing.T) {
 	if sbs, _ := alice.List(ctx, api.ListOptions{}); len(sbs) != 2 {
 		t.Fatalf("cancelled delete deleted: %d sandboxes", len(sbs))
 	}
-	do(t, tab, "delete for real", chromedp.Click(css(fmt.Sprintf(`#sandbox-rows tr[data-id=%q] button[data-action="delete"]`, fork))),
+	// The button stays disabled until the cancelled action has finished.
+	del := css(fmt.Sprintf(`#sandbox-rows tr[data-id=%q] button[data-action="delete"]`, fork))
+	do(t, tab, "delete for real", chromedp.WaitEnabled(del), chromedp.Click(del),
 		chromedp.WaitVisible(css("#dialog-ok")), chromedp.Click(css("#dialog-ok")))
 	waitJS(t, tab, "one row after delete", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 1`)
 	if _, err := alice.Get(ctx, fork); err == nil {
@@ -413,7 +443,7 @@ func TestBrowser(t *testing.T) {
 		fits := `document.documentElement.scrollWidth <= window.innerWidth`
 		if _, err := chromedp.Run(tab, chromedp.Poll[bool](fits, chromedp.WithPollingTimeout(3*time.Second))); err != nil {
 			w := eval[int](t, tab, `document.documentElement.scrollWidth - window.innerWidth`)
-			wide := eval[string](t, tab, `[...document.querySelectorAll("#main *")].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest(".scroll")).slice(0, 5).map(e => e.tagName + "#" + e.id + "." + e.className).join(", ")`)
+			wide := eval[string](t, tab, `[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 && !(e.parentElement && e.parentElement.closest(".scroll, pre"))).slice(0, 5).map(e => e.tagName + "#" + e.id + "." + e.className).join(", ") + " | " + [...document.querySelectorAll("*")].map(e => [e.getBoundingClientRect().right, e.tagName + "#" + e.id + "." + e.className]).sort((a, b) => b[0] - a[0]).slice(0, 4).join("; ") + " doc=" + document.documentElement.scrollWidth + " inner=" + window.innerWidth`)
 			t.Errorf("narrow window, %s: the page is %d px wider than the window (%s)", page, w, wide)
 		}
 

@@ -75,9 +75,6 @@ export function ask(text, { label, value = "", ok = "OK", danger = false } = {})
   const okBtn = document.getElementById("dialog-ok");
   okBtn.textContent = ok;
   okBtn.className = danger ? "danger" : "primary";
-  // Enter in the field means OK (the form's implicit submission would
-  // pick its first button, Cancel).
-  input.onkeydown = (ev) => { if (ev.key === "Enter") { ev.preventDefault(); d.close("ok"); } };
   return new Promise((resolve) => {
     d.addEventListener("close", () => {
       const yes = d.returnValue === "ok";

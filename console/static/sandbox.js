@@ -45,14 +45,15 @@ export function render(main, { id }) {
   function drawInfo() {
     if (!info) return;
     const row = (k, v) => [h("dt", {}, k), h("dd", { dataset: { fact: k.toLowerCase() } }, v)];
-    clear(facts).append(
+    clear(facts).append(...[
       row("State", h("span", { class: "state " + info.state }, info.state)),
       row("Image", info.image),
       row("Created", ago(info.created_at)),
       row("Last activity", ago(info.last_active)),
       row("Disk", info.state === "running" ? `${bytes(info.disk_bytes)}, ${info.disk_inodes} inodes` : "—"),
       info.parent ? row("Forked from", h("a", { href: "#/sandbox/" + encodeURIComponent(info.parent) }, info.parent)) : null,
-      info.snapshot ? row("From snapshot", info.snapshot) : null);
+      info.snapshot ? row("From snapshot", info.snapshot) : null,
+    ].flat().filter(Boolean));
     const standby = info.state === "standby";
     stateBtn.textContent = standby ? "Resume" : "Hibernate";
     stateBtn.dataset.action = standby ? "resume" : "hibernate";

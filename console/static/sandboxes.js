@@ -118,13 +118,13 @@ export function render(main) {
     const ids = new Set(list.map((s) => s.id));
     for (const id of rows.keys()) if (!ids.has(id)) rows.delete(id);
     const want = shown.map((s) => {
-      const sig = JSON.stringify([s.state, s.image, s.state === "running" ? s.disk_bytes : 0]);
+      const sig = JSON.stringify([s.state, s.image]);
       let r = rows.get(s.id);
       if (!r || r.sig !== sig) {
         r = { sig, tr: row(s) };
         rows.set(s.id, r);
       } else {
-        for (const c of columns) if (c.key === "age" || c.key === "active") r.tr.querySelector(`td[data-col="${c.key}"]`).textContent = c.show(s);
+        for (const c of columns) if (c.show) r.tr.querySelector(`td[data-col="${c.key}"]`).textContent = c.show(s);
       }
       return r.tr;
     });
