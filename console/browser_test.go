@@ -429,6 +429,19 @@ func TestBrowser(t *testing.T) {
 	if got := eval[string](t, tab, `document.querySelector("#stat-running").textContent`); got != "1" {
 		t.Errorf("node page: %s running, want 1", got)
 	}
+	// Execs while the page samples: the rate and the latency show them.
+	execDone := make(chan struct{})
+	go func() {
+		defer close(execDone)
+		for i := 0; i < 40; i++ {
+			if _, err := alice.Exec(ctx, id, api.ExecRequest{Script: "true"}, nil, nil); err != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	waitJS(t, tab, "exec rate shown", `Number(document.querySelector("#stat-rate").textContent) > 0 && /\d/.test(document.querySelector("#stat-p99").textContent)`)
+	<-execDone
 	if n := eval[int](t, tab, `document.querySelectorAll("#chart-rate path.line, #chart-memory path.line").length`); n < 2 {
 		t.Errorf("node page draws %d chart lines, want the rate and memory lines", n)
 	}
@@ -463,6 +476,12 @@ func TestBrowser(t *testing.T) {
 	}
 	do(t, tabB, "bob opens alice's sandbox", chromedp.Evaluate[chromedp.Void](`location.hash = "#/sandbox/`+id+`"`))
 	waitJS(t, tabB, "not found banner", `!document.querySelector("#banner").hidden && document.querySelector("#banner").textContent.includes("does not exist")`)
+
+	// Sign out: back to the form, and the tab forgets the key.
+	do(t, tab, "sign out", chromedp.Click(css("#signout")), chromedp.WaitVisible(css("#key")))
+	if got := eval[string](t, tab, `sessionStorage.getItem("warren.key") || ""`); got != "" {
+		t.Errorf("the key is still stored after sign-out")
+	}
 
 	// The key travels in headers only: never in the server's log.
 	if l := logs.String(); !strings.Contains(l, "/v1/sandboxes") || strings.Contains(l, keyA.Key) || strings.Contains(l, keyB.Key) {
