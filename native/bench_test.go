@@ -202,3 +202,61 @@ func BenchmarkHarvest(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSeccomp measures what the default confinement (seccomp filter,
+// dropped capabilities, masked /proc) costs against a relaxed workspace, in
+// one run with the two interleaved per iteration so machine load hits both
+// alike: warm native exec of /bin/true, and a syscall-heavy program (the
+// probe's 1M getppid loop, where the filter runs on every call).
+func BenchmarkSeccomp(b *testing.B) {
+	_, img := requireProbe(b)
+	rt, _ := requireRuntime(b)
+	open := func(id string, opts ...native.WorkspaceOption) *native.Workspace {
+		ws, err := rt.Workspace(context.Background(), id, img, nil, native.Limits{}, opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { ws.Close() })
+		return ws
+	}
+	spaces := map[string]*native.Workspace{
+		"default": open("bench-default"),
+		"relaxed": open("bench-relaxed", native.WithSecurity(native.SecurityRelaxed)),
+	}
+	for _, bc := range []struct {
+		name string
+		cmd  native.Cmd
+	}{
+		{"exec-true", native.Cmd{Path: "/bin/true"}},
+		{"getppid-1M", native.Cmd{Path: "/bin/probe", Args: []string{"probe", "getppid", "1000000"}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			d := map[string][]time.Duration{}
+			for _, ws := range spaces { // warm up
+				if _, err := ws.Exec(context.Background(), bc.cmd); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for _, mode := range []string{"default", "relaxed"} {
+					t0 := time.Now()
+					res, err := spaces[mode].Exec(context.Background(), bc.cmd)
+					d[mode] = append(d[mode], time.Since(t0))
+					if err != nil || res.Status != 0 {
+						b.Fatalf("%s: status %d err %v", mode, res.Status, err)
+					}
+				}
+			}
+			b.StopTimer()
+			for mode, ds := range d {
+				sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+				at := func(q float64) float64 { return float64(ds[int(q*float64(len(ds)-1))]) / float64(time.Millisecond) }
+				b.ReportMetric(at(0.50), mode+"-p50-ms")
+				b.ReportMetric(at(0.95), mode+"-p95-ms")
+				b.ReportMetric(at(0.99), mode+"-p99-ms")
+			}
+			b.ReportMetric(float64(b.N), "n")
+		})
+	}
+}

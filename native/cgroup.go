@@ -13,6 +13,20 @@ import (
 	"time"
 )
 
+// Layout, below warren's parent cgroup in every hierarchy used:
+//
+//	wN/        one workspace: no limits; Close kills and removes the tree
+//	wN/init    its namespace init, outside the sandbox's limits: charged
+//	           none of its memory or pids, so never its OOM victim
+//	wN/sb/     the sandbox: the workspace's memory, CPU and pids limits
+//	wN/sb/s    where an exec's processes live in hierarchies where the
+//	           exec has no cgroup of its own
+//	wN/sb/eM   one exec: always for CPU accounting (and kills), in the
+//	           memory/cpu/pids hierarchies only when it sets its own limit
+//
+// On cgroup v2 (one hierarchy) processes sit only in leaves (init, s, eM)
+// and wN and sb delegate memory, cpu and pids to their children.
+//
 // cgroups places warren's processes in cgroups on whatever the host offers:
 // each controller comes from cgroup v2 when the unified hierarchy has it,
 // else from its v1 hierarchy. This machine has memory/cpu/pids on v1 only
@@ -52,6 +66,32 @@ func detectCgroups(name string) (*cgroups, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read own cgroup: %w", err)
 	}
+	cg, err := parseCgroups(mi, self, name, func(mount string) []string {
+		b, _ := os.ReadFile(filepath.Join(mount, "cgroup.controllers"))
+		return strings.Fields(string(b))
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range cg.hier {
+		if err := os.MkdirAll(h.parent, 0o755); err != nil {
+			return nil, fmt.Errorf("cannot create cgroup %s: %w", h.parent, err)
+		}
+		if h.v2 {
+			if err := enableV2(h, filepath.Dir(h.parent), cg); err != nil {
+				return nil, err
+			}
+			if err := enableV2(h, h.parent, cg); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return cg, nil
+}
+
+// parseCgroups picks the hierarchies from a mount table and this process's
+// /proc/self/cgroup; v2ctrls lists the controllers a v2 mount offers.
+func parseCgroups(mi, self []byte, name string, v2ctrls func(mount string) []string) (*cgroups, error) {
 	selfPath := map[string]string{} // controller list ("" for v2) -> path
 	for _, line := range strings.Split(strings.TrimSpace(string(self)), "\n") {
 		parts := strings.SplitN(line, ":", 3)
@@ -94,13 +134,12 @@ func detectCgroups(name string) (*cgroups, error) {
 			}
 		}
 	}
-	var v2ctrls []string
+	var ctrls2 []string
 	if v2 != nil {
-		b, _ := os.ReadFile(filepath.Join(v2.mount, "cgroup.controllers"))
-		v2ctrls = strings.Fields(string(b))
+		ctrls2 = v2ctrls(v2.mount)
 	}
 	has := func(c string) bool {
-		for _, x := range v2ctrls {
+		for _, x := range ctrls2 {
 			if x == c {
 				return true
 			}
@@ -165,19 +204,6 @@ func detectCgroups(name string) (*cgroups, error) {
 		}
 		h.parent = filepath.Join(h.mount, own, name)
 		cg.hier = append(cg.hier, h)
-	}
-	for _, h := range cg.hier {
-		if err := os.MkdirAll(h.parent, 0o755); err != nil {
-			return nil, fmt.Errorf("cannot create cgroup %s: %w", h.parent, err)
-		}
-		if h.v2 {
-			if err := enableV2(h, filepath.Dir(h.parent), cg); err != nil {
-				return nil, err
-			}
-			if err := enableV2(h, h.parent, cg); err != nil {
-				return nil, err
-			}
-		}
 	}
 	return cg, nil
 }
@@ -246,17 +272,26 @@ func (cg *cgroups) execHierarchies(own Limits) []*hierarchy {
 	return hs
 }
 
-// indexes maps hierarchies to their positions in cg.hier.
-func (cg *cgroups) indexes(hs []*hierarchy) []int {
-	out := make([]int, 0, len(hs))
-	for _, h := range hs {
-		for i, x := range cg.hier {
+// execProcsFiles opens, for every hierarchy in cg.hier order, cgroup.procs
+// of rel where the exec has a cgroup of its own (hs) and of shared
+// elsewhere: the init enters them all before it forks the command.
+func (cg *cgroups) execProcsFiles(rel, shared string, hs []*hierarchy) ([]*os.File, error) {
+	var fs []*os.File
+	for _, h := range cg.hier {
+		target := shared
+		for _, x := range hs {
 			if x == h {
-				out = append(out, i)
+				target = rel
 			}
 		}
+		f, err := os.OpenFile(filepath.Join(h.parent, target, "cgroup.procs"), os.O_WRONLY, 0)
+		if err != nil {
+			closeAll(fs)
+			return nil, fmt.Errorf("cannot open cgroup.procs of %s: %w", target, err)
+		}
+		fs = append(fs, f)
 	}
-	return out
+	return fs, nil
 }
 
 func (cg *cgroups) createIn(rel string, hs []*hierarchy, parentOfOthers bool) error {
@@ -333,8 +368,8 @@ func (cg *cgroups) setLimits(rel string, lim Limits) error {
 	return nil
 }
 
-// procsFiles opens cgroup.procs of rel in every hierarchy, for writing: a
-// process that writes "0" to them moves itself in (the kernel checks the
+// procsFiles opens cgroup.procs of rel in every hierarchy, for writing: the
+// init writes a new child's pid to them to place it (the kernel checks the
 // opener's credentials, so the fds work inside the user namespace).
 func (cg *cgroups) procsFiles(rel string) ([]*os.File, error) {
 	return cg.procsFilesIn(rel, cg.hier)
@@ -529,6 +564,29 @@ func (cg *cgroups) oomKills(rel string) int64 {
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
 			n += statField(filepath.Join(p, "memory.oom_control"), "oom_kill")
+		}
+		return nil
+	})
+	return n
+}
+
+// pidsRefused reports how many forks in rel and below a pids limit
+// refused. The kernel counts a refusal (the "max" line) in the cgroup of
+// the process that forked, not where the limit is: v1 and v2 before 6.12
+// in pids.events, v2 since in pids.events.local (pids.events became
+// hierarchical there), so the subtree's local counts are summed.
+func (cg *cgroups) pidsRefused(rel string) int64 {
+	root := filepath.Join(cg.pids.parent, rel)
+	file := "pids.events"
+	if cg.pids.v2 {
+		if _, err := os.Stat(filepath.Join(root, "pids.events.local")); err == nil {
+			file = "pids.events.local"
+		}
+	}
+	var n int64
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			n += statField(filepath.Join(p, file), "max")
 		}
 		return nil
 	})

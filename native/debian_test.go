@@ -134,3 +134,33 @@ func TestDebian_Python(t *testing.T) {
 		t.Fatalf("pip3 --version: %q", out)
 	}
 }
+
+// TestDebian_Compat: a glibc userland under the default confinement:
+// threads (glibc tries clone3 first and falls back on ENOSYS), processes,
+// a multiprocessing pool over /dev/shm semaphores, signals.
+func TestDebian_Compat(t *testing.T) {
+	rt, _ := requireRuntime(t)
+	root, img := debianImage(t)
+	v := vfs.New(vfs.Options{Base: os.DirFS(root)})
+	ws, err := rt.Workspace(context.Background(), "debian-compat", img, v, native.Limits{Memory: 512 << 20, Pids: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	script := `import threading, subprocess, multiprocessing, signal, os
+r = []
+ts = [threading.Thread(target=lambda i=i: r.append(i*i)) for i in range(8)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(sorted(r)[-1])
+print(subprocess.run(["sh", "-c", "echo sub"], capture_output=True, text=True).stdout.strip())
+with multiprocessing.Pool(2) as p: print(sum(p.map(abs, range(-10, 0))))
+signal.signal(signal.SIGUSR1, lambda *a: print("sig"))
+os.kill(os.getpid(), signal.SIGUSR1)
+`
+	var out, errb strings.Builder
+	res, err := ws.Exec(context.Background(), native.Cmd{Path: "python3", Args: []string{"python3", "-c", script},
+		Env: append(testEnv, "LANG=C.UTF-8"), Stdout: &out, Stderr: &errb})
+	if err != nil || res.Status != 0 || out.String() != "49\nsub\n55\nsig\n" {
+		t.Fatalf("status %d err %v out %q stderr %s", res.Status, err, out.String(), errb.String())
+	}
+}

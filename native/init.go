@@ -9,7 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -51,12 +51,17 @@ func runInit() error {
 	if err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
+	closeAll(files)
 	var setup setupMsg
 	if err := json.Unmarshal(payload, &setup); err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
-	initProcs := files // this init's own cgroup.procs files, to move back into
 	if err := buildRoot(setup); err != nil {
+		sendFds(ctl, []byte("error: "+err.Error()), nil)
+		return err
+	}
+	sp, err := newSpawner(setup.Security)
+	if err != nil {
 		sendFds(ctl, []byte("error: "+err.Error()), nil)
 		return err
 	}
@@ -64,7 +69,7 @@ func runInit() error {
 		return err
 	}
 
-	in := &initState{waiters: map[int]chan syscall.WaitStatus{}, procs: initProcs}
+	in := &initState{waiters: map[int]chan syscall.WaitStatus{}, sp: sp}
 	sigs := make(chan os.Signal, 64)
 	signal.Notify(sigs, syscall.SIGCHLD)
 	go in.reap(sigs)
@@ -93,23 +98,25 @@ func runInit() error {
 }
 
 type initState struct {
-	forkMu  sync.Mutex
-	procs   []*os.File
+	sp      *spawner // the confined thread that forks (harden.go)
 	mu      sync.Mutex
 	waiters map[int]chan syscall.WaitStatus
 }
 
 // reap collects every child, including orphans reparented to pid 1, and
-// hands the status of exec'd processes to their waiters.
+// hands the status of exec'd processes to their waiters. mu is held across
+// wait4 so the reaper never takes the ptrace stop of a child that spawn
+// (which holds mu) is still placing in its cgroups.
 func (in *initState) reap(sigs chan os.Signal) {
 	for range sigs {
 		for {
 			var ws syscall.WaitStatus
+			in.mu.Lock()
 			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
 			if pid <= 0 || err != nil {
+				in.mu.Unlock()
 				break
 			}
-			in.mu.Lock()
 			ch := in.waiters[pid]
 			delete(in.waiters, pid)
 			in.mu.Unlock()
@@ -164,62 +171,74 @@ func (in *initState) serveExec(stdin, stdout, stderr, connF *os.File, procs []*o
 	enc.Encode(execExited{WaitStatus: uint32(ws)})
 }
 
-// spawn forks the command inside the exec's cgroups: the init moves itself
-// into them, forks, and moves back, so the child is born there and nothing
-// it does can happen outside its limits.
+// spawn starts the command and places it in the exec's cgroups (procs,
+// one per hierarchy) before it runs its first instruction: the child is
+// forked traced, so it stops right after execve; the init writes its pid
+// into the cgroups and detaches. The init itself never enters the
+// sandbox's cgroups: a child that filled the sandbox's pids or memory
+// limit at once could otherwise fail the init's next thread creation (a
+// fatal error in Go) or make it the OOM victim.
 func (in *initState) spawn(path string, req execRequest, stdin, stdout, stderr *os.File, procs []*os.File, ch chan syscall.WaitStatus) (int, error) {
-	in.forkMu.Lock()
-	defer in.forkMu.Unlock()
-	back := req.Hier
-	if len(back) != len(procs) {
-		back = nil
-	}
-	for _, f := range procs {
-		if _, err := unix.Write(int(f.Fd()), []byte("0")); err != nil {
-			in.moveBack(back)
-			return 0, fmt.Errorf("cannot enter exec cgroup: %w", err)
-		}
-	}
 	dir := req.Dir
 	if dir == "" {
 		dir = "/"
 	}
-	// no_new_privs is per thread: set it on the thread that forks, so the
-	// child inherits it whatever thread the Go runtime picked.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		in.moveBack(back)
-		return 0, fmt.Errorf("no_new_privs: %w", err)
-	}
-	in.mu.Lock() // held across fork so the reaper cannot miss a fast exit
-	pid, err := syscall.ForkExec(path, req.Args, &syscall.ProcAttr{
-		Dir:   dir,
-		Env:   req.Env,
-		Files: []uintptr{stdin.Fd(), stdout.Fd(), stderr.Fd()},
-		Sys:   &syscall.SysProcAttr{Setsid: true},
-	})
-	if err == nil {
+	var pid int
+	var err error
+	// ptrace requests must come from the tracer thread: all of it runs on
+	// the spawner's. (syscall.ForkExec forks with clone; options that make
+	// Go use clone3, such as UseCgroupFD or PidFD, would meet the filter's
+	// ENOSYS on this thread.)
+	in.sp.do(func() {
+		in.mu.Lock() // held until the child is placed (see reap)
+		defer in.mu.Unlock()
+		pid, err = syscall.ForkExec(path, req.Args, &syscall.ProcAttr{
+			Dir:   dir,
+			Env:   req.Env,
+			Files: []uintptr{stdin.Fd(), stdout.Fd(), stderr.Fd()},
+			Sys:   &syscall.SysProcAttr{Setsid: true, Ptrace: true},
+		})
+		if err != nil {
+			return
+		}
+		var ws syscall.WaitStatus
+		if ws, err = waitPid(pid); err != nil {
+			return
+		}
+		if !ws.Stopped() {
+			ch <- ws // killed before it ran: that is how it ended
+			return
+		}
+		id := []byte(strconv.Itoa(pid))
+		for _, f := range procs {
+			if _, werr := unix.Write(int(f.Fd()), id); werr != nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+				syscall.PtraceDetach(pid)
+				waitPid(pid)
+				err = fmt.Errorf("cannot enter exec cgroup: %w", werr)
+				return
+			}
+		}
+		if err = syscall.PtraceDetach(pid); err != nil {
+			syscall.Kill(pid, syscall.SIGKILL)
+			waitPid(pid)
+			err = fmt.Errorf("detach: %w", err)
+			return
+		}
 		in.waiters[pid] = ch
-	}
-	in.mu.Unlock()
-	in.moveBack(back)
+	})
 	return pid, err
 }
 
-// moveBack returns the init to its own cgroup in the hierarchies hier
-// (indexes into in.procs; nil: all).
-func (in *initState) moveBack(hier []int) {
-	if hier == nil {
-		for _, f := range in.procs {
-			unix.Write(int(f.Fd()), []byte("0"))
+// waitPid waits for pid's next state change (a stop or its end).
+func waitPid(pid int) (syscall.WaitStatus, error) {
+	for {
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(pid, &ws, syscall.WALL, nil)
+		if err == syscall.EINTR {
+			continue
 		}
-		return
-	}
-	for _, i := range hier {
-		if i >= 0 && i < len(in.procs) {
-			unix.Write(int(in.procs[i].Fd()), []byte("0"))
-		}
+		return ws, err
 	}
 }
 
@@ -270,7 +289,8 @@ func errText(err error) string {
 
 // buildRoot turns the overlay at setup.Root into this mount namespace's
 // root: private propagation, /proc for the new pid namespace, a minimal
-// /dev, pivot_root, hostname, loopback up and no_new_privs.
+// /dev, pivot_root, hostname, loopback up, no_new_privs and a non-dumpable
+// init; in the default security mode also masked and read-only /proc paths.
 func buildRoot(s setupMsg) error {
 	root := s.Root
 	step := func(what string, err error) error {
@@ -293,6 +313,11 @@ func buildRoot(s setupMsg) error {
 	// kernel refuses it as "too revealing".
 	if err := step("mount /proc", unix.Mount("proc", filepath.Join(root, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")); err != nil {
 		return err
+	}
+	if s.Security == SecurityDefault {
+		if err := hardenProc(filepath.Join(root, "proc")); err != nil {
+			return err
+		}
 	}
 	mkdir("dev")
 	dev := filepath.Join(root, "dev")
@@ -346,6 +371,12 @@ func buildRoot(s setupMsg) error {
 		return err
 	}
 	if err := loopbackUp(); err != nil {
+		return err
+	}
+	// Not dumpable, in every security mode: sandbox processes (same uid)
+	// can neither ptrace the init nor read its /proc/1/{mem,environ}; the
+	// init holds cgroup.procs fds outside the sandbox's limits.
+	if err := step("not dumpable", unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)); err != nil {
 		return err
 	}
 	return step("no_new_privs", unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))

@@ -77,7 +77,11 @@ func cleanupShared() {
 
 // BuildBusyboxImage writes dir/root (busybox-static plus its applet links
 // and the usual top-level directories) and packs it into dir/busybox.erofs.
-func BuildBusyboxImage(dir string) (string, error) {
+func BuildBusyboxImage(dir string) (string, error) { return buildBusyboxImageWith(dir, nil) }
+
+// buildBusyboxImageWith is BuildBusyboxImage with extra files: image path
+// -> host file copied there (mode 0755).
+func buildBusyboxImageWith(dir string, extra map[string]string) (string, error) {
 	root := filepath.Join(dir, "root")
 	for _, d := range []string{"bin", "sbin", "usr/bin", "usr/sbin", "etc", "proc", "dev", "tmp", "root", "home/user", "sys", "var"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
@@ -119,6 +123,15 @@ func BuildBusyboxImage(dir string) (string, error) {
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+			return "", err
+		}
+	}
+	for dst, src := range extra {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(root, dst), b, 0o755); err != nil {
 			return "", err
 		}
 	}

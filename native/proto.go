@@ -24,6 +24,7 @@ type setupMsg struct {
 	Root     string // overlay root, a host path visible in the init's mount ns
 	Hostname string
 	Devices  []string // host device nodes bound into /dev
+	Security Security
 }
 
 type execRequest struct {
@@ -31,9 +32,6 @@ type execRequest struct {
 	Args []string
 	Env  []string
 	Dir  string
-	// Hier[i] is the index, in the init's own cgroup.procs files, of the
-	// hierarchy of the i-th exec cgroup fd: the init moves back only there.
-	Hier []int
 }
 
 type execStarted struct {

@@ -7,7 +7,9 @@
 // namespaces, pivoted into the overlay. Each exec is a child of that init,
 // born in its own cgroup (memory, CPU, pids limits; CPU time and OOM kills
 // read back from it). Root inside maps to an unprivileged host uid range, so
-// a process that escapes its mounts is nobody on the host.
+// a process that escapes its mounts is nobody on the host; in the default
+// security mode sandbox processes also run under a seccomp allowlist with
+// Docker's default capabilities and a masked /proc (harden.go, seccomp.go).
 //
 // The sandbox's vfs delta is brought into the overlay before each exec, and
 // what the exec changed is harvested back into the vfs after it (sync.go).
@@ -54,9 +56,22 @@ type Config struct {
 	Defaults Limits
 }
 
+// Default native limits of a workspace whose Limits and the runtime's
+// Config.Defaults leave them zero. Memory counts what the sandbox's
+// processes write into the workspace's tmpfs too, so it is the disk quota
+// plus 1 GiB to work in; 1024 processes and threads leave room for
+// parallel builds and thread pools and stop a fork bomb within a second.
+// warren run, the API and the Go library should share these values.
+const (
+	DefaultMemory int64 = 2 << 30
+	DefaultPids   int64 = 1024
+	DefaultDisk   int64 = 1 << 30
+)
+
 // Limits bound a workspace or one exec. Zero fields mean "inherit" (an exec
 // inherits its workspace's, a workspace the runtime's defaults) and, at the
-// end of the chain, unlimited (Disk: 1 GiB).
+// end of the chain, DefaultMemory, DefaultPids and DefaultDisk; CPUs and
+// Timeout are unlimited unless set. A default is lifted by a larger value.
 type Limits struct {
 	Memory  int64         // bytes of memory (RSS + page cache + tmpfs); no swap
 	CPUs    float64       // CPU quota in cores, e.g. 0.5
@@ -128,7 +143,13 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 		cfg.InitPath = "/proc/self/exe"
 	}
 	if cfg.Defaults.Disk == 0 {
-		cfg.Defaults.Disk = 1 << 30
+		cfg.Defaults.Disk = DefaultDisk
+	}
+	if cfg.Defaults.Memory == 0 {
+		cfg.Defaults.Memory = DefaultMemory
+	}
+	if cfg.Defaults.Pids == 0 {
+		cfg.Defaults.Pids = DefaultPids
 	}
 	if !filepath.IsAbs(cfg.RunDir) {
 		return nil, fmt.Errorf("native: run dir %q is not absolute", cfg.RunDir)

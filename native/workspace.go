@@ -35,8 +35,9 @@ type Workspace struct {
 	tmp   string // tmpfs holding upper/ and work/
 	root  string // overlay mount
 	upper string
-	cgRel string // workspace cgroup, relative to warren's parent
+	cgRel string // workspace cgroup, relative to warren's parent (cgroup.go)
 	lim   Limits
+	sec   Security
 	img   *imagemount.Mount
 	ip    *initProc // the namespace init
 	ctl   int       // host end of its control socket
@@ -68,19 +69,31 @@ type Result struct {
 	Status    int           // exit status, 128+signal when killed
 	CPU       time.Duration // user+system CPU time, from the exec's cgroup
 	Wall      time.Duration
-	OOMKilled bool   // the kernel killed a process for exceeding the memory limit
-	TimedOut  bool   // killed at the wall-clock timeout
-	Message   string // why warren killed it or could not start it ("" otherwise)
+	OOMKilled bool // the kernel killed a process for exceeding the memory limit
+	TimedOut  bool // killed at the wall-clock timeout
+	ForkBomb  bool // killed for forking on against the pids limit (forkStorm)
+	// PidsRefused counts forks the pids limit refused during the exec
+	// (sandbox-wide: a concurrent exec's refusals count too).
+	PidsRefused int64
+	Message     string // why warren killed it or could not start it ("" otherwise)
 }
 
 // Workspace creates the native environment of sandbox id over the EROFS
 // image at imagePath, with fs as the sandbox's files (nil: the image alone).
-func (r *Runtime) Workspace(ctx context.Context, id string, imagePath string, fs *vfs.FS, lim Limits) (*Workspace, error) {
+// Its processes run under SecurityDefault unless an option says otherwise.
+func (r *Runtime) Workspace(ctx context.Context, id string, imagePath string, fs *vfs.FS, lim Limits, opts ...WorkspaceOption) (*Workspace, error) {
 	if err := r.Available(); err != nil {
 		return nil, err
 	}
 	if id == "" || len(id) > 64 || strings.ContainsAny(id, "\x00/") {
 		return nil, fmt.Errorf("native: sandbox id %q must be 1-64 bytes without '/' or NUL (it becomes the hostname)", id)
+	}
+	var o workspaceOpts
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.security != SecurityDefault && o.security != SecurityRelaxed {
+		return nil, fmt.Errorf("native: unknown security mode %d", o.security)
 	}
 	lim = lim.or(r.cfg.Defaults)
 	if lim.Memory < 0 || lim.CPUs < 0 || lim.Pids < 0 || lim.Disk < 0 || lim.Timeout < 0 {
@@ -91,7 +104,7 @@ func (r *Runtime) Workspace(ctx context.Context, id string, imagePath string, fs
 	n := r.seq
 	r.mu.Unlock()
 	w := &Workspace{
-		r: r, id: id, lim: lim, ctl: -1,
+		r: r, id: id, lim: lim, sec: o.security, ctl: -1,
 		dir:   filepath.Join(r.cfg.RunDir, "ws", strconv.FormatUint(n, 10)),
 		cgRel: "w" + strconv.FormatUint(n, 10),
 	}
@@ -146,10 +159,19 @@ func (w *Workspace) setup(ctx context.Context, imagePath string) error {
 	if err := mountOverlay(lower, w.upper, work, w.root); err != nil {
 		return err
 	}
+	// The workspace's cgroups (cgroup.go has the layout): the init in a
+	// sibling of the limited sandbox cgroup, so it is charged nothing of
+	// the sandbox's memory and pids and is never the OOM killer's victim.
 	if err := r.cg.create(w.cgRel, true); err != nil {
 		return err
 	}
-	if err := r.cg.setLimits(w.cgRel, Limits{Memory: w.lim.Memory, CPUs: w.lim.CPUs, Pids: w.lim.Pids}); err != nil {
+	if err := r.cg.create(w.sbRel(), true); err != nil {
+		return err
+	}
+	if err := r.cg.setLimits(w.sbRel(), Limits{Memory: w.lim.Memory, CPUs: w.lim.CPUs, Pids: w.lim.Pids}); err != nil {
+		return err
+	}
+	if err := r.cg.create(w.sharedRel(), false); err != nil {
 		return err
 	}
 	initRel := w.cgRel + "/init"
@@ -158,6 +180,14 @@ func (w *Workspace) setup(ctx context.Context, imagePath string) error {
 	}
 	return w.startInit(ctx, initRel)
 }
+
+// sbRel is the sandbox cgroup, which carries the workspace's limits; every
+// sandbox process lives below it.
+func (w *Workspace) sbRel() string { return w.cgRel + "/sb" }
+
+// sharedRel is the leaf below sbRel where an exec's processes live in the
+// hierarchies it has no cgroup of its own in.
+func (w *Workspace) sharedRel() string { return w.cgRel + "/sb/s" }
 
 // mountOverlay mounts overlay(lower fd, upper, work) at target. The lower
 // layer is passed as a detached idmapped mount (lowerdir+ by fd), so it is
@@ -214,17 +244,16 @@ func (w *Workspace) startInit(ctx context.Context, initRel string) error {
 	if err := r.cg.addPid(initRel, ip.cmd.Process.Pid); err != nil {
 		return err
 	}
-	procs, err := r.cg.procsFiles(initRel)
-	if err != nil {
-		return err
+	// Under host-wide memory pressure sandbox processes go first (the OOM
+	// killer would otherwise pick the largest process on the node, often
+	// warren itself, and every sandbox with it). Written by a holder of
+	// CAP_SYS_RESOURCE, the value is also the floor: the init's children
+	// inherit both and cannot lower theirs.
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", ip.cmd.Process.Pid), []byte(sandboxOOMScoreAdj), 0); err != nil {
+		return fmt.Errorf("init oom_score_adj: %w", err)
 	}
-	defer closeAll(procs)
-	setup, _ := json.Marshal(setupMsg{Root: w.root, Hostname: w.id, Devices: r.devices})
-	var pfds []int
-	for _, f := range procs {
-		pfds = append(pfds, int(f.Fd()))
-	}
-	if err := sendFds(w.ctl, setup, pfds); err != nil {
+	setup, _ := json.Marshal(setupMsg{Root: w.root, Hostname: w.id, Devices: r.devices, Security: w.sec})
+	if err := sendFds(w.ctl, setup, nil); err != nil {
 		return fmt.Errorf("init setup: %w", err)
 	}
 	for _, want := range []string{"ready", "ok"} {
@@ -238,6 +267,11 @@ func (w *Workspace) startInit(ctx context.Context, initRel string) error {
 	}
 	return nil
 }
+
+// sandboxOOMScoreAdj is the oom_score_adj of a workspace's init and so of
+// every sandbox process (the memory cgroup's own OOM kills are unaffected:
+// they only ever see the sandbox's processes).
+const sandboxOOMScoreAdj = "500"
 
 // recvCtl waits for one control message from an init.
 func recvCtl(ctx context.Context, ctl int, d time.Duration) ([]byte, error) {
@@ -273,7 +307,7 @@ func (w *Workspace) Exec(ctx context.Context, cmd Cmd) (Result, error) {
 		return Result{}, fmt.Errorf("native: workspace %s is closed", w.id)
 	}
 	w.execSeq++
-	rel := fmt.Sprintf("%s/e%d", w.cgRel, w.execSeq)
+	rel := fmt.Sprintf("%s/e%d", w.sbRel(), w.execSeq)
 	w.execs.Add(1)
 	w.mu.Unlock()
 	defer w.execs.Done()
@@ -287,6 +321,9 @@ func (w *Workspace) Exec(ctx context.Context, cmd Cmd) (Result, error) {
 	}
 	return res, err
 }
+
+// Security reports the workspace's security mode.
+func (w *Workspace) Security() Security { return w.sec }
 
 // Harvest brings what native processes wrote since the last exec (e.g. a
 // background server) into the sandbox's vfs. Exec does it after every
@@ -331,7 +368,7 @@ func (w *Workspace) run(ctx context.Context, rel string, cmd Cmd) (Result, error
 			r.cg.remove(rel)
 		}
 	}()
-	procs, err := r.cg.procsFilesIn(rel, hs)
+	procs, err := r.cg.execProcsFiles(rel, w.sharedRel(), hs)
 	if err != nil {
 		return Result{}, err
 	}
@@ -357,7 +394,11 @@ func (w *Workspace) run(ctx context.Context, rel string, cmd Cmd) (Result, error
 	for _, f := range procs {
 		fds = append(fds, int(f.Fd()))
 	}
-	oom0 := r.cg.oomKills(w.cgRel) // before the spawn: a fast OOM must not be missed
+	oom0 := r.cg.oomKills(w.sbRel()) // before the spawn: a fast OOM must not be missed
+	// Forks refused in the sandbox, counted from before the spawn too (a
+	// concurrent exec's bomb is seen by every exec of the workspace:
+	// attribution is per sandbox).
+	storm := forkStorm{refused: r.cg.pidsRefused(w.sbRel())}
 	w.ctlMu.Lock()
 	if w.ctl < 0 {
 		err = errors.New("workspace closed")
@@ -376,7 +417,7 @@ func (w *Workspace) run(ctx context.Context, rel string, cmd Cmd) (Result, error
 	}
 	start := time.Now()
 	enc, dec := json.NewEncoder(conn), json.NewDecoder(conn)
-	if err := enc.Encode(execRequest{Path: cmd.Path, Args: args, Env: cmd.Env, Dir: cmd.Dir, Hier: r.cg.indexes(hs)}); err != nil {
+	if err := enc.Encode(execRequest{Path: cmd.Path, Args: args, Env: cmd.Env, Dir: cmd.Dir}); err != nil {
 		return Result{}, fmt.Errorf("native: exec request: %w", err)
 	}
 	var started execStarted
@@ -412,11 +453,21 @@ func (w *Workspace) run(ctx context.Context, rel string, cmd Cmd) (Result, error
 	var ctxErr, cause error
 	var ex execExited
 	kill := func() { r.cg.kill(rel) }
+	tick := time.NewTicker(forkStormTick)
+	defer tick.Stop()
+	watch := func() {
+		if !res.ForkBomb && storm.observe(r.cg.pidsRefused(w.sbRel())) {
+			res.ForkBomb = true
+			kill()
+		}
+	}
 wait:
 	for {
 		select {
 		case ex = <-exited:
 			break wait
+		case <-tick.C:
+			watch()
 		case err := <-decErr:
 			// The init died under us: the workspace was closed or killed.
 			return Result{Status: 137, Wall: time.Since(start), Message: "warren: native: killed: workspace closed"},
@@ -439,6 +490,8 @@ wait:
 		select {
 		case <-outDone:
 			waiting = false
+		case <-tick.C:
+			watch()
 		case <-timeout:
 			res.TimedOut = true
 			timeout = nil
@@ -457,25 +510,69 @@ wait:
 	case wsStatus.Signaled():
 		res.Status = 128 + int(wsStatus.Signal())
 	}
+	if res.ForkBomb {
+		res.Status = 137 // warren killed the exec, whether or not its first process had ended
+	}
 	res.CPU = r.cg.cpuTime(rel)
+	storm.observe(r.cg.pidsRefused(w.sbRel()))
+	res.PidsRefused = storm.total
 	// The victim may be the command or one of its children (whose parent
 	// then usually exits 137); with an OOM kill counted in the workspace
 	// meanwhile, either is reported as one.
-	if res.Status == 137 && r.cg.oomKills(w.cgRel) > oom0 {
+	if res.Status == 137 && r.cg.oomKills(w.sbRel()) > oom0 {
 		res.OOMKilled = true
 	}
 	switch {
 	case res.OOMKilled:
 		res.Message = fmt.Sprintf("warren: native: %s: killed: out of memory (limit %s)", cmd.Path, formatBytes(lim.Memory))
+	case res.ForkBomb:
+		res.Message = fmt.Sprintf("warren: native: %s: killed: fork bomb (%d process creations refused at the limit of %d processes)",
+			cmd.Path, storm.total, lim.Pids)
 	case res.TimedOut:
 		res.Message = fmt.Sprintf("warren: native: %s: killed: timeout of %v exceeded", cmd.Path, lim.Timeout)
 	case ctxErr != nil:
 		res.Message = fmt.Sprintf("warren: native: %s: killed: %s", cmd.Path, killReason(ctxErr, cause))
+	case res.PidsRefused > 0:
+		// Not killed, but the program saw fork fail: say why.
+		res.Message = fmt.Sprintf("warren: native: %s: %d process creations refused at the limit of %d processes",
+			cmd.Path, res.PidsRefused, lim.Pids)
 	}
 	if res.Message != "" && cmd.Stderr != nil {
 		fmt.Fprintln(cmd.Stderr, res.Message)
 	}
 	return res, ctxErr
+}
+
+// A fork bomb at the pids limit does not end by itself: its processes die
+// when fork fails and the survivors fork again. A program that meets the
+// limit once gets EAGAIN and copes (or fails); one that keeps forking
+// against it for forkStormTicks ticks in a row, at least forkStormMin
+// refusals each, is a bomb and is killed.
+const (
+	forkStormTick  = 100 * time.Millisecond
+	forkStormTicks = 5
+	forkStormMin   = 20
+)
+
+type forkStorm struct {
+	refused int64 // the pids.events "max" count at the last tick
+	hot     int   // consecutive ticks with at least forkStormMin refusals
+	total   int64 // refusals seen during the exec
+}
+
+// observe takes the refusal count at a tick and reports a bomb.
+func (s *forkStorm) observe(refused int64) bool {
+	d := refused - s.refused
+	s.refused = refused
+	if d > 0 {
+		s.total += d
+	}
+	if d >= forkStormMin {
+		s.hot++
+	} else {
+		s.hot = 0
+	}
+	return s.hot >= forkStormTicks
 }
 
 // lockedBuffer collects the init's stderr for error messages.

@@ -16,6 +16,7 @@ import (
 	"github.com/warren-sandbox/warren/image"
 	"github.com/warren-sandbox/warren/shell"
 	"github.com/warren-sandbox/warren/vfs"
+	"github.com/warren-sandbox/warren/wasm"
 )
 
 // This file wires the real parts: package shell as the Interpreters,
@@ -23,11 +24,33 @@ import (
 
 // ShellInterpreters returns Interpreters running package shell with the
 // given command table.
-func ShellInterpreters(table commands.Table) Interpreters { return shellInterps{table} }
+func ShellInterpreters(table commands.Table, opts ...ShellOption) Interpreters {
+	s := shellInterps{table: table}
+	for _, o := range opts {
+		o(&s)
+	}
+	return s
+}
 
-type shellInterps struct{ table commands.Table }
+// ShellOption configures ShellInterpreters.
+type ShellOption func(*shellInterps)
 
-func (s shellInterps) config(cfg SessionConfig) shell.Config { return ShellConfig(s.table, cfg) }
+// WithWASM runs WebAssembly modules of every session on rt (the node's
+// WASM tier); without it they are refused with status 126.
+func WithWASM(rt *wasm.Runtime) ShellOption { return func(s *shellInterps) { s.wasm = rt } }
+
+type shellInterps struct {
+	table commands.Table
+	wasm  *wasm.Runtime
+}
+
+func (s shellInterps) config(cfg SessionConfig) shell.Config {
+	c := ShellConfig(s.table, cfg)
+	if s.wasm != nil {
+		c.WASM = s.wasm.Exec
+	}
+	return c
+}
 
 // ShellConfig is the shell configuration of a session: the one mapping
 // from api.Limits to the shell's and commands' limits, used by the

@@ -20,6 +20,7 @@ import (
 	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/sandbox/boltmeta"
 	"github.com/warren-sandbox/warren/sandbox/node"
+	"github.com/warren-sandbox/warren/sandbox/workerpool"
 	storedir "github.com/warren-sandbox/warren/store/dir"
 )
 
@@ -33,22 +34,21 @@ const buildRunDir = "/run/warren/native-build"
 // from digest. While warren serve runs it holds meta.db: the check then
 // fails, and `image rm` refuses rather than guess.
 func imageInUse(ctx context.Context, data string) (func(string) bool, error) {
-	p := filepath.Join(data, "meta.db")
-	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
-		return func(string) bool { return false }, nil
-	}
-	db, err := boltmeta.Open(p)
-	if err != nil {
-		return nil, fmt.Errorf("cannot check whether sandboxes use the image (is warren serve running on %s? stop it first): %w", data, err)
-	}
-	defer db.Close()
-	recs, err := db.Sandboxes(ctx)
-	if err != nil {
-		return nil, err
-	}
 	used := map[string]bool{}
-	for _, r := range recs {
-		used[r.ImageDigest] = true
+	// Every metadata file: the in-process node's and each worker's.
+	for _, p := range workerpool.MetaFiles(data) {
+		db, err := boltmeta.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("cannot check whether sandboxes use the image (is warren serve running on %s? stop it first): %w", data, err)
+		}
+		recs, err := db.Sandboxes(ctx)
+		db.Close()
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			used[r.ImageDigest] = true
+		}
 	}
 	return func(d string) bool { return used[d] }, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/shell"
 	"github.com/warren-sandbox/warren/vfs"
+	"github.com/warren-sandbox/warren/wasm"
 )
 
 func init() { verbs = append(verbs, newRunCmd) }
@@ -110,6 +111,14 @@ func newRunCmd() *cobra.Command {
 				Memory: commands.NewMemory(lim.MaxMemoryBytes), Native: nat.exec,
 			})
 			scfg.Uid, scfg.Gid = 1000, 1000
+			// WASM modules run in process; compiles persist in the data dir.
+			wcache := ""
+			if d, err := imageDataDir(data); err == nil {
+				wcache = filepath.Join(d, "cache", "wasm")
+			}
+			wrt := wasm.New(wasm.Config{CacheDir: wcache})
+			defer wrt.Close(context.Background())
+			scfg.WASM = wrt.Exec
 			// No manager truncates here: the shell's output limit is the limit.
 			scfg.Limits.MaxOutputBytes = lim.MaxOutputBytes
 			sh, err := shell.New(scfg)

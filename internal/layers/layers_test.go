@@ -51,8 +51,12 @@ var rules = []rule{
 		"resident commands run over the vfs only, with no host or network access"},
 	{"store", []string{module + "/vfs", module + "/image", module + "/shell", module + "/commands", module + "/sandbox", module + "/native", module + "/server", module + "/meta"},
 		"store is the bottom layer"},
+	{"wlog", []string{module + "/vfs", module + "/store", module + "/sandbox", module + "/shell", module + "/commands", module + "/native", module + "/server", module + "/meta", module + "/image"},
+		"the write log is a bottom layer any committer can use: records are opaque bytes"},
 	{"client", []string{module + "/server", module + "/sandbox", module + "/shell", module + "/vfs"},
 		"the Go SDK talks HTTP; it must not drag the server into users' binaries"},
+	{"wasm", []string{"os", "os/exec", "os/user", "net", "net/http", module + "/shell", module + "/native", module + "/sandbox", module + "/server"},
+		"the WASM tier is resident: modules see the vfs and the shell's streams, never the host"},
 	{"mcp", []string{module + "/server", module + "/sandbox", module + "/shell", module + "/vfs", module + "/native", module + "/commands"},
 		"the MCP tools speak api.Service only, so they work in process and over HTTP alike"},
 }

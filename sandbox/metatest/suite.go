@@ -175,6 +175,7 @@ func fullRecord(id string) sandbox.Record {
 	r.Config.Limits.Native = &native
 	r.Config.Limits.CPUs = 0.5
 	r.Config.Limits.Pids = 64
+	r.Config.Limits.Jobs = 32
 	r.Config.StandbyAfter = -1
 	r.Config.TTL = 3600
 	return r

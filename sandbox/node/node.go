@@ -10,7 +10,7 @@
 //	               unless Options.Blobs is set
 //	DIR/meta.db    sandboxes, snapshots, API keys (bbolt; absent when
 //	               Options.Meta names a PostgreSQL database instead)
-//	DIR/cache/     image spools and local copies
+//	DIR/cache/     image spools and local copies; cache/wasm: compiled modules
 //	DIR/admin.key  the admin API key, mode 0600, written on first start
 package node
 
@@ -36,6 +36,7 @@ import (
 	"github.com/warren-sandbox/warren/server"
 	"github.com/warren-sandbox/warren/store"
 	"github.com/warren-sandbox/warren/store/dir"
+	"github.com/warren-sandbox/warren/wasm"
 )
 
 // Options configure a node.
@@ -111,6 +112,7 @@ type Node struct {
 	Meta     Meta
 	Blobs    store.Store
 	Catalog  *image.Catalog
+	WASM     *wasm.Runtime // the WASM tier every sandbox of the node shares
 	Handler  *server.Server
 	AdminKey string // set when this start created it
 	KeyFile  string
@@ -150,6 +152,7 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 	if n.Meta, err = OpenMeta(ctx, opts.Meta, opts.Dir); err != nil {
 		return nil, err
 	}
+	n.WASM = wasm.New(wasm.Config{CacheDir: filepath.Join(opts.Dir, "cache", "wasm")})
 	if n.Catalog, err = image.NewCatalog(n.Blobs, filepath.Join(opts.Dir, "cache")); err != nil {
 		return nil, err
 	}
@@ -160,7 +163,7 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 		Blobs:                 n.Blobs,
 		Deltas:                sandbox.VFSDeltas(n.Blobs),
 		Images:                sandbox.CatalogImages(n.Catalog),
-		Interpreters:          sandbox.ShellInterpreters(Commands()),
+		Interpreters:          sandbox.ShellInterpreters(Commands(), sandbox.WithWASM(n.WASM)),
 		Meta:                  n.Meta,
 		DefaultStandbyAfter:   opts.DefaultStandbyAfter,
 		TickInterval:          opts.TickInterval,
@@ -215,6 +218,9 @@ func (n *Node) closeStores() error {
 	var errs []error
 	if n.Catalog != nil {
 		errs = append(errs, n.Catalog.Close())
+	}
+	if n.WASM != nil {
+		errs = append(errs, n.WASM.Close(context.Background()))
 	}
 	if n.Meta != nil {
 		errs = append(errs, n.Meta.Close())

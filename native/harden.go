@@ -1,0 +1,192 @@
+package native
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// Security selects how tightly a workspace's processes are confined.
+type Security int
+
+const (
+	// SecurityDefault: the seccomp filter (seccomp.go), Docker's default
+	// capability set (bounding set too), masked and read-only /proc paths,
+	// a non-dumpable init. At least as tight as a default Docker container.
+	SecurityDefault Security = iota
+	// SecurityRelaxed: no seccomp filter, every capability inside the user
+	// namespace but CAP_SYS_PTRACE, /proc unmasked; for trusted images that need, e.g., nested
+	// containers or mounts. The user namespace, the other namespaces,
+	// cgroups and no_new_privs still hold.
+	SecurityRelaxed
+)
+
+func (s Security) String() string {
+	if s == SecurityRelaxed {
+		return "relaxed"
+	}
+	return "default"
+}
+
+// WorkspaceOption changes how Runtime.Workspace builds a workspace.
+type WorkspaceOption func(*workspaceOpts)
+
+type workspaceOpts struct {
+	security Security
+}
+
+// WithSecurity sets the workspace's security mode (default SecurityDefault).
+func WithSecurity(s Security) WorkspaceOption { return func(o *workspaceOpts) { o.security = s } }
+
+// dockerCaps is Docker's default capability set (CapEff 00000000a80425fb):
+// CHOWN, DAC_OVERRIDE, FOWNER, FSETID, KILL, SETGID, SETUID, SETPCAP,
+// NET_BIND_SERVICE, NET_RAW, SYS_CHROOT, MKNOD, AUDIT_WRITE, SETFCAP. They
+// are capabilities over the sandbox's own user namespace; SYS_ADMIN,
+// NET_ADMIN, SYS_PTRACE, SYS_MODULE, SYS_TIME, SYS_BOOT ... are gone.
+const dockerCaps uint64 = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_FOWNER |
+	1<<unix.CAP_FSETID | 1<<unix.CAP_KILL | 1<<unix.CAP_SETGID | 1<<unix.CAP_SETUID |
+	1<<unix.CAP_SETPCAP | 1<<unix.CAP_NET_BIND_SERVICE | 1<<unix.CAP_NET_RAW |
+	1<<unix.CAP_SYS_CHROOT | 1<<unix.CAP_MKNOD | 1<<unix.CAP_AUDIT_WRITE | 1<<unix.CAP_SETFCAP
+
+// dropCaps reduces the calling thread's bounding, permitted, effective and
+// inheritable sets to keep and clears its ambient set. Capabilities are
+// per thread: children forked from this thread inherit exactly these, and
+// a root process they exec gets the bounding set, i.e. keep.
+func dropCaps(keep uint64) error {
+	for c := 0; c < 64; c++ {
+		if keep&(1<<c) != 0 {
+			continue
+		}
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+			if errors.Is(err, unix.EINVAL) {
+				break // past the kernel's last capability
+			}
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	data := [2]unix.CapUserData{
+		{Effective: uint32(keep), Permitted: uint32(keep)},
+		{Effective: uint32(keep >> 32), Permitted: uint32(keep >> 32)},
+	}
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	return nil
+}
+
+// runc's default masked and read-only paths. Masked files get /dev/null
+// bound over them, masked directories an empty read-only tmpfs; read-only
+// paths are bound onto themselves read-only. The last two masks go beyond
+// runc: the host's core dump handler and module loader paths are nobody's
+// business inside.
+var (
+	procReadOnly = []string{"bus", "fs", "irq", "sys", "sysrq-trigger"}
+	procMasked   = []string{"acpi", "asound", "kcore", "keys", "latency_stats", "timer_list",
+		"timer_stats", "sched_debug", "scsi", "sys/kernel/core_pattern", "sys/kernel/modprobe"}
+)
+
+// hardenProc applies the read-only paths and masks to the /proc mounted
+// at proc (read-only first: a read-only bind of /proc/sys would otherwise
+// cover the masks under it). Paths the kernel does not have are skipped.
+func hardenProc(proc string) error {
+	for _, p := range procReadOnly {
+		path := filepath.Join(proc, p)
+		if _, err := os.Lstat(path); err != nil {
+			continue
+		}
+		if err := unix.Mount(path, path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind /proc/%s: %w", p, err)
+		}
+		if err := unix.Mount("", path, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+			return fmt.Errorf("make /proc/%s read-only: %w", p, err)
+		}
+	}
+	for _, p := range procMasked {
+		path := filepath.Join(proc, p)
+		st, err := os.Lstat(path)
+		if err != nil {
+			continue
+		}
+		if st.IsDir() {
+			err = unix.Mount("tmpfs", path, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=0,mode=0555")
+		} else {
+			err = unix.Mount("/dev/null", path, "", unix.MS_BIND, "")
+		}
+		if err != nil {
+			return fmt.Errorf("mask /proc/%s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// spawner is the one OS thread of the init that forks sandbox processes.
+// Seccomp filters and capabilities belong to a thread, and Go gives no
+// portable way to change them on all of a process's threads (with cgo,
+// AllThreadsSyscall is unavailable), so the init confines this thread
+// alone and forks only from it. Go never creates new threads from a
+// locked thread (it hands that to a template thread), so the confinement
+// stays on this thread and its children.
+type spawner struct {
+	work chan func()
+}
+
+// newSpawner starts the thread and applies sec to it.
+func newSpawner(sec Security) (*spawner, error) {
+	var prog []unix.SockFilter
+	if sec == SecurityDefault {
+		a, err := hostSeccompArch()
+		if err != nil {
+			return nil, err
+		}
+		if prog, err = seccompFilter(a); err != nil {
+			return nil, err
+		}
+	}
+	sp := &spawner{work: make(chan func())}
+	ready := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // for good: this thread is confined from here on
+		ready <- confineThread(prog)
+		for f := range sp.work {
+			f()
+		}
+	}()
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	return sp, nil
+}
+
+// confineThread sets no_new_privs, drops capabilities and loads prog
+// (nil: relaxed, which keeps every capability but CAP_SYS_PTRACE) on the
+// calling thread.
+func confineThread(prog []unix.SockFilter) error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if prog == nil {
+		// Even relaxed, no CAP_SYS_PTRACE: with it a sandbox process could
+		// attach to the (non-dumpable) init, which holds cgroup.procs fds
+		// outside the sandbox's limits.
+		return dropCaps(^uint64(0) &^ (1 << unix.CAP_SYS_PTRACE))
+	}
+	if err := dropCaps(dockerCaps); err != nil {
+		return err
+	}
+	return installSeccomp(prog)
+}
+
+// do runs f on the spawner thread and waits for it.
+func (sp *spawner) do(f func()) {
+	done := make(chan struct{})
+	sp.work <- func() { f(); close(done) }
+	<-done
+}
