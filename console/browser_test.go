@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/client"
@@ -326,6 +327,50 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("API read after save: %q, %v", data, err)
 	}
 	b.shot(tab, "sandbox")
+
+	// Download it: the page fetches with the key in the header and hands
+	// the browser a blob, which lands in the download directory.
+	downloads := t.TempDir()
+	if _, err := chromedp.CallBrowser(tab, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads,
+		BrowserContextID: chromedp.FromContext(tab).BrowserContextID,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	do(t, tab, "download", chromedp.Click(css(`#file-rows tr[data-name="up.txt"] button[data-action="download"]`)))
+	got := ""
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(downloads, "up.txt")); err == nil && len(b) > 0 {
+			got = string(b)
+			break
+		}
+	}
+	if got != "edited in the console\n" {
+		t.Errorf("downloaded up.txt: %q", got)
+	}
+
+	// Drop a file on the listing (a DragEvent with a DataTransfer, as a
+	// drag from the desktop delivers it).
+	do(t, tab, "drop a file", chromedp.Evaluate[chromedp.Void](`{
+		const dt = new DataTransfer();
+		dt.items.add(new File(["dropped\n"], "dropped.txt", { type: "text/plain" }));
+		document.querySelector("#drop").dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+	}`))
+	waitJS(t, tab, "dropped row", `!!document.querySelector('#file-rows tr[data-name="dropped.txt"]')`)
+	if data, err := alice.ReadFile(ctx, id, strings.TrimSuffix(dir, "/")+"/dropped.txt", 0, 0); err != nil || string(data) != "dropped\n" {
+		t.Errorf("API read of the dropped file: %q, %v", data, err)
+	}
+
+	// A binary file opens in the hex view, not the editor.
+	if err := alice.WriteFile(ctx, id, api.WriteFileRequest{Path: strings.TrimSuffix(dir, "/") + "/bin.dat", Data: strings.NewReader("\x00\x01\x02ABC\xff")}); err != nil {
+		t.Fatal(err)
+	}
+	do(t, tab, "refresh for bin.dat", chromedp.Click(css(`#files-path + button`)))
+	waitJS(t, tab, "bin.dat listed", `!!document.querySelector('#file-rows tr[data-name="bin.dat"]')`)
+	do(t, tab, "open bin.dat", chromedp.Click(css(`#file-rows tr[data-name="bin.dat"] button[data-open]`)), chromedp.WaitVisible(css("#hex")))
+	if hx := eval[string](t, tab, `document.querySelector("#hex").textContent`); !strings.HasPrefix(hx, "00000000  00 01 02 41 42 43 ff") || !strings.HasSuffix(hx, "...ABC.") {
+		t.Errorf("hex view: %q", hx)
+	}
 
 	// Rename a copy and delete it, each through the page's dialog.
 	if err := alice.WriteFile(ctx, id, api.WriteFileRequest{Path: strings.TrimSuffix(dir, "/") + "/copy.txt", Data: strings.NewReader("copy\n")}); err != nil {
