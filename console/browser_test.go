@@ -277,6 +277,30 @@ func TestBrowser(t *testing.T) {
 	}
 	b.shot(tab, "sandboxes")
 
+	// Live refresh: one made through the API appears on the page by
+	// itself, and goes when deleted; created with a memory limit from the
+	// form, the API has the limit.
+	other, err := alice.Create(ctx, api.CreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, tab, "live row", `!!document.querySelector('#sandbox-rows tr[data-id="`+other.ID+`"]')`)
+	if err := alice.Delete(ctx, other.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, tab, "live row gone", `!document.querySelector('#sandbox-rows tr[data-id="`+other.ID+`"]')`)
+	do(t, tab, "create with a memory limit", chromedp.SendKeys(css("#create-memory"), "64"), chromedp.Click(css("#create")))
+	waitJS(t, tab, "two rows", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 2`)
+	limited := eval[string](t, tab, `[...document.querySelectorAll("#sandbox-rows tr[data-id]")].map(r => r.dataset.id).find(x => x !== "`+id+`")`)
+	if sb, err := alice.Get(ctx, limited); err != nil || sb.Limits.MaxMemoryBytes != 64<<20 {
+		t.Errorf("sandbox made with 64 MiB from the form: %+v, %v", sb.Limits, err)
+	}
+	if err := alice.Delete(ctx, limited); err != nil {
+		t.Fatal(err)
+	}
+	do(t, tab, "clear the memory field", chromedp.Clear(css("#create-memory")))
+	waitJS(t, tab, "one row again", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 1`)
+
 	// Its page: run a command in the exec box and read its output back.
 	do(t, tab, "open the sandbox", chromedp.Click(css(`#sandbox-rows a`)), chromedp.WaitVisible(css("#exec-script")))
 	waitJS(t, tab, "sandbox loaded", `document.querySelector("#main").dataset.loaded === "true"`)
@@ -492,22 +516,44 @@ func TestBrowser(t *testing.T) {
 	}
 	b.shot(tab, "node")
 
-	// A narrow window: nothing wider than the screen.
-	for _, page := range []string{"#/node", "#/sandbox/" + id, "#/"} {
-		do(t, tab, "narrow "+page, chromedp.EmulateViewport(390, 800), chromedp.Evaluate[chromedp.Void](`location.hash = "`+page+`"`))
-		waitJS(t, tab, "page shown", `document.querySelector("#main").childElementCount > 0`)
-		// Layout settles after the viewport change and the page's first
-		// fetches: give it a moment before judging.
-		fits := `document.documentElement.scrollWidth <= window.innerWidth`
-		if _, err := chromedp.Run(tab, chromedp.Poll[bool](fits, chromedp.WithPollingTimeout(3*time.Second))); err != nil {
-			w := eval[int](t, tab, `document.documentElement.scrollWidth - window.innerWidth`)
-			wide := eval[string](t, tab, `[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 && !(e.parentElement && e.parentElement.closest(".scroll, pre"))).slice(0, 5).map(e => e.tagName + "#" + e.id + "." + e.className).join(", ") + " | " + [...document.querySelectorAll("*")].map(e => [e.getBoundingClientRect().right, e.tagName + "#" + e.id + "." + e.className]).sort((a, b) => b[0] - a[0]).slice(0, 4).join("; ") + " doc=" + document.documentElement.scrollWidth + " inner=" + window.innerWidth`)
-			t.Errorf("narrow window, %s: the page is %d px wider than the window (%s)", page, w, wide)
+	// At 1280x800 and in a narrow window: nothing wider than the window
+	// (wide tables scroll inside their own box, text wraps).
+	for _, size := range [][2]int64{{1280, 800}, {390, 800}} {
+		for _, page := range []string{"#/node", "#/sandbox/" + id, "#/"} {
+			what := fmt.Sprintf("%dx%d %s", size[0], size[1], page)
+			do(t, tab, what, chromedp.EmulateViewport(size[0], size[1]), chromedp.Evaluate[chromedp.Void](`location.hash = "`+page+`"`))
+			waitJS(t, tab, "page shown", `document.querySelector("#main").childElementCount > 0`)
+			// Layout settles after the viewport change and the page's first
+			// fetches: give it a moment before judging.
+			fits := `document.documentElement.scrollWidth <= window.innerWidth`
+			if _, err := chromedp.Run(tab, chromedp.Poll[bool](fits, chromedp.WithPollingTimeout(3*time.Second))); err != nil {
+				w := eval[int](t, tab, `document.documentElement.scrollWidth - window.innerWidth`)
+				widest := eval[string](t, tab, `[...document.querySelectorAll("*")].map(e => [Math.round(e.getBoundingClientRect().right), e.tagName + "#" + e.id + "." + e.className]).sort((a, b) => b[0] - a[0]).slice(0, 4).join("; ")`)
+				t.Errorf("%s: the page is %d px wider than the window (widest: %s)", what, w, widest)
+			}
 		}
-
 	}
 	b.shot(tab, "sandboxes-narrow")
 	do(t, tab, "wide again", chromedp.EmulateViewport(1280, 800))
+
+	// Keyboard: Tab from the top reaches the filter, the create button, a
+	// sort header, the sandbox's link and its actions, in that order.
+	do(t, tab, "focus the top", chromedp.Evaluate[chromedp.Void](`document.activeElement.blur(); window.scrollTo(0, 0)`))
+	var order []string
+	for i := 0; i < 40; i++ {
+		do(t, tab, "tab", chromedp.KeyEvent("\t"))
+		order = append(order, eval[string](t, tab, `(e => e.id || (e.dataset.sort && "sort-" + e.dataset.sort) || (e.dataset.action && "action-" + e.dataset.action) || (e.closest("#sandbox-rows") && e.tagName === "A" && "row-link") || e.tagName)(document.activeElement)`))
+	}
+	want := []string{"create", "filter", "sort-id", "row-link", "action-fork", "action-delete"}
+	k := 0
+	for _, f := range order {
+		if k < len(want) && f == want[k] {
+			k++
+		}
+	}
+	if k < len(want) {
+		t.Errorf("Tab order %v: want %v in order", order, want)
+	}
 
 	// A second tenant, in its own browser context, sees none of alice's
 	// sandboxes, and cannot open one by its id.

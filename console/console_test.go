@@ -103,6 +103,26 @@ func TestRoutes(t *testing.T) {
 			}
 		})
 	}
+	// Same origin only: no CORS grant to another origin, for the page or
+	// the API, so a page elsewhere cannot read either with a user's key.
+	for _, path := range []string{"/", "/v1/sandboxes"} {
+		for _, method := range []string{"GET", "OPTIONS"} {
+			req, _ := http.NewRequest(method, srv.URL+path, nil)
+			req.Header.Set("Origin", "http://elsewhere.test")
+			req.Header.Set("Access-Control-Request-Method", "GET")
+			req.Header.Set("Access-Control-Request-Headers", "authorization")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			for k := range resp.Header {
+				if strings.HasPrefix(k, "Access-Control-") {
+					t.Errorf("%s %s from another origin: %s: %s", method, path, k, resp.Header.Get(k))
+				}
+			}
+		}
+	}
 	// A POST to / is not the console's: the API answers it as before.
 	resp, err := http.Post(srv.URL+"/", "text/plain", strings.NewReader("x"))
 	if err != nil {
