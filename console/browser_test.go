@@ -5,6 +5,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -396,6 +399,21 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("hex view: %q", hx)
 	}
 
+	// An image opens as an image (a blob URL, which the CSP allows).
+	var pngBuf bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 3, 2))
+	img.Set(1, 1, color.RGBA{R: 200, A: 255})
+	if err := png.Encode(&pngBuf, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := alice.WriteFile(ctx, id, api.WriteFileRequest{Path: strings.TrimSuffix(dir, "/") + "/dot.png", Data: &pngBuf}); err != nil {
+		t.Fatal(err)
+	}
+	do(t, tab, "refresh for dot.png", chromedp.Click(css(`#files-path + button`)))
+	waitJS(t, tab, "dot.png listed", `!!document.querySelector('#file-rows tr[data-name="dot.png"]')`)
+	do(t, tab, "open dot.png", chromedp.Click(css(`#file-rows tr[data-name="dot.png"] button[data-open]`)))
+	waitJS(t, tab, "image decoded", `(i => !!i && i.complete && i.naturalWidth === 3 && i.naturalHeight === 2)(document.querySelector("#viewer img"))`)
+
 	// Rename a copy and delete it, each through the page's dialog.
 	if err := alice.WriteFile(ctx, id, api.WriteFileRequest{Path: strings.TrimSuffix(dir, "/") + "/copy.txt", Data: strings.NewReader("copy\n")}); err != nil {
 		t.Fatal(err)
@@ -419,6 +437,14 @@ func TestBrowser(t *testing.T) {
 	// Background process: start one and see its output.
 	do(t, tab, "start a process", chromedp.SendKeys(css("#process-script"), "echo from-the-background"), chromedp.Click(css("#process-start")))
 	waitJS(t, tab, "process output", `document.querySelector("#process-output").textContent.includes("from-the-background") && !!document.querySelector("#process-output .exit")`)
+	// A long one, stopped from its row.
+	do(t, tab, "start a long process", chromedp.SendKeys(css("#process-script"), "sleep 60"), chromedp.Click(css("#process-start")))
+	waitJS(t, tab, "stop button", `!!document.querySelector('#process-rows button[data-action="kill"]')`)
+	do(t, tab, "stop it", chromedp.Click(css(`#process-rows button[data-action="kill"]`)))
+	waitJS(t, tab, "stopped", `!document.querySelector('#process-rows button[data-action="kill"]') && [...document.querySelectorAll("#process-rows tr")].every(r => !r.textContent.includes("running"))`)
+	if ps, err := alice.ListProcesses(ctx, id); err != nil || len(ps) != 2 || ps[0].Running || ps[1].Running {
+		t.Errorf("API processes after stop: %+v, %v", ps, err)
+	}
 
 	// Fork from the Sandboxes page: two rows; then delete the fork after
 	// confirming.

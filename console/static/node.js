@@ -67,7 +67,8 @@ export function render(main) {
 
   async function sample() {
     let m;
-    try { m = await api.metrics(); } catch (e) { banner("Cannot read /metrics: " + errText(e)); return; }
+    try { m = await api.metrics(); } catch (e) { if (!stopped) banner("Cannot read /metrics: " + errText(e)); return; }
+    if (stopped) return; // the user left the page while the sample was on its way
     banner("");
     const t = Date.now();
     const cur = { t, execs: one(m, "warren_execs_total"), buckets: execBuckets(m) };

@@ -103,8 +103,15 @@ export function render(main, { id }) {
       if (e.name !== "AbortError") procOut.append(h("span", { class: "stderr" }, "\n" + errText(e)));
     }
   }
+  // procSig is what the table shows: a poll redraws it only when that
+  // changes, so a button is not replaced under the pointer.
+  let procSig = "", anyRunning = false;
   async function drawProcesses() {
     const ps = await api.processes(id);
+    const sig = JSON.stringify(ps.map((p) => [p.pid, p.running, p.result && p.result.exit]));
+    anyRunning = ps.some((p) => p.running);
+    if (sig === procSig) return;
+    procSig = sig;
     clear(procRows).append(...ps.map((p) => h("tr", { dataset: { pid: p.pid } },
       h("td", {}, p.pid), h("td", {}, h("code", {}, p.command)),
       h("td", {}, p.running ? "running" : `exit ${p.result ? p.result.exit : "?"}`), h("td", {}, ago(p.started_at)),
@@ -150,9 +157,12 @@ export function render(main, { id }) {
   async function poll() {
     try {
       info = await api.sandbox(id);
+      if (stopped) return;
       drawInfo();
+      if (anyRunning) await drawProcesses();
       main.dataset.loaded = "true";
     } catch (e) {
+      if (stopped) return;
       if (e.status === 404) { banner(`Sandbox ${id} does not exist (or is not yours).`); stopped = true; return; }
       if (e.status !== 401) banner("Cannot read the sandbox: " + errText(e));
     }

@@ -139,10 +139,11 @@ export function render(main) {
   async function refresh() {
     try {
       list = await api.sandboxes();
+      if (stopped) return;
       table.dataset.loaded = "true";
       draw();
     } catch (e) {
-      if (e.status !== 401) banner("Cannot list sandboxes: " + errText(e));
+      if (!stopped && e.status !== 401) banner("Cannot list sandboxes: " + errText(e));
     }
   }
 
