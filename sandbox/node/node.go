@@ -27,6 +27,7 @@ import (
 
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/std"
+	"github.com/warren-sandbox/warren/console"
 	"github.com/warren-sandbox/warren/image"
 	"github.com/warren-sandbox/warren/meta/postgres"
 	"github.com/warren-sandbox/warren/native"
@@ -179,7 +180,7 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 	n.Catalog.InUse = n.Manager.ImageInUse
 	if n.Handler, err = server.New(server.Config{
 		Backend: n.Manager, Keys: n.Meta, Logger: opts.Logger, MaxFileBytes: opts.MaxFileBytes,
-		Guard: opts.Guard,
+		Guard: opts.Guard, Console: console.Handler(),
 	}); err != nil {
 		return nil, err
 	}
