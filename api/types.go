@@ -385,6 +385,18 @@ type Snapshot struct {
 type Image struct {
 	Name   string `json:"name"`
 	Digest string `json:"digest"`
+	Size   int64  `json:"size,omitempty"`
+	// Shared images are the node's (built or pulled by its operator):
+	// every tenant may start from them, none may change them.
+	Shared bool `json:"shared,omitempty"`
+}
+
+// ImageBuildOptions tune POST /v1/images.
+type ImageBuildOptions struct {
+	// Dockerfile is the Dockerfile's path inside the tar; "" builds the
+	// tar's root Dockerfile if it has one, else the tar's files as they are.
+	Dockerfile string
+	BuildArgs  map[string]string
 }
 
 // KeyRequest is the body of POST /v1/keys (admin only).
@@ -442,4 +454,14 @@ type Service interface {
 	ListImages(ctx context.Context) ([]Image, error)
 	// BuildImage makes an image of a tar stream, named for this tenant.
 	BuildImage(ctx context.Context, name string, tar io.Reader) (Image, error)
+}
+
+// ImageManager is implemented by Services that also build with options
+// and remove images (the manager and the client). The server answers 501
+// for those requests on a Service without it.
+type ImageManager interface {
+	// BuildImageWith is BuildImage with a named Dockerfile and ARG values.
+	BuildImageWith(ctx context.Context, name string, tar io.Reader, opts ImageBuildOptions) (Image, error)
+	// DeleteImage removes one of this tenant's images.
+	DeleteImage(ctx context.Context, name string) error
 }

@@ -480,14 +480,35 @@ func (c *Client) DeleteSnapshot(ctx context.Context, name string) error {
 	return c.call(ctx, "DELETE", "/v1/snapshots/"+url.PathEscape(name), nil, nil, nil)
 }
 
+// DeleteImage removes one of the tenant's images.
+func (c *Client) DeleteImage(ctx context.Context, name string) error {
+	return c.call(ctx, "DELETE", "/v1/images/"+url.PathEscape(name), nil, nil, nil)
+}
+
 func (c *Client) ListImages(ctx context.Context) ([]api.Image, error) {
 	var imgs []api.Image
 	err := c.call(ctx, "GET", "/v1/images", nil, nil, &imgs)
 	return imgs, err
 }
 
+var _ api.ImageManager = (*Client)(nil)
+
+// BuildImage uploads tar (a directory's files, or a Dockerfile's build
+// context with its Dockerfile at the root) and builds it as the image name.
 func (c *Client) BuildImage(ctx context.Context, name string, tar io.Reader) (api.Image, error) {
-	resp, err := c.do(ctx, "POST", "/v1/images", url.Values{"name": {name}}, tar, "application/x-tar")
+	return c.BuildImageWith(ctx, name, tar, api.ImageBuildOptions{})
+}
+
+// BuildImageWith is BuildImage with a named Dockerfile and ARG values.
+func (c *Client) BuildImageWith(ctx context.Context, name string, tar io.Reader, opts api.ImageBuildOptions) (api.Image, error) {
+	q := url.Values{"name": {name}}
+	if opts.Dockerfile != "" {
+		q.Set("dockerfile", opts.Dockerfile)
+	}
+	for k, v := range opts.BuildArgs {
+		q.Add("build_arg", k+"="+v)
+	}
+	resp, err := c.do(ctx, "POST", "/v1/images", q, tar, "application/x-tar")
 	if err != nil {
 		return api.Image{}, err
 	}

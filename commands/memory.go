@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -86,8 +87,12 @@ type Reservation struct {
 // Reserve starts a reservation against m (m may be nil).
 func (m *Memory) Reserve() *Reservation { return &Reservation{m: m} }
 
-// Grow charges n more bytes to the reservation.
+// Grow charges n more bytes to the reservation. A nil *Reservation is
+// unlimited and holds nothing.
 func (r *Reservation) Grow(n int64) error {
+	if r == nil {
+		return nil
+	}
 	if err := r.m.Charge(n); err != nil {
 		return err
 	}
@@ -99,16 +104,109 @@ func (r *Reservation) Grow(n int64) error {
 
 // Shrink gives back n bytes (at most what is held).
 func (r *Reservation) Shrink(n int64) {
+	if r == nil {
+		return
+	}
 	n = min(n, r.held)
 	r.m.Release(n)
 	r.held -= max(n, 0)
 }
 
 // Held is what the reservation holds now.
-func (r *Reservation) Held() int64 { return r.held }
+func (r *Reservation) Held() int64 {
+	if r == nil {
+		return 0
+	}
+	return r.held
+}
+
+// Resize sets what the reservation holds to n bytes, charging the growth
+// or giving back the difference: for owners that re-estimate their whole
+// size from time to time (the awk and jq meters).
+func (r *Reservation) Resize(n int64) error {
+	if r == nil {
+		return nil
+	}
+	if d := n - r.held; d > 0 {
+		return r.Grow(d)
+	}
+	r.Shrink(r.held - n)
+	return nil
+}
 
 // Close gives back everything the reservation holds.
 func (r *Reservation) Close() {
+	if r == nil {
+		return
+	}
 	r.m.Release(r.held)
 	r.held = 0
+}
+
+// StatusLimit is the exit status of a command stopped by a sandbox limit
+// (memory, nesting depth), as the shell's own limits.
+const StatusLimit = 125
+
+// ErrDepth is matched (errors.Is) by every *DepthError.
+var ErrDepth = errors.New("nesting too deep")
+
+// DepthError says that input nested deeper than a command's recursion
+// bound: a Go stack overflow is fatal to the whole process (every tenant),
+// so each recursive command stops at a fixed depth instead.
+type DepthError struct{ Limit int }
+
+func (e *DepthError) Error() string {
+	return fmt.Sprintf("warren: nesting too deep (limit %d)", e.Limit)
+}
+
+// Unwrap makes errors.Is(err, ErrDepth) hold.
+func (e *DepthError) Unwrap() error { return ErrDepth }
+
+// Memory is the sandbox's shared budget (nil: unlimited).
+func (inv *Invocation) Memory() *Memory {
+	if inv.Sys == nil {
+		return nil
+	}
+	return inv.Sys.Memory
+}
+
+// LimitExceeded reports err on stderr, in the limit's own words
+// ("warren: memory limit exceeded (64 MiB)"), and returns StatusLimit when
+// err is a memory or depth limit; otherwise it returns false and prints
+// nothing.
+func (inv *Invocation) LimitExceeded(err error) (int, bool) {
+	var me *MemoryLimitError
+	var de *DepthError
+	switch {
+	case errors.As(err, &me):
+		fmt.Fprintln(inv.Stderr, me.Error())
+	case errors.As(err, &de):
+		fmt.Fprintln(inv.Stderr, de.Error())
+	default:
+		return 0, false
+	}
+	return StatusLimit, true
+}
+
+type reservationKey struct{}
+
+// Reserving wraps fn so that it runs with a Reservation of its own on the
+// sandbox's budget (ReservationFrom(ctx)), given back when fn returns,
+// whatever the return path. Without a budget fn runs as it is.
+func Reserving(fn Func) Func {
+	return func(ctx context.Context, inv *Invocation) int {
+		m := inv.Memory()
+		if m == nil {
+			return fn(ctx, inv)
+		}
+		r := m.Reserve()
+		defer r.Close()
+		return fn(context.WithValue(ctx, reservationKey{}, r), inv)
+	}
+}
+
+// ReservationFrom is the Reservation Reserving put in ctx (nil: unlimited).
+func ReservationFrom(ctx context.Context) *Reservation {
+	r, _ := ctx.Value(reservationKey{}).(*Reservation)
+	return r
 }

@@ -8,6 +8,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -26,6 +27,13 @@ type BuildOptions struct {
 	Stdin io.Reader
 	// BuildArgs override Dockerfile ARG defaults.
 	BuildArgs map[string]string
+	// Pull lets FROM and COPY --from fetch an image missing from the
+	// catalog from its registry (the CLI's builds; not a tenant's build on
+	// a server, which must not make the node fetch arbitrary addresses).
+	Pull bool
+	// Scope is a tag prefix ("tenants/T/") searched first for FROM names;
+	// names under another tenant's prefix are not visible.
+	Scope string
 }
 
 // buildEpoch is the superblock build time of every image: a constant so
@@ -177,5 +185,11 @@ func (t *tree) addV1Image(ctx context.Context, img v1.Image, sp *spool) (Config,
 	cfg.WorkingDir = cf.Config.WorkingDir
 	cfg.User = cf.Config.User
 	cfg.Labels = cf.Config.Labels
+	cfg.Entrypoint = cf.Config.Entrypoint
+	cfg.Cmd = cf.Config.Cmd
+	for p := range cf.Config.ExposedPorts {
+		cfg.ExposedPorts = append(cfg.ExposedPorts, p)
+	}
+	sort.Strings(cfg.ExposedPorts)
 	return cfg, nil
 }

@@ -71,7 +71,7 @@ func hostView(t *testing.T, root string) map[string]entry {
 			return err
 		}
 		st := fi.Sys().(*syscall.Stat_t)
-		e := entry{Mode: fi.Mode(), Uid: st.Uid, Gid: st.Gid, Mtime: st.Mtim.Nano()}
+		e := entry{Mode: fi.Mode(), Uid: st.Uid, Gid: st.Gid, Mtime: st.Mtim.Sec * 1e9} // images keep whole seconds (tree.put)
 		if fi.Mode()&fs.ModeDevice != 0 {
 			e.Rdev = st.Rdev
 		}

@@ -49,6 +49,10 @@ type Config struct {
 	WorkingDir string            `json:"workingDir,omitempty"`
 	User       string            `json:"user,omitempty"`
 	Labels     map[string]string `json:"labels,omitempty"`
+	// Recorded for clients; a sandbox is a shell, so nothing runs them.
+	Entrypoint   []string `json:"entrypoint,omitempty"`
+	Cmd          []string `json:"cmd,omitempty"`
+	ExposedPorts []string `json:"exposedPorts,omitempty"` // "8080/tcp"
 }
 
 // Manifest names an image file and the config that goes with it.
@@ -90,7 +94,7 @@ func NewCatalog(store Store, cacheDir string) (*Catalog, error) {
 	return &Catalog{store: store, cacheDir: cacheDir, open: map[string]*Image{}}, nil
 }
 
-var tagRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$`)
+var tagRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$`)
 
 // checkTag refuses names that are not image names or would escape the
 // tags/ prefix.

@@ -136,9 +136,13 @@ func TestDockerfile_Errors(t *testing.T) {
 		want             []string
 	}{
 		{"unknown instruction", "FROM scratch\nFROBNICATE now\n", []string{"Dockerfile:2", `unknown instruction "FROBNICATE"`}},
-		{"unsupported instruction", "FROM scratch\nCMD [\"sh\"]\n", []string{"Dockerfile:2", "CMD", "not supported"}},
+		{"unsupported instruction", "FROM scratch\nVOLUME /data\n", []string{"Dockerfile:2", "VOLUME", "not supported"}},
+		{"bad port", "FROM scratch\nEXPOSE 99999\n", []string{"Dockerfile:2", "bad port"}},
+		{"bad stage name", "FROM scratch AS 1x\n", []string{"Dockerfile:1", "bad stage name"}},
+		{"from options", "FROM --platform=linux/arm64 scratch\n", []string{"--platform", "not supported"}},
+		{"copy from missing stage", "FROM scratch\nCOPY --from=nostage /a /b\n", []string{"Dockerfile:2", "nostage", "not in the catalog"}},
 		{"no from", "COPY a b\n", []string{"Dockerfile:1", "must be FROM"}},
-		{"missing image", "FROM nosuchimage\n", []string{"Dockerfile:1", "nosuchimage", "not found"}},
+		{"missing image", "FROM nosuchimage\n", []string{"Dockerfile:1", "nosuchimage", "not in the catalog", "warren image pull"}},
 		{"copy outside context", "FROM scratch\nCOPY ../../etc/passwd /x\n", []string{"Dockerfile:2", "not found"}},
 		{"copy url", "FROM scratch\nADD https://example.com/x /x\n", []string{"only local files"}},
 		{"run without runner", "FROM scratch\nRUN true\n", []string{"Dockerfile:2", "runner"}},

@@ -181,6 +181,9 @@ func (t *tree) count(p string, size int64) error {
 // there like a later tar layer does. A directory replacing a directory keeps
 // the children (OCI semantics); anything else replaces the whole subtree.
 func (t *tree) put(p string, ino *inode) error {
+	// Whole seconds: a tar in the default (GNU) format keeps no more, and
+	// a directory and a tar of it must give the same digest.
+	ino.mtime = ino.mtime.Truncate(time.Second)
 	if p == "" {
 		if !ino.mode.IsDir() {
 			return errors.New("root must be a directory")

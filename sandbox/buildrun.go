@@ -126,11 +126,15 @@ func (r *BuildRunner) Run(ctx context.Context, req image.RunRequest) (fs.FS, err
 		Native: hook,
 	})
 	cfg.Limits.MaxOutputBytes = lim.MaxOutputBytes
-	switch req.User {
-	case "", "root", "0", "0:0", "root:root":
-		cfg.User = "root"
-	default:
-		cfg.User, cfg.Uid, cfg.Gid = req.User, 1000, 1000
+	// The step runs as the image's USER, resolved in its /etc/passwd as a
+	// sandbox of the image would be (image.LookupUser).
+	u, err := image.LookupUser(fsys.ReadFile, req.User)
+	if err != nil {
+		return nil, fmt.Errorf("RUN: USER %s: %w", req.User, err)
+	}
+	cfg.User, cfg.Uid, cfg.Gid, cfg.Home = u.Name, u.Uid, u.Gid, u.Home
+	if cfg.Sys != nil {
+		cfg.Sys.Uid, cfg.Sys.Gid = u.Uid, u.Gid
 	}
 	sh, err := shell.New(cfg)
 	if err != nil {

@@ -473,6 +473,20 @@ type DurableStats struct {
 	RecoveredRecords int64 // records replayed at start
 }
 
+// Add sums o into d (a front adding its workers' counters).
+func (d *DurableStats) Add(o DurableStats) {
+	d.Log.Appends += o.Log.Appends
+	d.Log.Syncs += o.Log.Syncs
+	d.Log.Bytes += o.Log.Bytes
+	d.Log.Segments += o.Log.Segments
+	d.Log.Deleted += o.Log.Deleted
+	d.Log.Abandoned += o.Log.Abandoned
+	d.Commits += o.Commits
+	d.Fenced += o.Fenced
+	d.AbandonedRecords += o.AbandonedRecords
+	d.RecoveredRecords += o.RecoveredRecords
+}
+
 // DurableStats returns the write path's counters (zero without Durable).
 func (m *Manager) DurableStats() DurableStats {
 	if m.dur == nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/committer"
+	"github.com/warren-sandbox/warren/image"
 	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/vfs"
 )
@@ -77,6 +78,9 @@ type Image struct {
 	// Path is the EROFS file the native tier mounts ("" when the image
 	// has none on this node: ELF files cannot run natively then).
 	Path string
+	// Config is the image's runtime config: a new sandbox's user, cwd
+	// and environment unless its request says otherwise.
+	Config image.Config
 }
 
 // Images resolves image names and digests for a tenant.

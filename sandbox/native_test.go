@@ -510,7 +510,7 @@ func TestMemoryLimit_Resident(t *testing.T) {
 		errPart string
 	}{
 		{"under the default limit", 0, "300000\n", ""},
-		{"over a 1 MiB limit", 1 << 20, "", "sort: memory limit of 1048576 bytes exceeded"},
+		{"over a 1 MiB limit", 1 << 20, "", "warren: memory limit exceeded (1 MiB)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,9 +8,11 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strings"
 
 	"github.com/containerd/errdefs"
 	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/image"
 )
 
 // tenantView is the api.Service of one tenant.
@@ -56,12 +58,16 @@ func (t *tenantView) Create(ctx context.Context, req api.CreateRequest) (api.San
 		base.Snapshot = req.Snapshot
 		req = base
 	}
-	req, err := m.normalise(req)
+	img, err := m.cfg.Images.Lookup(ctx, t.tenant, req.Image)
 	if err != nil {
 		return api.Sandbox{}, err
 	}
-	img, err := m.cfg.Images.Lookup(ctx, t.tenant, req.Image)
-	if err != nil {
+	if req.Snapshot == "" {
+		if req, err = imageStart(req, img); err != nil {
+			return api.Sandbox{}, err
+		}
+	}
+	if req, err = m.normalise(req); err != nil {
 		return api.Sandbox{}, err
 	}
 	if req.Image == "" {
@@ -102,6 +108,32 @@ func (t *tenantView) Create(ctx context.Context, req api.CreateRequest) (api.San
 		return api.Sandbox{}, err
 	}
 	return b.info(), nil
+}
+
+// imageStart fills what the request leaves unset from the image's config,
+// as `warren run` does (image.Config.StartOf): its user, its WORKDIR and
+// its environment under the request's own variables.
+func imageStart(req api.CreateRequest, img Image) (api.CreateRequest, error) {
+	st, err := img.Config.StartOf(image.FSReader(img.FS))
+	if err != nil {
+		return req, api.Errorf(api.ErrUnprocessable, "image %s: %v", req.Image, err)
+	}
+	if req.User == "" && st.User.Uid != 0 {
+		req.User = st.User.Name
+	}
+	if req.Cwd == "" {
+		req.Cwd = st.Dir
+	}
+	env := make(map[string]string, len(st.Env)+len(req.Env))
+	for _, kv := range st.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	for k, v := range req.Env {
+		env[k] = v
+	}
+	req.Env = env
+	return req, nil
 }
 
 func (t *tenantView) Get(ctx context.Context, id string) (api.Sandbox, error) {
@@ -435,17 +467,32 @@ func (t *tenantView) ListImages(ctx context.Context) ([]api.Image, error) {
 	return t.m.cfg.Images.List(ctx, t.tenant)
 }
 
-// Builder is implemented by Images that can build an image from a tar.
+// Builder is implemented by Images that can build and remove images.
 type Builder interface {
-	Build(ctx context.Context, tenant, name string, tar io.Reader) (api.Image, error)
+	Build(ctx context.Context, tenant, name string, tar io.Reader, opts api.ImageBuildOptions) (api.Image, error)
+	Remove(ctx context.Context, tenant, name string) error
 }
 
+var _ api.ImageManager = (*tenantView)(nil)
+
 func (t *tenantView) BuildImage(ctx context.Context, name string, tar io.Reader) (api.Image, error) {
+	return t.BuildImageWith(ctx, name, tar, api.ImageBuildOptions{})
+}
+
+func (t *tenantView) BuildImageWith(ctx context.Context, name string, tar io.Reader, opts api.ImageBuildOptions) (api.Image, error) {
 	b, ok := t.m.cfg.Images.(Builder)
 	if !ok {
 		return api.Image{}, api.Errorf(errdefs.ErrNotImplemented, "this node cannot build images")
 	}
-	return b.Build(ctx, t.tenant, name, tar)
+	return b.Build(ctx, t.tenant, name, tar, opts)
+}
+
+func (t *tenantView) DeleteImage(ctx context.Context, name string) error {
+	b, ok := t.m.cfg.Images.(Builder)
+	if !ok {
+		return api.Errorf(errdefs.ErrNotImplemented, "this node cannot remove images")
+	}
+	return b.Remove(ctx, t.tenant, name)
 }
 
 func (m *Manager) snapshot(tenant, name string) (SnapshotRecord, error) {

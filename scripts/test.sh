@@ -37,5 +37,8 @@ echo "== go test -race"
 # -short, which CI does not set.
 go test -race -count=1 -timeout 40m ./... 2>&1 | tee /tmp/warren-test.log
 
+echo "== fuzz (a bounded slice of each target; scripts/fuzz.sh runs the campaign)"
+FUZZTIME=${FUZZTIME:-10s} ./scripts/fuzz.sh
+
 echo "== SDK tests"
 ./scripts/test-sdks.sh

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -654,21 +655,58 @@ func (s *Server) listImages(w http.ResponseWriter, r *http.Request, svc api.Serv
 	return writeJSON(w, http.StatusOK, imgs)
 }
 
-// buildImage builds an image of the uploaded tar (?name=NAME).
+// buildImage builds an image of the uploaded tar (?name=NAME, optional
+// dockerfile=PATH and repeated build_arg=K=V).
 func (s *Server) buildImage(w http.ResponseWriter, r *http.Request, svc api.Service) error {
-	q, err := query(r, "name")
+	args := r.URL.Query()["build_arg"]
+	rest := r.URL.Query()
+	rest.Del("build_arg")
+	r2 := r.Clone(r.Context())
+	r2.URL.RawQuery = rest.Encode()
+	q, err := query(r2, "name", "dockerfile")
 	if err != nil {
 		return err
 	}
 	if q["name"] == "" {
 		return api.Errorf(errdefs.ErrInvalidArgument, "query parameter name is required")
 	}
+	opts := api.ImageBuildOptions{Dockerfile: q["dockerfile"]}
+	for _, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || k == "" {
+			return api.Errorf(errdefs.ErrInvalidArgument, "build_arg %q: want NAME=VALUE", a)
+		}
+		if opts.BuildArgs == nil {
+			opts.BuildArgs = map[string]string{}
+		}
+		opts.BuildArgs[k] = v
+	}
 	if r.ContentLength > s.cfg.MaxFileBytes {
 		return api.Errorf(api.ErrTooLarge, "body of %d bytes; the limit is %d", r.ContentLength, s.cfg.MaxFileBytes)
 	}
-	img, err := svc.BuildImage(r.Context(), q["name"], http.MaxBytesReader(w, r.Body, s.cfg.MaxFileBytes))
+	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxFileBytes)
+	var img api.Image
+	if im, ok := svc.(api.ImageManager); ok {
+		img, err = im.BuildImageWith(r.Context(), q["name"], body, opts)
+	} else if opts.Dockerfile != "" || opts.BuildArgs != nil {
+		return api.Errorf(errdefs.ErrNotImplemented, "this node builds only a tar's root Dockerfile, without build arguments")
+	} else {
+		img, err = svc.BuildImage(r.Context(), q["name"], body)
+	}
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusCreated, img)
+}
+
+func (s *Server) deleteImage(w http.ResponseWriter, r *http.Request, svc api.Service) error {
+	im, ok := svc.(api.ImageManager)
+	if !ok {
+		return api.Errorf(errdefs.ErrNotImplemented, "this node cannot remove images through the API")
+	}
+	if err := im.DeleteImage(r.Context(), r.PathValue("name")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }

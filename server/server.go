@@ -52,6 +52,9 @@ type Config struct {
 	MaxFileBytes int64
 	// Guard sheds new work under memory pressure (nil: never sheds).
 	Guard *MemoryGuard
+	// Console, if set, serves GET / and GET /console/ (the web console);
+	// every other path stays the API's, so unknown paths still 404 as JSON.
+	Console http.Handler
 }
 
 // Server is an http.Handler.
@@ -115,6 +118,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
+	}
+	if cfg.Console != nil {
+		s.mux.Handle("GET /{$}", cfg.Console)
+		s.mux.Handle("GET /console/", cfg.Console)
 	}
 	// Anything else: 405 when the path exists with other methods, else 404.
 	type pathRE struct {
@@ -181,6 +188,7 @@ func (s *Server) routes() []route {
 		{"DELETE", "/v1/snapshots/{name}", s.deleteSnapshot, authTenant},
 		{"GET", "/v1/images", s.listImages, authTenant},
 		{"POST", "/v1/images", s.buildImage, authTenant},
+		{"DELETE", "/v1/images/{name}", s.deleteImage, authTenant},
 		{"POST", "/v1/mcp", s.mcp, authTenant},
 	}
 }

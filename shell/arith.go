@@ -76,16 +76,24 @@ func (r *runner) arithStringDepth(s string, depth int) (int64, error) {
 	if n, err := strconv.ParseInt(t, 10, 64); err == nil && !strings.HasPrefix(strings.TrimLeft(t, "+-"), "0") || t == "0" {
 		return n, nil
 	}
-	if depth > 64 {
+	// depth counts this expression's own recursion; arithNest counts every
+	// string evaluated as arithmetic under this one on the runner, since
+	// subscripts (a[X] with X='a[X]') and substitutions start new
+	// expressions at depth 0 (found by FuzzArith).
+	if depth > 64 || r.arithNest > 64 {
 		return 0, &arithError{expr: t, msg: "expression recursion level exceeded", tok: t}
 	}
+	r.arithNest++
+	defer func() { r.arithNest-- }()
 	var x syntax.ArithmExpr
 	if c, ok := arithCache.get(t); ok {
 		x = c
 	} else {
-		p := syntax.NewParser(syntax.Variant(syntax.LangBash))
 		var err error
-		x, err = p.Arithmetic(strings.NewReader(t))
+		x, err = parseArith(t)
+		if isNesting(err) {
+			return 0, r.nestingFail()
+		}
 		if err != nil || x == nil {
 			return 0, &arithError{expr: t, msg: "syntax error: invalid arithmetic operator", tok: t}
 		}
@@ -182,7 +190,7 @@ func (r *runner) arithLvalue(x syntax.ArithmExpr) (lvalue, error) {
 			if ok && syntax.ValidName(name) {
 				if idx != nil {
 					if iw, isW := idx.(*syntax.Word); isW {
-						if e, err := syntax.NewParser().Arithmetic(strings.NewReader(iw.Lit())); err == nil {
+						if e, err := parseArith(iw.Lit()); err == nil {
 							idx = e
 						}
 					}

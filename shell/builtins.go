@@ -1582,12 +1582,7 @@ func biCompgen(r *runner, args []string) int {
 }
 
 func (r *runner) fieldsFromString(s string) ([]string, bool) {
-	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
-	var ws []*syntax.Word
-	err := p.Words(strings.NewReader(s), func(w *syntax.Word) bool {
-		ws = append(ws, w)
-		return true
-	})
+	ws, err := parseWords(s)
 	if err != nil {
 		return strings.Fields(s), true
 	}
@@ -1896,15 +1891,44 @@ func (r *runner) selfSignal(sig string) {
 		if t == "" {
 			return // ignored
 		}
-		// The trap runs after kill completed: $? is kill's status (0).
-		r.status = 0
-		r.inTrap = true
-		r.runScript(t, "")
-		r.inTrap = false
-		if !r.exiting {
-			r.status = 0
+		// A signal that arrives while its own trap runs is pending until
+		// the trap returns, then the trap runs again (a loop, counted as
+		// loop iterations): a trap that re-raises its signal must not
+		// recurse on the Go stack.
+		if r.trapRunning[name] {
+			r.trapPending[name] = true
+			return
 		}
-		return
+		if r.trapRunning == nil {
+			r.trapRunning, r.trapPending = map[string]bool{}, map[string]bool{}
+		}
+		if r.callDepth >= r.rs.lim.MaxCallDepth {
+			r.rs.fail(limitf("trap nesting limit exceeded (%d)", r.rs.lim.MaxCallDepth))
+			r.exiting = true
+			return
+		}
+		r.trapRunning[name] = true
+		r.callDepth++
+		defer func() { delete(r.trapRunning, name); r.callDepth-- }()
+		for {
+			// The trap runs after kill completed: $? is kill's status (0).
+			r.status = 0
+			was := r.inTrap
+			r.inTrap = true
+			r.runScript(t, "")
+			r.inTrap = was
+			if !r.exiting {
+				r.status = 0
+			}
+			if !r.trapPending[name] || r.exiting || r.cancelled() || !r.loopTick() {
+				delete(r.trapPending, name)
+				return
+			}
+			delete(r.trapPending, name)
+			if t = r.traps[name]; t == "" {
+				return
+			}
+		}
 	}
 	switch name {
 	case "CHLD", "WINCH", "URG", "CONT", "0", "EXIT":

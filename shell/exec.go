@@ -318,6 +318,7 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
 	savedLoops := r.loopDepth
 	r.loopDepth = 0
 	r.stmt(body)
+	r.releaseScope(fscope)
 	r.loopDepth = savedLoops
 	r.callDepth--
 	if r.returning {
@@ -494,6 +495,10 @@ func (r *runner) killPid(pid int, sig string) error {
 
 func (r *runner) openHook(name string, flag int, perm fs.FileMode) (commands.File, bool, error) {
 	f, handled, err := r.openSpecial(name, flag)
+	if !handled && r.isFifo(name) {
+		f, err = r.openFifo(name, flag)
+		handled = true
+	}
 	if !handled {
 		return nil, false, nil
 	}
@@ -508,6 +513,7 @@ func (r *runner) execHook(ctx context.Context, argv []string, stdin io.Reader, s
 		return 0
 	}
 	sub := r.subshellRunner()
+	defer sub.closeMem()
 	sub.own()
 	return sub.execArgv(argv, stdin, stdout, stderr, env)
 }
@@ -534,6 +540,7 @@ func (r *runner) execDirHook(ctx context.Context, dir string, argv []string, std
 		return 0
 	}
 	sub := r.subshellRunner()
+	defer sub.closeMem()
 	sub.own()
 	if dir != "" {
 		sub.cwd = r.abs(dir)
@@ -610,7 +617,7 @@ func (r *runner) pathLookup(name string) (string, bool) {
 
 // runFile executes a file of the sandbox: a script (nested shell), an ELF
 // binary (native tier or a resident command of the same name) or a wasm
-// module (not available here).
+// module (the WASM tier, when the sandbox has one).
 func (r *runner) runFile(p string, args, extraEnv []string) {
 	fsys := r.sh.cfg.FS
 	fi, err := fsys.Stat(p)
@@ -668,6 +675,10 @@ func (r *runner) runFile(p string, args, extraEnv []string) {
 		r.status = 126
 		return
 	case bytes.HasPrefix(head, []byte("\x00asm")):
+		if r.sh.cfg.WASM != nil {
+			r.status = r.sh.cfg.WASM(r.context(), r.invocation(args, extraEnv), p)
+			return
+		}
 		r.errf("%s: cannot execute WebAssembly module: wasm tier not available", args[0])
 		r.status = 126
 		return
@@ -722,6 +733,7 @@ func (r *runner) nestedShell(args, extraEnv []string) int {
 	n = newRunner(n.sh)
 	n.sh.st = n
 	n.rs = r.rs
+	defer n.closeMem()
 	n.pidNext = r.pidNext
 	n.pid = r.newPid()
 	n.bashpid = n.pid

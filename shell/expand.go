@@ -294,7 +294,7 @@ func (r *runner) matchPattern(pat, s string, forceCase bool) bool {
 	if r.shopts["nocasematch"] && !forceCase {
 		mode |= pattern.NoGlobCase
 	}
-	expr, err := pattern.Regexp(pat, mode|pattern.EntireString)
+	expr, err := r.patternRegexp(pat, mode|pattern.EntireString)
 	if err != nil {
 		return pat == s
 	}
@@ -308,7 +308,10 @@ func (r *runner) matchPattern(pat, s string, forceCase bool) bool {
 // cmdSubst runs $(...) in a subshell, writing its stdout to w.
 func (r *runner) cmdSubst(w io.Writer, cs *syntax.CmdSubst) error {
 	sub := r.subshellRunner()
-	sub.fds[1] = &fdesc{w: &capWriter{w: w, max: r.rs.lim.MaxStringBytes, rs: r.rs}, path: "pipe:[0]"}
+	defer sub.closeMem()
+	mw := &memWriter{m: r.sh.memory()}
+	defer mw.release()
+	sub.fds[1] = &fdesc{w: &capWriter{w: w, max: r.rs.lim.MaxStringBytes, rs: r.rs, mem: mw}, path: "pipe:[0]"}
 	if !r.shopts["inherit_errexit"] {
 		sub.opts[optErrexit] = false
 	}
@@ -356,12 +359,17 @@ type capWriter struct {
 	n   int
 	max int
 	rs  *runState
+	mem *memWriter
 }
 
 func (c *capWriter) Write(p []byte) (int, error) {
 	c.n += len(p)
 	if c.n > c.max {
 		c.rs.fail(limitf("string size limit exceeded (command substitution over %d bytes)", c.max))
+		return 0, errCancelled
+	}
+	if err := c.mem.grow(len(p)); err != nil {
+		c.rs.fail(&limitError{what: strings.TrimPrefix(err.Error(), "warren: "), status: StatusLimit})
 		return 0, errCancelled
 	}
 	return c.w.Write(p)

@@ -162,6 +162,9 @@ func (r *runner) openFile(name string, flag int, perm fs.FileMode) (any, error) 
 	if f, handled, err := r.openSpecial(p, flag); handled {
 		return f, err
 	}
+	if r.isFifo(p) {
+		return r.openFifo(p, flag)
+	}
 	if flag&(vfs.O_CREATE) != 0 {
 		perm &^= fs.FileMode(r.umask)
 	}
@@ -462,6 +465,9 @@ func (r *runner) redirect(rd *syntax.Redirect, permanent bool) bool {
 			r.exiting = true
 			return false
 		}
+		if !r.memFits(int64(len(body))) {
+			return false
+		}
 		r.setFd(fd, &fdesc{r: strings.NewReader(body), path: "pipe:[hdoc]"})
 		return true
 	case syntax.WordHdoc:
@@ -472,6 +478,9 @@ func (r *runner) redirect(rd *syntax.Redirect, permanent bool) bool {
 		if len(s) > r.rs.lim.MaxHeredoc {
 			r.rs.fail(limitf("here-string size limit exceeded (%d bytes)", r.rs.lim.MaxHeredoc))
 			r.exiting = true
+			return false
+		}
+		if !r.memFits(int64(len(s))) {
 			return false
 		}
 		r.setFd(fd, &fdesc{r: strings.NewReader(s + "\n"), path: "pipe:[hstr]"})
@@ -639,6 +648,7 @@ func (r *runner) procSubst(ps *syntax.ProcSubst) (string, error) {
 	goWork(func() {
 		defer r.rs.wg.Done()
 		defer r.endJob()
+		defer sub.closeMem()
 		defer sub.recoverPanic()
 		sub.stmts(ps.Stmts)
 		if ps.Op == syntax.CmdIn {

@@ -109,8 +109,7 @@ func (r *runner) lookupParam(name string, index syntax.ArithmExpr, pe *syntax.Pa
 			if idx != "@" && idx != "*" && r.isAssoc(rn) {
 				ix = keyWord(idx)
 			} else if idx != "@" && idx != "*" {
-				p := syntax.NewParser()
-				if e, err := p.Arithmetic(strings.NewReader(idx)); err == nil {
+				if e, err := parseArith(idx); err == nil {
 					ix = e
 				}
 			}
@@ -696,7 +695,7 @@ func (r *runner) patRx(pat string, mode pattern.Mode) (*regexpT, bool) {
 	if r.shopts["nocasematch"] && false {
 		mode |= pattern.NoGlobCase
 	}
-	expr, err := pattern.Regexp(pat, mode)
+	expr, err := r.patternRegexp(pat, mode)
 	if err != nil {
 		return nil, false
 	}
@@ -766,7 +765,7 @@ func (r *runner) patRxAnchored(pat string, mode pattern.Mode, pre, post string, 
 	if r.shopts["extglob"] {
 		mode |= pattern.ExtendedOperators
 	}
-	expr, err := pattern.Regexp(pat, mode)
+	expr, err := r.patternRegexp(pat, mode)
 	if err != nil {
 		return nil, false
 	}
@@ -816,22 +815,53 @@ func (r *runner) replace(s, pat, with string, all bool) string {
 		}
 		return s[:loc[0]] + with + s[loc[1]:]
 	}
-	n := 1
-	if all {
-		n = -1
-	}
+	// One match at a time (FindAllStringIndex would hold every match of
+	// ${x//?/y} at once: 40 bytes each), checking the Run's context, the
+	// string limit and the memory budget as the result grows.
 	var b strings.Builder
-	last := 0
-	for _, loc := range rx.FindAllStringIndex(s, n) {
-		if loc[0] == loc[1] {
-			continue // bash never replaces an empty match
+	last, pos := 0, 0
+	for iter := 1; pos <= len(s); iter++ {
+		loc := rx.FindStringIndex(s[pos:])
+		if loc == nil {
+			break
 		}
-		b.WriteString(s[last:loc[0]])
+		start, end := pos+loc[0], pos+loc[1]
+		if start == end {
+			// bash never replaces an empty match: step over one character
+			_, w := utf8.DecodeRuneInString(s[end:])
+			pos = end + max(w, 1)
+			continue
+		}
+		b.WriteString(s[last:start])
 		b.WriteString(with)
-		last = loc[1]
+		last, pos = end, end
+		if !all {
+			break
+		}
+		if iter%4096 == 0 || b.Len() > r.rs.lim.MaxStringBytes {
+			if !r.growthOK(b.Len()) {
+				return s
+			}
+		}
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// growthOK is checked while one expansion builds a long result: false
+// (and the Run ending) when the Run is cancelled, the result is over the
+// string limit or the memory budget has no room for it.
+func (r *runner) growthOK(n int) bool {
+	if r.cancelled() {
+		r.exiting = true
+		return false
+	}
+	if n > r.rs.lim.MaxStringBytes {
+		r.rs.fail(limitf("string size limit exceeded (%d bytes, max %d)", n, r.rs.lim.MaxStringBytes))
+		r.exiting = true
+		return false
+	}
+	return r.memFits(int64(n))
 }
 
 func (r *runner) caseConv(s, pat string, op syntax.ParExpOperator) string {
@@ -841,8 +871,22 @@ func (r *runner) caseConv(s, pat string, op syntax.ParExpOperator) string {
 		}
 		return r.matchPattern(pat, string(c), true)
 	}
+	if pat == "" && (op == syntax.UpperAll || op == syntax.LowerAll) {
+		// Whole-string conversion without a pattern (and without []rune:
+		// four bytes a character of a string that may be MaxStringBytes).
+		if op == syntax.UpperAll {
+			return strings.Map(unicode.ToUpper, s)
+		}
+		return strings.Map(unicode.ToLower, s)
+	}
+	if !r.growthOK(4 * len(s)) {
+		return s
+	}
 	rs := []rune(s)
 	for i, c := range rs {
+		if i%65536 == 65535 && r.cancelled() {
+			return s
+		}
 		if (op == syntax.UpperFirst || op == syntax.LowerFirst) && i > 0 {
 			break
 		}

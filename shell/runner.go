@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/warren-sandbox/warren/commands"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -62,6 +63,8 @@ type runState struct {
 	outMu    sync.Mutex
 	procMu   sync.Mutex
 	procTab  map[int]*job // live background jobs of the Run, by pid (ps, kill from commands)
+	fifoMu   sync.Mutex
+	fifos    map[string]*fifo // fifos opened in the Run, by path (fifo.go)
 }
 
 func (rs *runState) fail(le *limitError) {
@@ -163,7 +166,11 @@ type runner struct {
 	curArgs     []string // the resident command running (for ps)
 	hooks       *hooks   // what commands see of this runner; valid when hooksOf == r
 	hooksOf     *runner
-	shoptsOwned bool // shopts is private (else defaultShopts, never written)
+	shoptsOwned bool                  // shopts is private (else defaultShopts, never written)
+	mem         *commands.Reservation // this runner's memory charges (memory.go); nil until the first
+	trapRunning map[string]bool       // signals whose trap is running (re-raise is pending, not recursion)
+	trapPending map[string]bool
+	arithNest   int // strings being evaluated as arithmetic (arith.go)
 }
 
 // defaultShopts are the shopt settings of a new session, shared by every
@@ -321,6 +328,8 @@ func (r *runner) subshellRunner() *runner {
 	c.dirs = append([]string(nil), r.dirs...)
 	c.jobs = nil
 	c.exiting, c.breakN, c.contN, c.returning = false, 0, 0, false
+	c.trapRunning, c.trapPending = nil, nil // a subshell's own (stages run concurrently)
+	c.mem = nil                             // its own charges, given back when it ends
 	c.subshell++
 	c.bashpid = r.newPid()
 	c.ecfg = expand.Config{}
@@ -346,6 +355,7 @@ func (r *runner) cloneSession(s *Shell) *runner {
 	c.rs = nil
 	c.fds = nil
 	c.jobs = nil
+	c.mem, c.trapRunning, c.trapPending = nil, nil, nil
 	c.dirs = append([]string(nil), r.dirs...)
 	c.params = append([]string(nil), r.params...)
 	c.pidNext = new(atomic.Int64)
@@ -539,22 +549,16 @@ func (r *runner) runScript(src, name string) {
 	}
 }
 
-// parseAll parses src fully (for eval, functions from state, -c).
-func (r *runner) parse(src string) (f *syntax.File, err error) {
-	p := parserPool.Get().(*syntax.Parser)
-	defer func() {
-		if e := recover(); e != nil {
-			f, err = nil, fmt.Errorf("syntax error: cannot parse input (%v)", e)
-			return
-		}
-		parserPool.Put(p)
-	}()
-	return p.Parse(strings.NewReader(src), "")
-}
+// parse parses src fully (for eval, functions from state, -c).
+func (r *runner) parse(src string) (*syntax.File, error) { return parseFile(src) }
 
 // syntaxError reports a parse error as bash does and returns the status:
 // 2, or 1 for what bash only detects when expanding (bad substitution).
 func (r *runner) syntaxError(err error, src string) int {
+	if isNesting(err) {
+		r.nestingFail()
+		return 2
+	}
 	var pe syntax.ParseError
 	line := 0
 	msg := err.Error()
@@ -725,6 +729,7 @@ func (r *runner) cmd(c syntax.Command) {
 		sub := r.subshellRunner()
 		sub.stmts(c.Stmts)
 		sub.runExitTrap()
+		sub.closeMem()
 		r.status = sub.status
 	case *syntax.BinaryCmd:
 		switch c.Op {
@@ -1135,6 +1140,7 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 			goWork(func() {
 				defer wg.Done()
 				defer r.endJob()
+				defer sub.closeMem()
 				defer sub.recoverPanic()
 				sub.stmt(st)
 				sub.runExitTrap()
@@ -1153,6 +1159,7 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 			} else {
 				sub.stmt(st)
 				sub.runExitTrap()
+				sub.closeMem()
 			}
 			statuses[i] = sub.status
 			if myIn != nil {
@@ -1229,6 +1236,7 @@ func (r *runner) background(st *syntax.Stmt) {
 		defer r.rs.wg.Done()
 		defer r.endJob()
 		defer cancel()
+		defer sub.closeMem()
 		defer sub.recoverPanic()
 		sub.stmt(&cp)
 		sub.runExitTrap()
@@ -1393,25 +1401,6 @@ func jobText(st *syntax.Stmt) string {
 	var b strings.Builder
 	syntax.NewPrinter(syntax.SingleLine(true)).Print(&b, st)
 	return b.String()
-}
-
-// parseStmts parses src statement by statement. A panic inside the parser
-// (seen with invalid UTF-8 while fuzzing) becomes a syntax error; the parser
-// that panicked is not reused.
-func parseStmts(src string) (stmts []*syntax.Stmt, err error) {
-	p := parserPool.Get().(*syntax.Parser)
-	defer func() {
-		if e := recover(); e != nil {
-			stmts, err = nil, fmt.Errorf("syntax error: cannot parse input (%v)", e)
-			return
-		}
-		parserPool.Put(p)
-	}()
-	err = p.Stmts(strings.NewReader(src), func(st *syntax.Stmt) bool {
-		stmts = append(stmts, st)
-		return true
-	})
-	return stmts, err
 }
 
 // debugPanics re-raises recovered panics (tests flip it to get stacks).

@@ -113,6 +113,9 @@ type Config struct {
 	Now func() time.Time
 	// Native runs ELF files; nil => "cannot execute binary file".
 	Native NativeFunc
+	// WASM runs WebAssembly (WASI) modules, files that start with
+	// "\x00asm" (package wasm's Runtime.Exec); nil => refused with 126.
+	WASM NativeFunc
 	// Seed seeds $RANDOM; 0 means derived from the clock.
 	Seed uint64
 	// Sys is the sandbox as commands see it (commands.Invocation.Sys):

@@ -239,7 +239,9 @@ func biRead(r *runner, args []string) int {
 		}
 		v.Kind, v.List, v.Idx, v.Set = expand.Indexed, []string{}, nil, true
 		for i, f := range fields {
-			v.setIndex(i, f)
+			if !r.storeIndex(v, i, f) {
+				return StatusLimit
+			}
 		}
 		return st
 	}
@@ -389,6 +391,9 @@ func biMapfile(r *runner, args []string) int {
 		r.exiting = true
 		return 1
 	}
+	if !r.memFits(int64(len(data))) {
+		return StatusLimit
+	}
 	if origin == 0 {
 		r.unsetVar(name)
 	}
@@ -420,7 +425,9 @@ func biMapfile(r *runner, args []string) int {
 		if i := strings.IndexByte(line, 0); i >= 0 {
 			line = line[:i] // values are C strings in bash
 		}
-		v.setIndex(idx, line)
+		if !r.storeIndex(v, idx, line) {
+			return StatusLimit
+		}
 		idx++
 		n++
 		if !r.checkArray(v) {

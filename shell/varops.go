@@ -98,10 +98,17 @@ func (r *runner) setVar(name, val string) bool {
 	}
 	switch v.Kind {
 	case expand.Indexed:
-		v.setIndex(0, val)
+		if !r.storeIndex(v, 0, val) {
+			return false
+		}
 	case expand.Associative:
-		v.Map["0"] = val
+		if !r.storeKey(v, "0", val) {
+			return false
+		}
 	default:
+		if !r.chargeVar(v, strCost(val)-strCost(v.Str)) {
+			return false
+		}
 		v.Kind = expand.String
 		v.Str = val
 		v.Set = true
@@ -154,7 +161,9 @@ func (r *runner) setElem(name, key, val string, appendTo bool) bool {
 		if !ok {
 			return false
 		}
-		v.Map[k] = val
+		if !r.storeKey(v, k, val) {
+			return false
+		}
 		v.Set = true
 		return r.checkArray(v)
 	}
@@ -193,7 +202,9 @@ func (r *runner) setElem(name, key, val string, appendTo bool) bool {
 	if !ok {
 		return false
 	}
-	v.setIndex(i, val)
+	if !r.storeIndex(v, i, val) {
+		return false
+	}
 	return r.checkArray(v)
 }
 
@@ -217,12 +228,7 @@ func (r *runner) assocKey(key string) (string, bool) {
 
 // keyWord parses subscript text as one word (quotes and expansions kept).
 func keyWord(key string) *syntax.Word {
-	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
-	var ws []*syntax.Word
-	if err := p.Words(strings.NewReader(key), func(w *syntax.Word) bool {
-		ws = append(ws, w)
-		return true
-	}); err == nil && len(ws) == 1 {
+	if ws, err := parseWords(key); err == nil && len(ws) == 1 {
 		return ws[0]
 	}
 	return &syntax.Word{Parts: []syntax.WordPart{&syntax.SglQuoted{Value: key}}}
@@ -248,6 +254,9 @@ func (r *runner) unsetVar(name string) bool {
 			if !ok {
 				return false
 			}
+			if old, had := v.Map[k]; had {
+				r.chargeVar(v, -(strCost(k) + strCost(old) + 16))
+			}
 			delete(v.Map, k)
 			return true
 		}
@@ -263,6 +272,9 @@ func (r *runner) unsetVar(name string) bool {
 				return false
 			}
 		}
+		if old, had := v.index(int(n)); had {
+			r.chargeVar(v, -strCost(old))
+		}
 		v.unsetIndex(int(n))
 		return true
 	}
@@ -273,6 +285,7 @@ func (r *runner) unsetVar(name string) bool {
 				r.errf("%s: cannot unset: readonly variable", name)
 				return false
 			}
+			r.releaseVar(v)
 			if s == r.global || s.temp {
 				delete(s.vars, name)
 			} else if s == r.funcScope() {
@@ -347,10 +360,9 @@ func (r *runner) assign(as *syntax.Assign, local bool) bool {
 				val = v.Map[k] + val
 			}
 			val, ok = r.applyAttrs(v, val)
-			if !ok {
+			if !ok || !r.storeKey(v, k, val) {
 				return false
 			}
-			v.Map[k] = val
 			v.Set = true
 			return r.checkArray(v)
 		}
@@ -424,6 +436,9 @@ func (r *runner) assignArray(name string, arr *syntax.ArrayExpr, appendTo bool, 
 			m[k] = val
 		}
 		v.Kind, v.Map, v.Set, v.List, v.Idx = expand.Associative, m, true, nil, nil
+		if !r.recharge(v) {
+			return false
+		}
 		return r.checkArray(v)
 	}
 	// Values are expanded first, then indices are evaluated while the
@@ -456,6 +471,7 @@ func (r *runner) assignArray(name string, arr *syntax.ArrayExpr, appendTo bool, 
 	}
 	if !(appendTo && v.Set) {
 		v.Kind, v.List, v.Idx, v.Map, v.Str = expand.Indexed, []string{}, nil, nil, ""
+		r.releaseVar(v)
 	} else if v.Kind == expand.String {
 		v.Kind, v.List, v.Str = expand.Indexed, []string{v.Str}, ""
 	}
@@ -479,7 +495,9 @@ func (r *runner) assignArray(name string, arr *syntax.ArrayExpr, appendTo bool, 
 			if !ok {
 				return false
 			}
-			v.setIndex(int(n), val)
+			if !r.storeIndex(v, int(n), val) {
+				return false
+			}
 			next = int(n) + 1
 			continue
 		}
@@ -488,7 +506,9 @@ func (r *runner) assignArray(name string, arr *syntax.ArrayExpr, appendTo bool, 
 			if !ok {
 				return false
 			}
-			v.setIndex(next, f)
+			if !r.storeIndex(v, next, f) {
+				return false
+			}
 			next++
 		}
 	}

@@ -32,10 +32,12 @@ type Var struct {
 	Idx  []int
 	Map  map[string]string
 	Attr uint16
+	mem  int64 // bytes charged to the memory budget for this value (memory.go)
 }
 
 func (v *Var) clone() *Var {
 	n := *v
+	n.mem = 0 // the clone shares the strings; it charges what it changes
 	if v.List != nil {
 		n.List = slices.Clone(v.List)
 	}

@@ -182,9 +182,21 @@ func (r *runner) ifsValue() string {
 // fields expands words into argument fields.
 func (r *runner) fields(words ...*syntax.Word) ([]string, bool) {
 	var out []string
+	// The fields are charged while they are being expanded (their peak:
+	// `echo $x $x $x ...` must not hold many MaxStringBytes at once),
+	// beyond fieldsFree bytes, so that a session whose budget is full can
+	// still run `unset big`.
+	var held, total int64
+	defer func() { r.memGrow(-held) }()
+	charged := 0
 	for _, w := range words {
 		ws := []*syntax.Word{w}
 		if r.opts[optBraceexpand] && hasBraceLit(w) {
+			if d := braceDepth(w); d > maxBraceNesting {
+				r.rs.fail(limitf("brace nesting too deep (%d levels, limit %d)", d, maxBraceNesting))
+				r.exiting = true
+				return nil, false
+			}
 			cp := *w
 			if syntax.SplitBraces(&cp) {
 				if n := braceCount(&cp); n > int64(r.rs.lim.MaxExpansion) {
@@ -233,6 +245,18 @@ func (r *runner) fields(words ...*syntax.Word) ([]string, bool) {
 				r.rs.fail(limitf("expansion limit exceeded (%d fields, max %d)", len(out), r.rs.lim.MaxExpansion))
 				r.exiting = true
 				return nil, false
+			}
+			var n int64
+			for _, f := range out[charged:] {
+				n += strCost(f)
+			}
+			charged = len(out)
+			total += n
+			if n = total - fieldsFree - held; n > 0 {
+				if !r.memGrow(n) {
+					return nil, false
+				}
+				held += n
 			}
 		}
 	}
@@ -761,7 +785,7 @@ func (r *runner) glob(pat string) ([]string, error) {
 			bases = next
 			continue
 		}
-		expr, err := pattern.Regexp(part, mode)
+		expr, err := r.patternRegexp(part, mode)
 		if err != nil {
 			return nil, nil
 		}
@@ -930,7 +954,7 @@ func (r *runner) matchPatternMode(pat, s string, mode pattern.Mode) bool {
 	if r.shopts["extglob"] {
 		mode |= pattern.ExtendedOperators
 	}
-	expr, err := pattern.Regexp(pat, mode)
+	expr, err := r.patternRegexp(pat, mode)
 	if err != nil {
 		return pat == s
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -174,7 +175,7 @@ func crashHarness(t *testing.T, args ...string) {
 			}
 		}()
 		time.Sleep(time.Duration(50+rng.IntN(400)) * time.Millisecond)
-		p.cmd.Process.Kill()
+		killTree(p.cmd.Process.Pid) // the workers too: a crash, not their clean stop
 		<-p.done
 		cancel()
 		wg.Wait()
@@ -237,4 +238,31 @@ func metric(t *testing.T, url, name string) int64 {
 	}
 	t.Fatalf("/metrics has no %s:\n%s", name, body)
 	return 0
+}
+
+// killTree SIGKILLs pid's descendants (found in /proc), then pid: with
+// worker processes, killing only the front would stop the workers with
+// SIGTERM (a clean shutdown that commits), not crash them.
+func killTree(pid int) {
+	var walk func(int) []int
+	walk = func(p int) []int {
+		var out []int
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p))
+		for _, task := range tasks {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", p, task.Name()))
+			for _, f := range strings.Fields(string(b)) {
+				if c, err := strconv.Atoi(f); err == nil {
+					out = append(out, walk(c)...)
+					out = append(out, c)
+				}
+			}
+		}
+		return out
+	}
+	// Stop the front first so it cannot restart a worker in between.
+	syscall.Kill(pid, syscall.SIGSTOP)
+	for _, c := range walk(pid) {
+		syscall.Kill(c, syscall.SIGKILL)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
 }

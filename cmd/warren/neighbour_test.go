@@ -52,11 +52,10 @@ var hostileScripts = []hostile{
 	{name: "native memory hog", native: true, script: `/bin/busybox sh -c 'x=a; while :; do x=$x$x; done'`, want: []int{124, 137}},
 }
 
-// hostileNesting are the deep-nesting cases (issue 12 item 1): today each
-// can overflow the Go stack and end the whole server, which recover cannot
-// catch. The shell's depth bounds land in parallel; flip nestingBounded to
-// true after that merge to run them here.
-const nestingBounded = false
+// hostileNesting are the deep-nesting cases (issue 12 item 1): before the
+// shell's parse front door and depth bounds each overflowed the Go stack
+// and ended the whole server, which recover cannot catch.
+const nestingBounded = true
 
 var hostileNesting = []hostile{
 	{name: "eval a million (", script: `eval "$(head -c 1000000 /dev/zero | tr '\0' '(')"`},

@@ -20,6 +20,7 @@ import (
 	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/shell"
 	"github.com/warren-sandbox/warren/vfs"
+	"github.com/warren-sandbox/warren/wasm"
 )
 
 func init() { verbs = append(verbs, newRunCmd) }
@@ -75,7 +76,7 @@ func newRunCmd() *cobra.Command {
 				// 2.4 GB RSS without it).
 				debug.SetMemoryLimit(lim.DiskBytes + lim.MaxMemoryBytes + 256<<20)
 			}
-			fsys, imagePath, closeImage, err := sandboxFS(cmd.Context(), data, imgName, lim)
+			fsys, imagePath, imgCfg, closeImage, err := sandboxFS(cmd.Context(), data, imgName, lim)
 			if err != nil {
 				return err
 			}
@@ -97,19 +98,36 @@ func newRunCmd() *cobra.Command {
 					return fmt.Errorf("--env %q: want K=V", kv)
 				}
 			}
+			// The image's user, WORKDIR and environment, as a sandbox of
+			// `warren serve` of the same image starts with; --env wins.
+			start, err := imgCfg.StartOf(fsys.ReadFile)
+			if err != nil {
+				return fmt.Errorf("--image %s: %w", imgName, err)
+			}
 			if cwd == "" {
-				cwd = "/home/user"
+				cwd = start.Dir
 			}
 			if err := fsys.MkdirAll(cwd, 0o755); err != nil {
 				return fmt.Errorf("--cwd %s: %w", cwd, err)
 			}
+			user := ""
+			if start.User.Uid != 0 {
+				user = start.User.Name
+			}
 			// The same shell configuration as a sandbox of `warren serve`,
 			// with one memory budget for the run.
 			scfg := sandbox.ShellConfig(residentCommands(), sandbox.SessionConfig{
-				FS: fsys, Env: envs, Dir: cwd, User: "user", Limits: lim,
+				FS: fsys, Env: append(start.Env, envs...), Dir: cwd, User: user, Limits: lim,
 				Memory: commands.NewMemory(lim.MaxMemoryBytes), Native: nat.exec,
 			})
-			scfg.Uid, scfg.Gid = 1000, 1000
+			// WASM modules run in process; compiles persist in the data dir.
+			wcache := ""
+			if d, err := imageDataDir(data); err == nil {
+				wcache = filepath.Join(d, "cache", "wasm")
+			}
+			wrt := wasm.New(wasm.Config{CacheDir: wcache})
+			defer wrt.Close(context.Background())
+			scfg.WASM = wrt.Exec
 			// No manager truncates here: the shell's output limit is the limit.
 			scfg.Limits.MaxOutputBytes = lim.MaxOutputBytes
 			sh, err := shell.New(scfg)
@@ -134,7 +152,7 @@ func newRunCmd() *cobra.Command {
 	c.Flags().StringVarP(&script, "c", "c", "", "script text to run")
 	c.Flags().StringVar(&imgName, "image", image.DefaultName, "base image: a tag or digest in the data directory's catalog")
 	c.Flags().StringVar(&data, "data", "", "data directory holding images (default $WARREN_DATA, else ~/.local/share/warren)")
-	c.Flags().StringVar(&cwd, "cwd", "", "working directory in the sandbox (default /home/user)")
+	c.Flags().StringVar(&cwd, "cwd", "", "working directory in the sandbox (default the image's WORKDIR: /home/user for the default image)")
 	c.Flags().StringArrayVar(&envs, "env", nil, "K=V environment variable (repeatable)")
 	c.Flags().StringArrayVar(&copyIns, "copy-in", nil, "HOSTPATH:SANDBOXPATH to copy into the sandbox first (repeatable)")
 	lf.register(c.Flags())
@@ -153,42 +171,54 @@ func shellWords(ws []string) string {
 // embedded default image, installed on first use) from the data directory's
 // catalog, and returns its filesystem and the path of its EROFS file.
 func openBase(ctx context.Context, dataFlag, ref string) (fs.FS, string, func(), error) {
-	data, err := imageDataDir(dataFlag)
+	im, closeCat, err := openBaseImage(ctx, dataFlag, ref)
 	if err != nil {
 		return nil, "", nil, err
 	}
+	return im.FS(), im.Path, closeCat, nil
+}
+
+// openBaseImage is openBase with the image itself (its config too).
+func openBaseImage(ctx context.Context, dataFlag, ref string) (*image.Image, func(), error) {
+	data, err := imageDataDir(dataFlag)
+	if err != nil {
+		return nil, nil, err
+	}
 	cat, closeCat, err := openImageCatalog(data)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, nil, err
 	}
 	var im *image.Image
 	if ref == "" || ref == image.DefaultName {
 		im, err = image.Default(ctx, cat)
 	} else {
-		im, err = cat.OpenRef(ctx, ref)
+		var m image.Manifest
+		if m, err = cat.ResolveRef(ctx, ref); err == nil {
+			im, err = cat.Open(ctx, m)
+		}
 	}
 	if err != nil {
 		closeCat()
-		return nil, "", nil, fmt.Errorf("--image %s: %w", ref, err)
+		return nil, nil, localNotFound(fmt.Errorf("--image %s: %w", ref, err), data)
 	}
-	return im.FS(), im.Path, closeCat, nil
+	return im, closeCat, nil
 }
 
 // sandboxFS is the root for `warren run`: a fresh delta over the image.
 // Its delta is bounded by the disk limits, as a served sandbox's is.
-func sandboxFS(ctx context.Context, dataFlag, ref string, lim api.Limits) (*vfs.FS, string, func(), error) {
-	base, imagePath, closeBase, err := openBase(ctx, dataFlag, ref)
+func sandboxFS(ctx context.Context, dataFlag, ref string, lim api.Limits) (*vfs.FS, string, image.Config, func(), error) {
+	im, closeBase, err := openBaseImage(ctx, dataFlag, ref)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", image.Config{}, nil, err
 	}
-	fsys := vfs.New(vfs.Options{Base: base, MaxBytes: lim.DiskBytes, MaxInodes: lim.DiskInodes})
+	fsys := vfs.New(vfs.Options{Base: im.FS(), MaxBytes: lim.DiskBytes, MaxInodes: lim.DiskInodes})
 	// Images built from arbitrary trees may lack /dev; the default has it,
 	// so this adds nothing to the delta there.
 	if err := shell.MakeDev(fsys); err != nil {
 		closeBase()
-		return nil, "", nil, err
+		return nil, "", image.Config{}, nil, err
 	}
-	return fsys, imagePath, closeBase, nil
+	return fsys, im.Path, im.Manifest.Config, closeBase, nil
 }
 
 // copyIn copies a host file or tree into the sandbox, keeping modes and

@@ -102,7 +102,7 @@ func TestRunNative(t *testing.T) {
 	var out bytes.Buffer
 	img.SetOut(&out)
 	img.SetErr(&out)
-	img.SetArgs([]string{"build", "-t", "bbtest", root})
+	img.SetArgs([]string{"build", "--local", "-t", "bbtest", root})
 	if err := img.Execute(); err != nil {
 		t.Fatalf("image build: %v\n%s", err, out.String())
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/api"
 	"log/slog"
 	"math"
 	"net"
@@ -22,6 +23,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/sandbox/node"
+	"github.com/warren-sandbox/warren/sandbox/workerpool"
 	"github.com/warren-sandbox/warren/server"
 	"github.com/warren-sandbox/warren/store"
 )
@@ -59,6 +61,7 @@ func newServeCmd() *cobra.Command {
 		durability                      string
 		commitBytes                     int64
 		commitDelay                     time.Duration
+		wf                              workerFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -89,6 +92,27 @@ AWS_SESSION_TOKEN).`,
 			log := slog.New(h)
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
+			if wf.workers != 0 && (metaURL != "" || blobs != "") {
+				// Workers keep bbolt metas and share DATA/blobs; with a shared
+				// PostgreSQL every worker would load every sandbox.
+				if cmd.Flags().Changed("workers") {
+					return fmt.Errorf("--workers %d with --meta or --blobs: worker processes need local metadata and blobs for now (use --workers 0)", wf.workers)
+				}
+				log.Info("--meta/--blobs: sandboxes served in process (worker processes need local metadata and blobs)")
+				wf.workers = 0
+			}
+			if err := api.CheckDurability(durability); err != nil {
+				return fmt.Errorf("--durability: %w", err)
+			}
+			if wf.workers != 0 {
+				setProcs(log, procs, cmd.Flags().Changed("procs"))
+				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json", durability, commitBytes, commitDelay})
+			}
+			if metaURL == "" {
+				if err := workerpool.Adopt(ctx, data, 0); err != nil { // sandboxes of an earlier --workers start
+					return err
+				}
+			}
 			var rt *native.Runtime
 			if noNative {
 				log.Info("native tier off (--no-native): ELF commands fail with a message saying so")
@@ -213,6 +237,7 @@ AWS_SESSION_TOKEN).`,
 	f.BoolVar(&s3o.PathStyle, "s3-path-style", os.Getenv("WARREN_S3_PATH_STYLE") == "true", "S3 path-style addressing (bucket in the path; most non-AWS servers) [$WARREN_S3_PATH_STYLE=true]")
 	f.StringVar(&memLimit, "memory-limit", "70%", "the Go runtime's soft memory limit (GOMEMLIMIT): SIZE, PERCENT of the node's memory (RAM or cgroup limit), or off; a GOMEMLIMIT in the environment wins over the default")
 	f.StringVar(&shedAbove, "shed-above", "90%", "refuse new creates and execs with 503 + Retry-After while the heap is over SIZE or PERCENT of --memory-limit (off: never)")
+	wf.add(cmd)
 	f.IntVar(&procs, "procs", defaultProcs(), "Go scheduler threads (GOMAXPROCS); more than the cores so the kernel time-slices busy sandboxes and a short exec is not queued behind them; a GOMAXPROCS in the environment wins over the default")
 	return cmd
 }

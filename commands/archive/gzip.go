@@ -10,8 +10,10 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"syscall"
 
 	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/commands/coreutils/textio"
 	"github.com/warren-sandbox/warren/vfs"
 )
 
@@ -248,9 +250,18 @@ func (c *gzConf) stream(in io.Reader, out io.Writer, name, base string) bool {
 	if c.test {
 		out = io.Discard
 	}
-	if _, err := io.Copy(out, zr); err != nil {
+	// A bomb expands without end into /dev/null or a pipe: stop on
+	// cancellation (into the vfs, the disk quota stops it with ENOSPC).
+	if _, err := io.Copy(out, textio.WithContext(c.ctx, zr)); err != nil {
+		if c.ctx.Err() != nil {
+			c.status = 130
+			return false
+		}
+		var errno syscall.Errno
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			c.errorf(1, "%s: unexpected end of file", name)
+		} else if errors.As(err, &errno) {
+			c.errorf(1, "%s: %s", name, commands.Strerror(err)) // No space left on device
 		} else {
 			c.errorf(1, "%s: %s", name, strings.TrimPrefix(err.Error(), "gzip: "))
 		}

@@ -15,9 +15,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/commands/coreutils/textio"
 	"github.com/warren-sandbox/warren/commands/sysinfo"
 	"github.com/warren-sandbox/warren/vfs"
 )
@@ -499,9 +501,9 @@ func (c *tarConf) openArchive() (io.Reader, func(), bool) {
 			c.fatal("Child returned status 1")
 			return nil, nil, false
 		}
-		return zr, closeFn, true
+		return textio.WithContext(c.ctx, zr), closeFn, true
 	case 'j':
-		return bzip2.NewReader(br), closeFn, true
+		return textio.WithContext(c.ctx, bzip2.NewReader(br)), closeFn, true
 	case 'J', 'Z':
 		closeFn()
 		c.fatal("xz/compress archives are not supported in the sandbox")
@@ -541,11 +543,18 @@ func (c *tarConf) read(members []string) {
 			c.status = 130
 			return
 		}
+		if c.fatalSeen {
+			return
+		}
 		hdr, err := tr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
+			if c.ctx.Err() != nil {
+				c.status = 130
+				return
+			}
 			if !sawAny {
 				c.inv.Errorf("This does not look like a tar archive")
 				c.fatal("Skipping to next header")
@@ -689,6 +698,12 @@ func (c *tarConf) extract(x *extractor, tr *tar.Reader, hdr *tar.Header) func() 
 			err = cerr
 		}
 		if err != nil {
+			if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+				// The disk is full: every later member would fail too,
+				// and skipping a bomb's data still decompresses all of it.
+				c.fatal("%s: Cannot write: %s", hdr.Name, commands.Strerror(err))
+				return nil
+			}
 			c.fail("%s: Cannot write: %s", hdr.Name, commands.Strerror(err))
 			return nil
 		}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"context"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -12,9 +13,11 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/commands/coreutils/textio"
 	"github.com/warren-sandbox/warren/commands/sysinfo"
 	"github.com/warren-sandbox/warren/vfs"
 )
@@ -66,7 +69,15 @@ func zipCmd(ctx context.Context, inv *commands.Invocation) int {
 	// existing members are kept unless replaced
 	var entries []*zipEntry
 	index := map[string]int{}
+	// zip builds the whole archive in memory: the old archive, its
+	// members' compressed data and the new archive are charged.
+	res := inv.Memory().Reserve()
+	defer res.Close()
 	if data, err := inv.FS.ReadFile(inv.Abs(archive)); err == nil {
+		if err := res.Grow(2 * int64(len(data))); err != nil {
+			st, _ := inv.LimitExceeded(err)
+			return st
+		}
 		zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
 			fmt.Fprintf(inv.Stderr, "\nzip error: Zip file structure invalid (%s)\n", archive)
@@ -109,6 +120,7 @@ func zipCmd(ctx context.Context, inv *commands.Invocation) int {
 		}
 		return false
 	}
+	var memErr error
 	var add func(name string, top bool) bool
 	add = func(name string, top bool) bool {
 		if ctx.Err() != nil {
@@ -164,6 +176,12 @@ func zipCmd(ctx context.Context, inv *commands.Invocation) int {
 			if err != nil {
 				fmt.Fprintf(inv.Stderr, "\tzip warning: could not open for reading: %s\n", name)
 				return true
+			}
+			// The member, its compressed form (at most as large, kept)
+			// and its share of the archive buffer.
+			if err := res.Grow(3 * int64(len(data))); err != nil {
+				memErr = err
+				return false
 			}
 			e.hdr.UncompressedSize64 = uint64(len(data))
 			e.hdr.CRC32 = crc(data)
@@ -221,6 +239,9 @@ func zipCmd(ctx context.Context, inv *commands.Invocation) int {
 	}
 	for _, f := range files {
 		if !add(f, true) {
+			if st, ok := inv.LimitExceeded(memErr); ok {
+				return st
+			}
 			return 130
 		}
 	}
@@ -313,6 +334,13 @@ func unzipCmd(ctx context.Context, inv *commands.Invocation) int {
 		fmt.Fprintf(inv.Stderr, "unzip:  cannot find or open %s, %s.zip or %s.ZIP.\n", archive, archive, archive)
 		return 9
 	}
+	// The archive is held in memory while it is read: charge it.
+	res := inv.Memory().Reserve()
+	defer res.Close()
+	if err := res.Grow(int64(len(data))); err != nil {
+		st, _ := inv.LimitExceeded(err)
+		return st
+	}
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "  End-of-central-directory signature not found.  Either this file is not\n  a zipfile, or it constitutes one disk of a multi-part archive.  In the\n  latter case the central directory and zipfile comment will be found on\n  the last disk(s) of this archive.\nunzip:  cannot find zipfile directory in %s.\n", archive)
@@ -393,7 +421,10 @@ func unzipCmd(ctx context.Context, inv *commands.Invocation) int {
 			if test {
 				w = io.Discard
 			}
-			if _, err := io.Copy(w, rc); err != nil {
+			if _, err := io.Copy(w, textio.WithContext(ctx, rc)); err != nil {
+				if ctx.Err() != nil {
+					return 130
+				}
 				fmt.Fprintf(inv.Stderr, "error: %s: %v\n", name, err)
 				status = 2
 			} else if test && !quiet {
@@ -502,13 +533,20 @@ func unzipCmd(ctx context.Context, inv *commands.Invocation) int {
 			}
 			fmt.Fprintf(out, "%s: %-22s  \n", verb, display)
 		}
-		_, err = io.Copy(w, rc)
+		_, err = io.Copy(w, textio.WithContext(ctx, rc))
 		rc.Close()
 		if cerr := w.Close(); err == nil {
 			err = cerr
 		}
+		if ctx.Err() != nil {
+			return 130
+		}
 		if err != nil {
 			fmt.Fprintf(inv.Stderr, "error:  %s: %s\n", display, commands.Strerror(err))
+			if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+				// unzip's "disk full": going on would only fail again.
+				return 50
+			}
 			status = 2
 			continue
 		}

@@ -175,20 +175,37 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	// FILENAME: GoAWK only ever sees "-", so reads of it are rewritten to
 	// ask the input sequence which file is current.
 	seg := &segments{ctx: ctx, inv: inv, stderr: inv.Stderr}
-	var pcfg *parser.ParserConfig
-	var funcs map[string]interface{}
+	if err := checkNesting(src); err != nil {
+		st, _ := inv.LimitExceeded(err)
+		return st
+	}
+	// The program is parsed as written first, so that parse errors name
+	// the user's own lines and columns.
+	if _, err := parser.ParseProgram([]byte(src), &parser.ParserConfig{Funcs: map[string]interface{}{
+		filenameFunc: func() string { return "" }, ewriteFunc: func(string) int { return 0 }}}); err != nil {
+		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, err)
+		return 2
+	}
+	var met *meter
+	funcs := map[string]interface{}{
+		filenameFunc: seg.filename,
+		ewriteFunc: func(s string) int {
+			io.WriteString(inv.Stderr, s)
+			return 0
+		},
+		meterFunc: func() int {
+			if met != nil {
+				return met.start()
+			}
+			return 0
+		},
+	}
 	if rewritten, ok := rewrite(src); ok {
-		funcs = map[string]interface{}{
-			filenameFunc: seg.filename,
-			ewriteFunc: func(s string) int {
-				io.WriteString(inv.Stderr, s)
-				return 0
-			},
-		}
-		pcfg = &parser.ParserConfig{Funcs: funcs}
 		src = rewritten
 	}
-	prog, err := parser.ParseProgram([]byte(src), pcfg)
+	// The metered program starts with a BEGIN action of its own, on the
+	// same line so that runtime errors keep their line numbers.
+	prog, err := parser.ParseProgram([]byte("BEGIN{"+meterFunc+"()} "+src), &parser.ParserConfig{Funcs: funcs})
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, err)
 		return 2
@@ -248,13 +265,24 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, err)
 		return 2
 	}
-	status, err := it.ExecuteContext(ctx, cfg)
+	var run context.Context = ctx
+	if mem := inv.Memory(); mem != nil {
+		res := mem.Reserve()
+		defer res.Close()
+		if met = newMeter(ctx, it, res); met != nil {
+			run = met
+		}
+	}
+	status, err := it.ExecuteContext(run, cfg)
 	if ferr := out.Flush(); textio.BrokenPipe(ferr) || (err != nil && textio.BrokenPipe(err)) {
 		return 141 // SIGPIPE in a real awk: silent
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return 130
+		}
+		if st, ok := inv.LimitExceeded(err); ok {
+			return st
 		}
 		msg := err.Error()
 		if strings.Contains(msg, "NoFileReads") || strings.Contains(msg, "NoFileWrites") || strings.Contains(msg, "NoExec") {

@@ -191,6 +191,7 @@ func Tac(ctx context.Context, inv *commands.Invocation) int {
 		for i := len(recs) - 1; i >= 0; i-- {
 			r.out.Write(recs[i])
 		}
+		b.Release(buf.Len())
 		return nil
 	})
 	return r.done()
@@ -393,7 +394,7 @@ func Head(ctx context.Context, inv *commands.Invocation) int {
 		default:
 			// All but the last n lines: a ring of n pending lines.
 			ring := make([][]byte, 0, min(n, 1024))
-			lr := textio.LineReader{R: br, Delim: delim}
+			lr := textio.LineReader{R: br, Delim: delim, Res: commands.ReservationFrom(r.ctx)}
 			start := 0
 			for {
 				line, term, err := lr.Next()
@@ -538,7 +539,7 @@ func Tail(ctx context.Context, inv *commands.Invocation) int {
 		ring := make([][]byte, 0, min(n, 1024))
 		start := 0
 		b := r.budget()
-		lr := textio.LineReader{R: br, Delim: delim}
+		lr := textio.LineReader{R: br, Delim: delim, Res: commands.ReservationFrom(r.ctx)}
 		for {
 			line, term, err := lr.Next()
 			if err == io.EOF {

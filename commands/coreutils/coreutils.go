@@ -7,7 +7,6 @@ package coreutils
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -29,7 +28,9 @@ func Register(t commands.Table) {
 		"md5sum": Md5sum, "sha1sum": Sha1sum, "sha256sum": Sha256sum, "sha512sum": Sha512sum,
 		"cksum": Cksum, "basename": Basename, "dirname": Dirname,
 	} {
-		t.Register(name, fn)
+		// Buffering commands charge the sandbox's memory budget through
+		// one reservation per invocation, given back when they return.
+		t.Register(name, commands.Reserving(fn))
 	}
 }
 
@@ -106,6 +107,18 @@ func (r *run) fail(status int, format string, args ...any) int {
 	return r.done()
 }
 
+// limitFail ends the command with status 125 when err is a sandbox limit
+// (memory, depth), reported in the limit's own words.
+func (r *run) limitFail(err error) (int, bool) {
+	r.out.Flush()
+	st, ok := r.inv.LimitExceeded(err)
+	if !ok {
+		return 0, false
+	}
+	r.status = st
+	return r.done(), true
+}
+
 // open opens an input operand ("-" is stdin), reporting failures itself.
 func (r *run) open(name string) (io.ReadCloser, bool) {
 	if name == "-" {
@@ -137,8 +150,9 @@ func (r *run) each(files []string, fn func(name string, br *bufio.Reader) error)
 		r.in = textio.ContextReader{Ctx: r.ctx, R: f}
 		br := textio.NewReader(&r.in)
 		if err := fn(name, br); err != nil && !r.stopped() {
-			if errors.Is(err, textio.ErrMemory) {
-				r.errorf("%v", err)
+			if st, ok := r.inv.LimitExceeded(err); ok {
+				r.out.Flush()
+				r.status = st
 			} else if r.readError != nil {
 				r.errorf("%s", r.readError(name, err))
 			} else {
@@ -185,7 +199,7 @@ func errorReading(name string, err error) string {
 // lines calls fn for every line of every operand.
 func (r *run) lines(files []string, delim byte, fn func(line []byte, terminated bool) error) {
 	r.each(files, func(name string, br *bufio.Reader) error {
-		lr := textio.LineReader{R: br, Delim: delim, Limit: r.budget().Max}
+		lr := textio.LineReader{R: br, Delim: delim, Limit: r.budget().Max, Res: commands.ReservationFrom(r.ctx)}
 		for {
 			line, term, err := lr.Next()
 			if err == io.EOF {
@@ -245,7 +259,7 @@ func (r *run) help(spec *getopt.Spec) {
 
 // budget is the memory budget for commands that buffer all input.
 func (r *run) budget() *textio.Budget {
-	b := &textio.Budget{}
+	b := &textio.Budget{Res: commands.ReservationFrom(r.ctx)}
 	if r.inv.Sys != nil {
 		b.Max = r.inv.Sys.MaxMemoryBytes
 	}

@@ -21,36 +21,60 @@ func inv(args []string, stdin io.Reader, stdout, stderr io.Writer, sys *commands
 	return i
 }
 
-// Buffering commands must fail cleanly at the sandbox memory limit.
+// Buffering commands must fail cleanly at the sandbox memory limit: their
+// own (MaxMemoryBytes) and the sandbox's shared budget (Memory), with
+// status 125 and the budget's message.
 func TestMemoryLimit(t *testing.T) {
-	input := strings.Repeat("some line of text\n", 1000) // 18 000 bytes
-	for _, tc := range []struct {
-		args []string
-		fn   commands.Func
-		code int
-		msg  string
-	}{
-		{[]string{"sort"}, coreutils.Sort, 2, "sort: memory limit of 4096 bytes exceeded\n"},
-		{[]string{"sort", "-n"}, coreutils.Sort, 2, "sort: memory limit of 4096 bytes exceeded\n"},
-		{[]string{"tac"}, coreutils.Tac, 1, "tac: memory limit of 4096 bytes exceeded\n"},
-		{[]string{"shuf"}, coreutils.Shuf, 1, "shuf: memory limit of 4096 bytes exceeded\n"},
-		{[]string{"tail", "-n", "100000"}, coreutils.Tail, 1, "tail: memory limit of 4096 bytes exceeded\n"},
-	} {
-		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			var out, errb bytes.Buffer
-			code := tc.fn(context.Background(), inv(tc.args, strings.NewReader(input), &out, &errb, &commands.System{MaxMemoryBytes: 4096}))
-			if code != tc.code || errb.String() != tc.msg {
-				t.Fatalf("exit %d stderr %q, want %d %q", code, errb.String(), tc.code, tc.msg)
-			}
-			if out.Len() != 0 {
-				t.Fatalf("wrote %d bytes of output past the limit", out.Len())
-			}
-		})
+	input := strings.Repeat("some line of text\n", 120000) // 2.1 MB
+	tab := commands.Table{}
+	coreutils.Register(tab)
+	const msg = "warren: memory limit exceeded (1 MiB)\n"
+	for _, tc := range [][]string{{"sort"}, {"sort", "-n"}, {"tac"}, {"shuf"}, {"tail", "-n", "1000000"}, {"head", "-c", "-1"}} {
+		for _, lim := range []struct {
+			name string
+			sys  func() *commands.System
+		}{
+			{"own", func() *commands.System { return &commands.System{MaxMemoryBytes: 1 << 20} }},
+			{"shared", func() *commands.System { return &commands.System{Memory: commands.NewMemory(1 << 20)} }},
+		} {
+			t.Run(strings.Join(tc, " ")+"/"+lim.name, func(t *testing.T) {
+				var out, errb bytes.Buffer
+				sys := lim.sys()
+				code := tab[tc[0]](context.Background(), inv(tc, strings.NewReader(input), &out, &errb, sys))
+				if code != commands.StatusLimit || errb.String() != msg {
+					t.Fatalf("exit %d stderr %q, want %d %q", code, errb.String(), commands.StatusLimit, msg)
+				}
+				if out.Len() != 0 {
+					t.Fatalf("wrote %d bytes of output past the limit", out.Len())
+				}
+				if used := sys.Memory.Used(); used != 0 {
+					t.Fatalf("the command kept %d bytes of the shared budget after it returned", used)
+				}
+			})
+		}
 	}
-	// Under the limit the same input sorts fine.
+	// Under the limit the same input sorts fine, and gives its charge back.
 	var out, errb bytes.Buffer
-	if code := coreutils.Sort(context.Background(), inv([]string{"sort", "-u"}, strings.NewReader(input), &out, &errb, &commands.System{MaxMemoryBytes: 1 << 20})); code != 0 || out.String() != "some line of text\n" {
+	mem := commands.NewMemory(64 << 20)
+	if code := tab["sort"](context.Background(), inv([]string{"sort", "-u"}, strings.NewReader(input), &out, &errb, &commands.System{Memory: mem})); code != 0 || out.String() != "some line of text\n" {
 		t.Fatalf("sort under the limit: exit %d out %q err %q", code, out.String(), errb.String())
+	}
+	if mem.Used() != 0 {
+		t.Fatalf("sort kept %d bytes charged", mem.Used())
+	}
+}
+
+// One long line is charged as it is assembled (grep, cut, and every
+// line-at-a-time command share this reader).
+func TestLongLineCharged(t *testing.T) {
+	tab := commands.Table{}
+	coreutils.Register(tab)
+	var out, errb bytes.Buffer
+	mem := commands.NewMemory(1 << 20)
+	line := strings.Repeat("x", 3<<20) + "\n"
+	code := tab["rev"](context.Background(), inv([]string{"rev"}, strings.NewReader(line), &out, &errb, &commands.System{Memory: mem}))
+	if code != commands.StatusLimit || !strings.Contains(errb.String(), "warren: memory limit exceeded (1 MiB)") {
+		t.Fatalf("rev of a 3 MiB line at a 1 MiB budget: exit %d stderr %q", code, errb.String())
 	}
 }
 

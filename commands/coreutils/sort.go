@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -183,8 +182,8 @@ func Sort(ctx context.Context, inv *commands.Invocation) int {
 		lines, err = readChunked(textio.WithContext(ctx, f), delim, b, lines)
 		f.Close()
 		if err != nil {
-			if errors.Is(err, textio.ErrMemory) {
-				return r.fail(2, "%v", err)
+			if st, ok := r.limitFail(err); ok {
+				return st
 			}
 			return r.fail(2, "read failed: %s: %s", name, commands.Strerror(err))
 		}
@@ -193,7 +192,8 @@ func Sort(ctx context.Context, inv *commands.Invocation) int {
 	// comparison (sort -n of 1 MB went from 200 ms to a fraction).
 	nk := max(len(s.keys), 1)
 	if err := b.Add(len(lines) * (48 + nk*80)); err != nil {
-		return r.fail(2, "%v", err)
+		st, _ := r.limitFail(err)
+		return st
 	}
 	recs := make([]sortRec, len(lines))
 	kvs := make([]keyVal, len(lines)*nk)
@@ -266,7 +266,7 @@ func (s *sorter) check(r *run, name string, delim byte, quiet bool) int {
 	n := 0
 	disorder := false
 	r.each([]string{name}, func(_ string, br *bufio.Reader) error {
-		lr := textio.LineReader{R: br, Delim: delim}
+		lr := textio.LineReader{R: br, Delim: delim, Res: commands.ReservationFrom(r.ctx)}
 		for {
 			line, _, err := lr.Next()
 			if err != nil {

@@ -22,7 +22,7 @@ func (r *run) readLines(name string, delim byte, b *textio.Budget) ([]string, bo
 	var out []string
 	okAll := true
 	r.each([]string{name}, func(_ string, br *bufio.Reader) error {
-		lr := textio.LineReader{R: br, Delim: delim}
+		lr := textio.LineReader{R: br, Delim: delim, Res: commands.ReservationFrom(r.ctx)}
 		for {
 			line, _, err := lr.Next()
 			if err == io.EOF {

@@ -7,6 +7,7 @@ package diff
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -55,8 +56,10 @@ type differ struct {
 	optStr  string // options as typed, for "diff -r a b" headers
 	status  int
 	budget  *textio.Budget
-	exclude []string
-	walking []string // real paths of the directory pairs being compared
+	// limitErr is the memory limit that stopped the comparison (125).
+	limitErr error
+	exclude  []string
+	walking  []string // real paths of the directory pairs being compared
 }
 
 // Diff is diff(1).
@@ -67,7 +70,9 @@ func Diff(ctx context.Context, inv *commands.Invocation) int {
 	}
 	out := textio.NewWriter(inv.Stdout)
 	defer textio.PutWriter(out)
-	d := &differ{ctx: ctx, inv: inv, out: out, unified: -1, budget: &textio.Budget{Max: maxInput}}
+	res := inv.Memory().Reserve()
+	defer res.Close()
+	d := &differ{ctx: ctx, inv: inv, out: out, unified: -1, budget: &textio.Budget{Max: maxInput, Res: res}}
 	if inv.Sys != nil && inv.Sys.MaxMemoryBytes > 0 {
 		d.budget.Max = inv.Sys.MaxMemoryBytes
 	}
@@ -147,6 +152,11 @@ func Diff(ctx context.Context, inv *commands.Invocation) int {
 		d.files(a, b, false)
 	}
 	out.Flush()
+	if d.limitErr != nil {
+		out.Flush()
+		st, _ := inv.LimitExceeded(d.limitErr)
+		return st
+	}
 	return d.status
 }
 
@@ -193,7 +203,7 @@ func (d *differ) read(name string, allowMissing bool) ([]byte, bool, bool) {
 		n, err := f.Read(chunk)
 		buf.Write(chunk[:n])
 		if berr := d.budget.Add(n); berr != nil {
-			d.trouble("%s: %v", name, berr)
+			d.limitErr = berr
 			return nil, false, false
 		}
 		if err == io.EOF {
@@ -239,6 +249,12 @@ func (d *differ) mtime(name string, missing bool) string {
 }
 
 func (d *differ) files(a, b string, inDir bool) {
+	if d.limitErr != nil {
+		return
+	}
+	// What one pair holds is given back before the next (diff -r).
+	used := d.budget.Used
+	defer func() { d.budget.Release(int(d.budget.Used - used)) }()
 	ta, oka, missA := d.read(a, d.newFile)
 	if !oka {
 		return
@@ -261,7 +277,13 @@ func (d *differ) files(a, b string, inDir bool) {
 		return
 	}
 	la, lb := splitLines(ta), splitLines(tb)
-	edits := d.compute(la, lb)
+	edits, err := d.compute(la, lb)
+	if err != nil {
+		if errors.Is(err, commands.ErrMemoryLimit) {
+			d.limitErr = err
+		}
+		return
+	}
 	if len(edits) == 0 {
 		if d.same {
 			fmt.Fprintf(d.out, "Files %s and %s are identical\n", a, b)
@@ -458,7 +480,7 @@ type edit struct{ a, b int }
 
 // compute aligns la and lb with Myers' O(ND) algorithm and returns the
 // changes as a script of deletions and insertions (nil when equal).
-func (d *differ) compute(la, lb []line) []edit {
+func (d *differ) compute(la, lb []line) ([]edit, error) {
 	ids := map[string]int{}
 	ka := make([]int, len(la))
 	kb := make([]int, len(lb))
@@ -476,7 +498,10 @@ func (d *differ) compute(la, lb []line) []edit {
 		}
 		kb[i] = ids[k]
 	}
-	script := myers(ka, kb)
+	script, err := myers(d.ctx, d.budget, ka, kb)
+	if err != nil {
+		return nil, err
+	}
 	changed := false
 	for _, e := range script {
 		if e.a < 0 || e.b < 0 {
@@ -485,12 +510,15 @@ func (d *differ) compute(la, lb []line) []edit {
 		}
 	}
 	if !changed {
-		return nil
+		return nil, nil
 	}
-	return script
+	return script, nil
 }
 
-func myers(a, b []int) []edit {
+// myers keeps a snapshot of its frontier per edit distance, O(D(N+M))
+// memory: each is charged to b, and ctx is checked per distance, so two
+// long, wholly different inputs fail cleanly instead of exhausting memory.
+func myers(ctx context.Context, budget *textio.Budget, a, b []int) ([]edit, error) {
 	// Trim common prefix/suffix first: it keeps D small for typical edits.
 	pre := 0
 	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
@@ -511,6 +539,12 @@ func myers(a, b []int) []edit {
 	var trace [][]int
 	found := false
 	for dd := 0; dd <= max && !found; dd++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := budget.Add(len(v) * 8); err != nil {
+			return nil, err
+		}
 		snap := make([]int, len(v))
 		copy(snap, v)
 		trace = append(trace, snap)
@@ -571,7 +605,7 @@ func myers(a, b []int) []edit {
 	for i := 0; i < suf; i++ {
 		script = append(script, edit{len(a) - suf + i, len(b) - suf + i})
 	}
-	return script
+	return script, nil
 }
 
 // hunk is a run of changes: lines a[a0:a1] replaced by b[b0:b1].

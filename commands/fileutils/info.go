@@ -1432,6 +1432,11 @@ func split(ctx context.Context, inv *commands.Invocation) int {
 		limit := int64(0)
 		if inv.Sys != nil && inv.Sys.MaxMemoryBytes > 0 {
 			limit = inv.Sys.MaxMemoryBytes
+		}
+		if m := inv.Memory().Max(); m > 0 && (limit == 0 || m < limit) {
+			limit = m
+		}
+		if limit > 0 {
 			src = io.LimitReader(rc, limit+1)
 		}
 		data, err := io.ReadAll(src)
@@ -1440,8 +1445,14 @@ func split(ctx context.Context, inv *commands.Invocation) int {
 			return 1
 		}
 		if limit > 0 && int64(len(data)) > limit {
-			inv.Errorf("%s: input larger than the sandbox memory limit (%d bytes) for -n", input, limit)
-			return 1
+			st, _ := inv.LimitExceeded(&commands.MemoryLimitError{Max: limit})
+			return st
+		}
+		res := inv.Memory().Reserve()
+		defer res.Close()
+		if err := res.Grow(int64(len(data))); err != nil {
+			st, _ := inv.LimitExceeded(err)
+			return st
 		}
 		size := int64(len(data))
 		for k := int64(0); k < chunks; k++ {

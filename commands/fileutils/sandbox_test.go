@@ -56,7 +56,7 @@ func TestSplitMemoryLimit(t *testing.T) {
 	var out, errb bytes.Buffer
 	inv := &commands.Invocation{Args: []string{"split", "-n", "2"}, Stdin: strings.NewReader(strings.Repeat("x", 4096)),
 		Stdout: &out, Stderr: &errb, Dir: caseDir, FS: fsys, Sys: &commands.System{MaxMemoryBytes: 1024}}
-	if code := std.Table()["split"](context.Background(), inv); code != 1 || !strings.Contains(errb.String(), "memory limit") {
+	if code := std.Table()["split"](context.Background(), inv); code != commands.StatusLimit || !strings.Contains(errb.String(), "warren: memory limit exceeded") {
 		t.Errorf("split -n over the limit: %d %q", code, errb.String())
 	}
 }

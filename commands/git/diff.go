@@ -47,6 +47,11 @@ func (s *session) blobLoader(h plumbing.Hash) func() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The blob is held whole for the diff: charge it first.
+		if err := s.res.Grow(b.Size); err != nil {
+			s.memErr = err // callers treat a failed load as empty: remember
+			return nil, err
+		}
 		r, err := b.Reader()
 		if err != nil {
 			return nil, err

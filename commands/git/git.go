@@ -67,6 +67,9 @@ type session struct {
 	loc   *time.Location
 	extra map[string]string // -c key=value
 	quiet bool              // -q: no progress messages on stderr
+	// res charges the blobs read whole (diffs) to the sandbox's budget.
+	res    *commands.Reservation
+	memErr error // a charge that failed: the command ends with 125
 	// lastIndex is the index status() just read, for statusEntries
 	lastIndex *index.Index
 }
@@ -88,6 +91,8 @@ func init() {
 
 func gitCmd(ctx context.Context, inv *commands.Invocation) int {
 	s := &session{ctx: ctx, inv: inv, dir: inv.Dir, out: &bytes.Buffer{}, loc: sysinfo.Location(inv), extra: map[string]string{}}
+	s.res = inv.Memory().Reserve()
+	defer s.res.Close()
 	args := inv.Args[1:]
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		switch {
@@ -120,7 +125,14 @@ func gitCmd(ctx context.Context, inv *commands.Invocation) int {
 		return 1
 	}
 	err := fn(s, expandShort(args[1:], shortWithArg[args[0]]))
-	inv.Stdout.Write(s.out.Bytes())
+	if s.memErr != nil {
+		err = s.memErr // what was built without the blob is wrong: drop it
+	} else {
+		inv.Stdout.Write(s.out.Bytes())
+	}
+	if st, ok := inv.LimitExceeded(err); ok {
+		return st
+	}
 	if err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) {

@@ -84,9 +84,11 @@ type grep struct {
 	o      options
 	m      *matcher
 	out    *bufio.Writer
-	sink   *textio.ErrWriter // stdout; its error stops the search
-	multi  bool              // print file names
-	status int               // 1 until a line is selected
+	sink   *textio.ErrWriter     // stdout; its error stops the search
+	multi  bool                  // print file names
+	status int                   // 1 until a line is selected
+	res    *commands.Reservation // the sandbox's budget, for long lines
+	limit  error                 // the memory limit that stopped the search
 	errs   bool
 	quit   bool // -q matched: stop everything
 	// walking holds the real paths of the directories being walked, so
@@ -271,7 +273,9 @@ func run(ctx context.Context, inv *commands.Invocation, mode byte) int {
 	sink := &st.sink
 	out := textio.NewWriter(sink)
 	defer textio.PutWriter(out)
-	g := &grep{ctx: ctx, inv: inv, o: o, m: m, out: out, sink: sink, in: &st.in, status: 1}
+	res := inv.Memory().Reserve()
+	defer res.Close()
+	g := &grep{ctx: ctx, inv: inv, o: o, m: m, out: out, sink: sink, in: &st.in, status: 1, res: res}
 	if len(operands) == 0 {
 		if o.recursive {
 			operands = []string{"."}
@@ -303,6 +307,11 @@ func run(ctx context.Context, inv *commands.Invocation, mode byte) int {
 			return 141 // SIGPIPE in the real grep: silent
 		}
 		g.errs = true
+	}
+	if g.limit != nil {
+		out.Flush()
+		st, _ := inv.LimitExceeded(g.limit)
+		return st
 	}
 	if g.quit {
 		return 0
@@ -508,7 +517,7 @@ func (g *grep) search(r io.Reader, name string) {
 	if binary && o.binNoMat {
 		return
 	}
-	lr := textio.LineReader{R: br, Delim: delim}
+	lr := textio.LineReader{R: br, Delim: delim, Res: g.res}
 	if g.inv.Sys != nil {
 		lr.Limit = g.inv.Sys.MaxMemoryBytes
 	}
@@ -525,7 +534,9 @@ func (g *grep) search(r io.Reader, name string) {
 	for {
 		line, _, err := lr.Next()
 		if err != nil {
-			if err != io.EOF {
+			if errors.Is(err, commands.ErrMemoryLimit) {
+				g.limit, g.quit = err, true
+			} else if err != io.EOF {
 				g.warn(&fs.PathError{Op: "read", Path: name, Err: err})
 			}
 			break

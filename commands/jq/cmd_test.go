@@ -49,7 +49,7 @@ func TestNoModules(t *testing.T) {
 	}
 }
 
-// A value larger than the sandbox memory limit fails cleanly.
+// A value larger than the sandbox memory limit fails cleanly, with 125.
 func TestMemoryLimit(t *testing.T) {
 	big := "[" + strings.Repeat(`{"a":"xxxxxxxxxxxxxxxx"},`, 10000) + "1]"
 	for _, args := range [][]string{{"jq", "length"}, {"jq", "-s", "length"}} {
@@ -58,7 +58,7 @@ func TestMemoryLimit(t *testing.T) {
 		inv := files.Invocation(args, strings.NewReader(big), &out, &errb)
 		inv.Sys = &commands.System{MaxMemoryBytes: 64 << 10}
 		code := jq.Jq(context.Background(), inv)
-		if code != 2 || !strings.Contains(errb.String(), "memory limit") {
+		if code != commands.StatusLimit || !strings.Contains(errb.String(), "warren: memory limit exceeded") {
 			t.Errorf("%v: exit %d stderr %q", args, code, errb.String())
 		}
 	}

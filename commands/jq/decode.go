@@ -2,6 +2,7 @@ package jq
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/itchyny/gojq"
+
+	"github.com/warren-sandbox/warren/commands"
 )
 
 // maxDepth bounds nesting like jq's parser does (and keeps recursion sane).
@@ -188,6 +191,12 @@ type decoder struct {
 	// of the same order); 0 = unlimited. consumed counts the current value.
 	limit    int64
 	consumed int64
+	// cost estimates the decoded value's memory as the meter would walk
+	// it (the Go form is ~2-17x the text), so the meter need not walk
+	// an input it is told the size of.
+	cost       int64
+	costLimit  int64 // the shared budget (0 = none)
+	overBudget bool  // errTooBig came from costLimit
 }
 
 // errTooBig is returned when one input value exceeds the memory limit.
@@ -238,7 +247,7 @@ func (d *decoder) skipSpace() (byte, error) {
 
 // Decode returns the next value, or io.EOF at the end of the stream.
 func (d *decoder) Decode() (any, error) {
-	d.consumed = 0
+	d.consumed, d.cost = 0, 0
 	c, err := d.skipSpace()
 	if err != nil {
 		if err == io.EOF {
@@ -266,9 +275,15 @@ func (d *decoder) value(c byte, depth int) (any, error) {
 	if d.limit > 0 && d.consumed > d.limit {
 		return nil, errTooBig
 	}
+	if d.costLimit > 0 && d.cost > d.costLimit {
+		d.overBudget = true
+		return nil, errTooBig
+	}
+	d.cost += nodeCost
 	switch {
 	case c == '{':
 		m := map[string]any{}
+		d.cost += 48
 		var keys []string
 		c, err := d.skipSpace()
 		if err != nil {
@@ -298,6 +313,7 @@ func (d *decoder) value(c byte, depth int) (any, error) {
 			if _, dup := m[k]; !dup {
 				keys = append(keys, k)
 				d.order.seen(k)
+				d.cost += mapEntryCost + int64(len(k)) + 16 // and its key in the order
 			}
 			m[k] = v
 			if c, err = d.skipSpace(); err != nil {
@@ -333,6 +349,7 @@ func (d *decoder) value(c byte, depth int) (any, error) {
 				return nil, d.unexpected(err, "")
 			}
 			if c == ']' {
+				d.cost += 24 + int64(cap(a))*nodeCost
 				return a, nil
 			}
 			if c != ',' {
@@ -343,7 +360,9 @@ func (d *decoder) value(c byte, depth int) (any, error) {
 			}
 		}
 	case c == '"':
-		return d.str()
+		s, err := d.str()
+		d.cost += int64(len(s))
+		return s, err
 	case c == '-' || c >= '0' && c <= '9':
 		return d.number(c)
 	case c >= 'a' && c <= 'z':
@@ -420,6 +439,10 @@ func (d *decoder) number(first byte) (any, error) {
 func (d *decoder) str() (string, error) {
 	d.buf = d.buf[:0]
 	for {
+		if d.limit > 0 && d.consumed > d.limit || d.costLimit > 0 && d.consumed > d.costLimit {
+			d.overBudget = d.limit == 0 || d.consumed <= d.limit
+			return "", errTooBig // one string can be the whole input
+		}
 		c, err := d.next()
 		if err != nil {
 			return "", d.unexpected(err, "")
@@ -556,12 +579,31 @@ func typeName(v any) string {
 }
 
 // orderedOptions returns the compiler options defining the replacements.
-func orderedOptions(order *keyOrder, opts *options) []gojq.CompilerOption {
-	compact := func(v any) string {
+func orderedOptions(order *keyOrder, opts *options, ctx context.Context, res *commands.Reservation) []gojq.CompilerOption {
+	// compact is tojson and tostring: the text is charged as it grows,
+	// and cancellation is heeded, since it runs inside one instruction.
+	compactErr := func(v any) (string, error) {
 		var b strings.Builder
 		e := &encoder{w: &b, opts: &options{compact: true, ascii: false}, order: order}
+		e.guard = func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return fits(res, int64(b.Len()))
+		}
 		e.value(v)
-		return b.String()
+		return b.String(), e.err
+	}
+	compact := func(v any) string {
+		s, _ := compactErr(v)
+		return s
+	}
+	compactValue := func(v any) any {
+		s, err := compactErr(v)
+		if err != nil {
+			return err
+		}
+		return s
 	}
 	noKeys := func(v any) error {
 		return fmt.Errorf("%s (%s) has no keys", typeName(v), compact(v))
@@ -608,12 +650,12 @@ func orderedOptions(order *keyOrder, opts *options) []gojq.CompilerOption {
 			}
 			return noKeys(v)
 		}),
-		gojq.WithFunction("_warren_tojson", 0, 0, func(v any, _ []any) any { return compact(v) }),
+		gojq.WithFunction("_warren_tojson", 0, 0, func(v any, _ []any) any { return compactValue(v) }),
 		gojq.WithFunction("_warren_tostring", 0, 0, func(v any, _ []any) any {
 			if s, ok := v.(string); ok {
 				return s
 			}
-			return compact(v)
+			return compactValue(v)
 		}),
 	}
 }

@@ -289,6 +289,10 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 	varNames = append(varNames, "$ARGS")
 	varValues = append(varValues, argsVal)
 
+	if err := checkFilter(filter); err != nil {
+		st, _ := inv.LimitExceeded(err)
+		return st
+	}
 	q, err := gojq.Parse(filter)
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "jq: error: %s\njq: 1 compile error\n", err)
@@ -296,15 +300,24 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 	}
 	order.addLiterals(q)
 	renameOrdered(q)
+	rewriteMul(q)
+	mem := inv.Memory()
+	res := mem.Reserve()
+	defer res.Close()
+	met := newMeter(ctx, mem, res)
 	env := append([]string(nil), inv.Env...)
 	in := &inputs{inv: inv, ctx: ctx, files: files, raw: o.rawIn, order: order, slurping: o.slurp}
 	if inv.Sys != nil {
 		in.limit = inv.Sys.MaxMemoryBytes
 	}
-	code, err := gojq.Compile(q, append(orderedOptions(order, &o),
+	// The command's own limit bounds an input value's text; the shared
+	// budget bounds its decoded form, which the meter charges.
+	in.costLimit = mem.Max()
+	code, err := gojq.Compile(q, append(orderedOptions(order, &o, ctx, res),
 		gojq.WithVariables(varNames),
 		gojq.WithEnvironLoader(func() []string { return env }),
 		gojq.WithInputIter(in),
+		gojq.WithFunction(mulFunc, 2, 2, func(_ any, args []any) any { return mul(res, args[0], args[1]) }),
 	)...)
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "jq: error: %s\njq: 1 compile error\n", err)
@@ -313,12 +326,14 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 	sink := &textio.ErrWriter{W: inv.Stdout}
 	out := textio.NewWriter(sink)
 	defer textio.PutWriter(out)
-	enc := &encoder{w: out, opts: &o, order: order}
+	enc := &encoder{w: out, opts: &o, order: order, guard: ctx.Err}
 	status := 0
 	var last any
 	produced := false
+	var inCost int64 // the meter's estimate of the input value, from the decoder
 	run := func(v any) bool {
-		iter := code.RunWithContext(ctx, v, varValues...)
+		iter := code.RunWithContext(met, v, varValues...)
+		met.attach(iter, v, inCost)
 		for {
 			x, ok := iter.Next()
 			if !ok {
@@ -343,6 +358,11 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 					status = 130
 					return false
 				}
+				if errors.Is(err, commands.ErrMemoryLimit) || errors.Is(err, commands.ErrDepth) {
+					out.Flush()
+					status, _ = inv.LimitExceeded(err)
+					return false
+				}
 				out.Flush()
 				fmt.Fprintf(inv.Stderr, "jq: error (at %s): %s\n", in.position(), errText(err))
 				status = 5
@@ -352,6 +372,10 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 			enc.emit(x)
 			if sink.Err != nil {
 				return false // the reader is gone
+			}
+			if enc.err != nil {
+				status = 130
+				return false
 			}
 		}
 	}
@@ -382,6 +406,7 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 					break
 				}
 				arr = append(arr, v)
+				inCost += in.cost() + nodeCost
 			}
 			all = arr
 		}
@@ -398,6 +423,7 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 				in.failed = err
 				break
 			}
+			inCost = in.cost()
 			if !run(v) {
 				break
 			}
@@ -405,6 +431,16 @@ func Jq(ctx context.Context, inv *commands.Invocation) int {
 	}
 	if err := out.Flush(); textio.BrokenPipe(err) || textio.BrokenPipe(sink.Err) {
 		return 141
+	}
+	if in.failed == errTooBig {
+		max := in.limit
+		if in.dec != nil && in.dec.overBudget {
+			max = in.costLimit
+		}
+		in.failed = &commands.MemoryLimitError{Max: max}
+	}
+	if st, ok := inv.LimitExceeded(in.failed); ok {
+		return st
 	}
 	if in.failed != nil {
 		var pe *parseError
@@ -478,7 +514,8 @@ type inputs struct {
 	raw        bool
 	idx        int
 	order      *keyOrder
-	limit      int64 // sandbox memory limit for input values (0 = none)
+	limit      int64 // sandbox memory limit for input values' text (0 = none)
+	costLimit  int64 // the shared budget, for their decoded form (0 = none)
 	slurping   bool  // -s: the limit applies to all values together
 	slurped    int64
 	dec        *decoder
@@ -561,7 +598,7 @@ func (in *inputs) Next() (any, bool) {
 		return string(line), true
 	}
 	if in.dec == nil {
-		in.dec = &decoder{r: bufio.NewReaderSize(in.reader(), textio.BufSize), order: in.order, limit: in.limit}
+		in.dec = &decoder{r: bufio.NewReaderSize(in.reader(), textio.BufSize), order: in.order, limit: in.limit, costLimit: in.costLimit}
 	}
 	v, err := in.dec.Decode()
 	if err != nil {
@@ -577,6 +614,15 @@ func (in *inputs) Next() (any, bool) {
 		return errTooBig, true
 	}
 	return v, true
+}
+
+// cost is the decoder's estimate for the last value (0 for raw input: the
+// meter then walks it).
+func (in *inputs) cost() int64 {
+	if in.dec == nil {
+		return 0
+	}
+	return in.dec.cost
 }
 
 func (in *inputs) rawAll() (string, bool) {
@@ -598,7 +644,16 @@ type encoder struct {
 	opts  *options
 	order *keyOrder
 	depth int
+	// guard, when set, is asked every guardEvery values whether to go on
+	// (cancellation, the budget): a value shared many times over prints
+	// exponentially larger than it is, and the encoder runs inside one
+	// gojq instruction or the output loop, where nothing else checks.
+	guard func() error
+	n     int
+	err   error
 }
+
+const guardEvery = 1024
 
 func (e *encoder) emit(v any) {
 	if e.opts.seq {
@@ -642,6 +697,14 @@ func (e *encoder) scalar(v any) {
 }
 
 func (e *encoder) value(v any) {
+	if e.err != nil {
+		return
+	}
+	if e.n++; e.guard != nil && e.n%guardEvery == 0 {
+		if e.err = e.guard(); e.err != nil {
+			return
+		}
+	}
 	compact := e.opts.compact || (e.opts.indent == 0 && !e.opts.tab)
 	switch x := v.(type) {
 	case []any:

@@ -41,7 +41,7 @@ func TestMemoryLimit(t *testing.T) {
 	inv := files.Invocation([]string{"sed", "-n", "H;${x;p}"}, strings.NewReader(strings.Repeat("line of text\n", 10000)), &out, &errb)
 	inv.Sys = &commands.System{MaxMemoryBytes: 16 << 10}
 	code := sed.Sed(context.Background(), inv)
-	if code != 4 || errb.String() != "sed: memory limit of 16384 bytes exceeded\n" || out.Len() != 0 {
+	if code != commands.StatusLimit || errb.String() != "warren: memory limit exceeded (0 MiB)\n" || out.Len() != 0 {
 		t.Fatalf("exit %d stderr %q out %d bytes", code, errb.String(), out.Len())
 	}
 }

@@ -122,6 +122,8 @@ func Sed(ctx context.Context, inv *commands.Invocation) int {
 	if inv.Sys != nil {
 		s.limit = inv.Sys.MaxMemoryBytes
 	}
+	s.res = inv.Memory().Reserve()
+	defer s.res.Close()
 	s.out = textio.NewWriter(&s.sink)
 	defer textio.PutWriter(s.out)
 	defer s.closeFiles()
@@ -160,8 +162,9 @@ type sed struct {
 	delim     byte
 	lineWrap  int
 	out       *bufio.Writer
-	sink      textio.ErrWriter // stdout; a write error ends the run
-	limit     int64            // sandbox memory limit for pattern+hold space
+	sink      textio.ErrWriter      // stdout; a write error ends the run
+	limit     int64                 // sandbox memory limit for pattern+hold space
+	res       *commands.Reservation // the sandbox's budget, charged for both spaces
 	status    int
 	quit      bool
 	lastRe    *regexp.Regexp
@@ -224,7 +227,7 @@ func (in *input) advance() {
 			}
 			in.cur = f
 			in.br = textio.NewReader(textio.WithContext(in.s.ctx, f))
-			in.lr = &textio.LineReader{R: in.br, Delim: in.s.delim, Limit: in.s.limit}
+			in.lr = &textio.LineReader{R: in.br, Delim: in.s.delim, Limit: in.s.limit, Res: in.s.res}
 			in.nextName = name
 		}
 		line, nl, err := in.lr.Next()
@@ -236,8 +239,12 @@ func (in *input) advance() {
 		}
 		if err != io.EOF && in.s.ctx.Err() == nil {
 			in.s.out.Flush()
-			fmt.Fprintf(in.s.inv.Stderr, "sed: read error on %s: %s\n", in.nextName, commands.Strerror(unwrapPath(err)))
-			in.s.status = 4
+			if st, ok := in.s.inv.LimitExceeded(err); ok {
+				in.s.status, in.s.quit = st, true
+			} else {
+				fmt.Fprintf(in.s.inv.Stderr, "sed: read error on %s: %s\n", in.nextName, commands.Strerror(unwrapPath(err)))
+				in.s.status = 4
+			}
 		}
 		in.release()
 	}
@@ -535,13 +542,7 @@ func (s *sed) cycle() {
 		}
 		restart = false
 		autoprint, next := s.exec(&restart)
-		if s.limit > 0 && int64(len(s.ps)+len(s.hs)) > s.limit {
-			// N, G, H and s can grow the spaces without bound.
-			s.out.Flush()
-			fmt.Fprintf(s.inv.Stderr, "sed: memory limit of %d bytes exceeded\n", s.limit)
-			s.status = 4
-			s.quit = true
-		}
+		s.charge(0)
 		if s.quit {
 			return
 		}
@@ -551,11 +552,41 @@ func (s *sed) cycle() {
 	}
 }
 
+// charge resizes the reservation to the pattern and hold spaces (plus
+// extra bytes being built), reporting the limit and quitting past it.
+func (s *sed) charge(extra int) bool {
+	if s.quit {
+		return false
+	}
+	spaces := int64(cap(s.ps) + cap(s.hs) + extra)
+	if spaces == s.res.Held() {
+		return true
+	}
+	var err error
+	if s.limit > 0 && int64(len(s.ps)+len(s.hs)+extra) > s.limit {
+		err = &commands.MemoryLimitError{Max: s.limit}
+	} else {
+		err = s.res.Resize(spaces)
+	}
+	if err != nil {
+		s.out.Flush()
+		s.status, _ = s.inv.LimitExceeded(err)
+		s.quit = true
+		return false
+	}
+	return true
+}
+
 // exec runs the script once; it reports whether to autoprint and whether
 // the cycle ends normally.
 func (s *sed) exec(restart *bool) (autoprint, endCycle bool) {
 	jumps := 0
 	for pc := 0; pc < len(s.cmds); pc++ {
+		// Every command may have grown the spaces (s, G, H, N, and loops
+		// of them within one cycle): charge them before the next.
+		if !s.charge(0) {
+			return false, false
+		}
 		c := s.cmds[pc]
 		if c.name == 'b' || c.name == 't' || c.name == 'T' {
 			// A script can loop forever on one line (:a;ba): notice cancellation.
@@ -862,6 +893,11 @@ func (s *sed) substitute(sub *substitution) bool {
 	if len(matches) == 0 {
 		return false
 	}
+	// The match list is ~40 bytes a match: charge it while it lives.
+	mbytes := len(matches) * (24 + 8*len(matches[0]))
+	if !s.charge(mbytes) {
+		return false
+	}
 	var out []byte
 	last := 0
 	done := false
@@ -876,6 +912,9 @@ func (s *sed) substitute(sub *substitution) bool {
 		}
 		out = append(out, s.ps[last:m[0]]...)
 		out = expandRepl(out, sub.repl, s.ps, m)
+		if count&255 == 0 && !s.charge(cap(out)+mbytes) {
+			return false // s/./&&&&&&&&/g multiplies the space in one command
+		}
 		last = m[1]
 		if !sub.global {
 			done = true

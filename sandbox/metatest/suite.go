@@ -175,7 +175,7 @@ func fullRecord(id string) sandbox.Record {
 	r.Config.Limits.Native = &native
 	r.Config.Limits.CPUs = 0.5
 	r.Config.Limits.Pids = 64
-	r.Config.Limits.Jobs = 16
+	r.Config.Limits.Jobs = 32
 	r.Config.Durability = "committed"
 	r.Config.StandbyAfter = -1
 	r.Config.TTL = 3600

@@ -10,7 +10,7 @@
 //	               unless Options.Blobs is set
 //	DIR/meta.db    sandboxes, snapshots, API keys (bbolt; absent when
 //	               Options.Meta names a PostgreSQL database instead)
-//	DIR/cache/     image spools and local copies
+//	DIR/cache/     image spools and local copies; cache/wasm: compiled modules
 //	DIR/admin.key  the admin API key, mode 0600, written on first start
 //	DIR/node-id    this node's stable id (the owner name of its sandboxes'
 //	               heads), written on first start
@@ -34,6 +34,7 @@ import (
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/std"
 	"github.com/warren-sandbox/warren/committer"
+	"github.com/warren-sandbox/warren/console"
 	"github.com/warren-sandbox/warren/image"
 	"github.com/warren-sandbox/warren/meta/postgres"
 	"github.com/warren-sandbox/warren/native"
@@ -42,6 +43,7 @@ import (
 	"github.com/warren-sandbox/warren/server"
 	"github.com/warren-sandbox/warren/store"
 	"github.com/warren-sandbox/warren/store/dir"
+	"github.com/warren-sandbox/warren/wasm"
 	"github.com/warren-sandbox/warren/wlog"
 )
 
@@ -126,6 +128,7 @@ type Node struct {
 	Catalog  *image.Catalog
 	Log      *wlog.Log
 	NodeID   string
+	WASM     *wasm.Runtime // the WASM tier every sandbox of the node shares
 	Handler  *server.Server
 	AdminKey string // set when this start created it
 	KeyFile  string
@@ -165,6 +168,7 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 	if n.Meta, err = OpenMeta(ctx, opts.Meta, opts.Dir); err != nil {
 		return nil, err
 	}
+	n.WASM = wasm.New(wasm.Config{CacheDir: filepath.Join(opts.Dir, "cache", "wasm")})
 	if n.Catalog, err = image.NewCatalog(n.Blobs, filepath.Join(opts.Dir, "cache")); err != nil {
 		return nil, err
 	}
@@ -184,7 +188,7 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 		Blobs:                 n.Blobs,
 		Deltas:                sandbox.VFSDeltas(n.Blobs),
 		Images:                sandbox.CatalogImages(n.Catalog),
-		Interpreters:          sandbox.ShellInterpreters(Commands()),
+		Interpreters:          sandbox.ShellInterpreters(Commands(), sandbox.WithWASM(n.WASM)),
 		Meta:                  n.Meta,
 		DefaultStandbyAfter:   opts.DefaultStandbyAfter,
 		TickInterval:          opts.TickInterval,
@@ -203,7 +207,7 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 	n.Catalog.InUse = n.Manager.ImageInUse
 	if n.Handler, err = server.New(server.Config{
 		Backend: n.Manager, Keys: n.Meta, Logger: opts.Logger, MaxFileBytes: opts.MaxFileBytes,
-		Guard: opts.Guard,
+		Guard: opts.Guard, Console: console.Handler(),
 	}); err != nil {
 		return nil, err
 	}
@@ -271,6 +275,9 @@ func (n *Node) closeStores() error {
 	}
 	if n.Log != nil {
 		errs = append(errs, n.Log.Close())
+	}
+	if n.WASM != nil {
+		errs = append(errs, n.WASM.Close(context.Background()))
 	}
 	if n.Meta != nil {
 		errs = append(errs, n.Meta.Close())

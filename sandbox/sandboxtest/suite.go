@@ -178,6 +178,8 @@ func testCreateErrors(t *testing.T, h Harness) {
 func testExec(t *testing.T, h Harness) {
 	svc := h.NewTenant(t)
 	sb := create(t, svc, api.CreateRequest{})
+	// Where a fresh sandbox starts is its image's WORKDIR.
+	start, _, _ := Sh(t, svc, sb.ID, "pwd")
 	cases := []struct {
 		name           string
 		req            api.ExecRequest
@@ -205,7 +207,7 @@ func testExec(t *testing.T, h Harness) {
 	}
 	// The overrides did not leak into the session.
 	out, _, _ := Sh(t, svc, sb.ID, `echo "[$A]"; pwd`)
-	if out != "[]\n/\n" {
+	if out != "[]\n"+start {
 		t.Fatalf("overrides leaked into the session: %q", out)
 	}
 	bad := []struct {
@@ -262,13 +264,14 @@ func testExecLimits(t *testing.T, h Harness) {
 func testSessions(t *testing.T, h Harness) {
 	svc := h.NewTenant(t)
 	sb := create(t, svc, api.CreateRequest{})
+	start, _, _ := Sh(t, svc, sb.ID, "pwd")
 	Sh(t, svc, sb.ID, `cd /tmp; X=42; export Y=exported; f() { echo "f:$1"; }; alias ll='echo alias-ll'; set -o pipefail`)
 	out, _, _ := Sh(t, svc, sb.ID, `shopt -s expand_aliases; echo "$(pwd) $X $Y"; f arg; [[ -o pipefail ]] && echo pf`)
 	if out != "/tmp 42 exported\nf:arg\npf\n" {
 		t.Fatalf("session state did not persist: %q", out)
 	}
 	out, _, _ = ShReq(t, svc, sb.ID, api.ExecRequest{Script: `echo "$(pwd) [$X]"; type f >/dev/null 2>&1 || echo no-f`, Session: "other"})
-	if out != "/ []\nno-f\n" {
+	if out != strings.TrimSuffix(start, "\n")+" []\nno-f\n" {
 		t.Fatalf("a new session saw main's state: %q", out)
 	}
 	// Isolated: state changes vanish, file writes stay.

@@ -14,6 +14,9 @@ import (
 	"github.com/warren-sandbox/warren/commands/coreutils/recache"
 )
 
+// maxStacked bounds repetition operators stacked on one atom (a*?+*...).
+const maxStacked = 100
+
 // ErrBackref is returned for \1..\9, which RE2 cannot express.
 var ErrBackref = errors.New("back-references are not supported")
 
@@ -26,11 +29,19 @@ func Translate(pat string, ere bool) (string, error) {
 	var groups []int // output offsets of open groups
 	atomStart := 0   // output offset of the last atom, for repeat wrapping
 	prevRepeat := false
-	atom := func() { atomStart, prevRepeat = b.Len(), false }
+	stacked := 0 // repeats stacked on the current atom
+	atom := func() { atomStart, prevRepeat, stacked = b.Len(), false, 0 }
 	// repeat appends a repetition operator; RE2 refuses stacked ones
 	// (a**, a*\{2\}), which POSIX allows, so the previous repeat is grouped.
+	// Each grouping nests one level: past maxStacked (RE2 refuses nesting
+	// past 1000, and each grouping copies the output) the pattern is refused.
+	var tooDeep bool
 	repeat := func(op string) {
 		if prevRepeat {
+			if stacked++; stacked > maxStacked {
+				tooDeep = true
+				return
+			}
 			s := b.String()
 			b.Reset()
 			b.WriteString(s[:atomStart] + "(?:" + s[atomStart:] + ")")
@@ -203,6 +214,9 @@ func Translate(pat string, ere bool) (string, error) {
 			}
 			writeLit(&b, c)
 		}
+	}
+	if tooDeep {
+		return "", fmt.Errorf("more than %d repetition operators on one expression", maxStacked)
 	}
 	if len(groups) > 0 {
 		return "", errors.New("unmatched ( or \\(")

@@ -9,11 +9,12 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/warren-sandbox/warren/commands"
 )
 
 // BufSize is the buffer size for readers and writers: large enough that a
@@ -83,7 +84,10 @@ type LineReader struct {
 	// assembled in memory); 0 = unlimited. Past it Next fails with a
 	// *MemoryError.
 	Limit int64
-	long  []byte
+	// Res is charged for the long-line buffer's growth (the sandbox's
+	// shared budget; nil: unlimited). The charge is held until Res closes.
+	Res  *commands.Reservation
+	long []byte
 }
 
 // Next returns the next line, whether it ended with Delim, and io.EOF once
@@ -97,6 +101,12 @@ func (l *LineReader) Next() (line []byte, terminated bool, err error) {
 				return nil, false, &MemoryError{Max: l.Limit}
 			}
 			b, err = l.R.ReadSlice(l.Delim)
+			if c := cap(l.long); len(l.long)+len(b) > c {
+				// Charge the doubling before append makes it.
+				if gerr := l.Res.Grow(int64(max(2*c, len(l.long)+len(b)) - c)); gerr != nil {
+					return nil, false, gerr
+				}
+			}
 			l.long = append(l.long, b...)
 		}
 		b = l.long
@@ -113,30 +123,35 @@ func (l *LineReader) Next() (line []byte, terminated bool, err error) {
 	return b, false, nil
 }
 
-// ErrMemory reports that a buffering command exceeded the sandbox limit.
-var ErrMemory = errors.New("memory limit exceeded")
+// ErrMemory reports that a buffering command exceeded a memory limit: its
+// own (Budget.Max) or the sandbox's shared budget (Budget.Res).
+var ErrMemory = commands.ErrMemoryLimit
 
-// Budget accounts the bytes a command keeps in memory.
+// MemoryError says which limit a buffering command ran into; it is the
+// sandbox budget's error, so every limit reads the same.
+type MemoryError = commands.MemoryLimitError
+
+// Budget accounts the bytes a command keeps in memory, against the
+// command's own limit and the sandbox's shared budget together.
 type Budget struct {
-	Max  int64 // 0 = unlimited
+	Max  int64 // the command's own limit, 0 = unlimited
 	Used int64
+	Res  *commands.Reservation // the sandbox's budget (nil: unlimited)
 }
 
-// MemoryError says which limit a buffering command ran into.
-type MemoryError struct{ Max int64 }
-
-func (e *MemoryError) Error() string { return fmt.Sprintf("memory limit of %d bytes exceeded", e.Max) }
-
-// Unwrap makes errors.Is(err, ErrMemory) hold.
-func (e *MemoryError) Unwrap() error { return ErrMemory }
-
-// Add charges n bytes and fails once the limit is passed.
+// Add charges n bytes and fails once a limit is passed.
 func (b *Budget) Add(n int) error {
 	b.Used += int64(n)
 	if b.Max > 0 && b.Used > b.Max {
 		return &MemoryError{Max: b.Max}
 	}
-	return nil
+	return b.Res.Grow(int64(n))
+}
+
+// Release gives back n bytes the command no longer keeps.
+func (b *Budget) Release(n int) {
+	b.Used -= int64(n)
+	b.Res.Shrink(int64(n))
 }
 
 // Canceled reports whether ctx is done, cheaply enough to call per line.

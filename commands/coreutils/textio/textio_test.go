@@ -52,7 +52,7 @@ func TestBudget(t *testing.T) {
 		t.Fatalf("at the limit: %v", err)
 	}
 	err := b.Add(1)
-	if !errors.Is(err, ErrMemory) || err.Error() != "memory limit of 10 bytes exceeded" {
+	if !errors.Is(err, ErrMemory) || err.Error() != "warren: memory limit exceeded (0 MiB)" {
 		t.Fatalf("past the limit: %v", err)
 	}
 	if err := (&Budget{}).Add(1 << 40); err != nil {

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/warren-sandbox/warren/sandbox/node"
+	"github.com/warren-sandbox/warren/sandbox/workerpool"
+)
+
+func init() { verbs = append(verbs, newServeWorkerCmd) }
+
+// newServeWorkerCmd is the hidden verb `warren serve --workers N` starts
+// for each worker; its flags are workerpool's internal contract.
+func newServeWorkerCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                "serve-worker",
+		Short:              "one worker process of warren serve --workers (started by serve, not by hand)",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return workerpool.RunWorker(ctx, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+}
+
+// workerFlags are serve's flags for worker mode.
+type workerFlags struct {
+	workers int
+	memory  string
+}
+
+func (w *workerFlags) add(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.IntVar(&w.workers, "workers", 2, "serve sandboxes from N worker processes, each in its own memory cgroup (0: in process)")
+	f.StringVar(&w.memory, "worker-memory", "", "memory limit of each worker, e.g. 2GiB (default: 3/4 of the node's memory / N)")
+}
+
+// serveSettings are the serve flags a worker needs.
+type serveSettings struct {
+	addr, data, keysFile string
+	apiKeys              []string
+	standbyAfter         time.Duration
+	maxUpload            int64
+	fsync, noNative      bool
+	nativeRunDir         string
+	logJSON              bool
+	durability           string
+	commitBytes          int64
+	commitDelay          time.Duration
+}
+
+// serveWorkers is serve in worker mode: the HTTP front and its keys here,
+// the sandboxes in w.workers supervised worker processes.
+func serveWorkers(ctx context.Context, cmd *cobra.Command, log *slog.Logger, w workerFlags, s serveSettings) error {
+	if w.workers < 0 {
+		return fmt.Errorf("--workers %d: want 0 (sandboxes in process) or a number of worker processes", w.workers)
+	}
+	var mem int64
+	if w.memory != "" {
+		var err error
+		if mem, err = parseSize(w.memory); err != nil {
+			return fmt.Errorf("--worker-memory: %w", err)
+		}
+	}
+	runDir := s.nativeRunDir
+	if s.noNative {
+		runDir = ""
+	}
+	f, err := workerpool.OpenFront(ctx, workerpool.FrontOptions{
+		MaxFileBytes: s.maxUpload,
+		Pool: workerpool.Options{
+			Workers: w.workers, Data: s.data, MemoryLimit: mem, StandbyAfter: s.standbyAfter,
+			MaxFileBytes: s.maxUpload, Fsync: s.fsync, NativeRunDir: runDir, LogJSON: s.logJSON,
+			Durability: s.durability, CommitBytes: s.commitBytes, CommitDelay: s.commitDelay,
+			Logger: log, Stderr: cmd.ErrOrStderr(),
+			// Each worker schedules as the front does (--procs, or a
+			// GOMAXPROCS from the environment, set by setProcs before).
+			Env: []string{"GOMAXPROCS=" + strconv.Itoa(runtime.GOMAXPROCS(0))},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	closeFront := func() error {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return f.Close(cctx)
+	}
+	if err := addKeys(ctx, &node.Node{Meta: f.Meta}, s.apiKeys, s.keysFile); err != nil {
+		closeFront()
+		return err
+	}
+	ln, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		closeFront()
+		return fmt.Errorf("cannot listen on %s: %w", s.addr, err)
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "warren listening on http://%s (%d workers)\n", ln.Addr(), w.workers)
+	if f.AdminKey != "" {
+		fmt.Fprintf(out, "admin key (shown once): %s\n", f.AdminKey)
+	}
+	fmt.Fprintf(out, "admin key file: %s\n", f.KeyFile)
+	srv := &http.Server{Handler: f.Handler, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		log.Info("shutting down: every worker hibernates its sandboxes")
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	srv.Shutdown(sctx)
+	cancel()
+	if cerr := closeFront(); cerr != nil {
+		return fmt.Errorf("shutdown: %w", cerr)
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	fmt.Fprintln(out, "warren stopped; every sandbox is hibernated")
+	return nil
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package std_test
+
+const raceEnabled = false

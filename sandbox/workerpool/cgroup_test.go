@@ -1,0 +1,96 @@
+package workerpool
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestParseMemHierarchy: the memory controller is found on a v1-only
+// host (this CI machine), a v2-only host and a hybrid whose v2 lacks
+// memory; a host without it is an error that says so.
+func TestParseMemHierarchy(t *testing.T) {
+	const v1 = `32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+`
+	const v2 = `30 23 0:27 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw,nsdelegate
+`
+	cases := []struct {
+		name, mounts, self, v2ctrls string
+		v2                          bool
+		mount, own                  string
+		fail                        bool
+	}{
+		{"v1 memory, v2 hugetlb only", v1, "4:memory:/process_api/abc\n1:cpu:/\n0::/\n", "hugetlb", false, "/sys/fs/cgroup/memory", "/process_api/abc", false},
+		{"v2 with memory", v2, "0::/user.slice/warren.service\n", "cpuset cpu io memory pids", true, "/sys/fs/cgroup", "/user.slice/warren.service", false},
+		{"v2 without memory, no v1", v2, "0::/x\n", "cpu pids", false, "", "", true},
+		{"no cgroups", "", "", "", false, "", "", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v2, mount, own, err := parseMemHierarchy(c.mounts, c.self, func(string) string { return c.v2ctrls })
+			if c.fail {
+				if err == nil {
+					t.Fatalf("found %v %s %s; want an error", v2, mount, own)
+				}
+				return
+			}
+			if err != nil || v2 != c.v2 || mount != c.mount || own != c.own {
+				t.Fatalf("got v2=%v mount=%s own=%s err=%v; want v2=%v mount=%s own=%s", v2, mount, own, err, c.v2, c.mount, c.own)
+			}
+		})
+	}
+}
+
+// TestMemGroupFiles: the limit and OOM counter files of both cgroup
+// versions, over a directory laid out like cgroupfs (the v2 path cannot
+// run on this v1 host, so its file protocol is checked here).
+func TestMemGroupFiles(t *testing.T) {
+	cases := []struct {
+		name  string
+		v2    bool
+		files map[string]string // initial content
+		limit int64
+		want  map[string]string
+		oom   string // content of the OOM counter file
+	}{
+		{"v2", true, map[string]string{"memory.max": "max", "memory.swap.max": "max", "memory.oom.group": "0"}, 256 << 20,
+			map[string]string{"memory.max": "268435456", "memory.swap.max": "0", "memory.oom.group": "1"},
+			"low 0\nhigh 0\nmax 12\noom 3\noom_kill 2\n"},
+		{"v1 with swap accounting", false, map[string]string{"memory.limit_in_bytes": "9223372036854771712", "memory.memsw.limit_in_bytes": "9223372036854771712", "memory.move_charge_at_immigrate": "0"}, 256 << 20,
+			map[string]string{"memory.limit_in_bytes": "268435456", "memory.memsw.limit_in_bytes": "268435456", "memory.move_charge_at_immigrate": "3"},
+			"oom_kill_disable 0\nunder_oom 0\noom_kill 2\n"},
+		{"v1 raising the limit", false, map[string]string{"memory.limit_in_bytes": "1048576", "memory.memsw.limit_in_bytes": "1048576"}, 256 << 20,
+			map[string]string{"memory.limit_in_bytes": "268435456", "memory.memsw.limit_in_bytes": "268435456"},
+			"oom_kill 2\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for f, v := range c.files {
+				if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			g := &memGroup{v2: c.v2, dir: dir}
+			if err := g.setLimit(c.limit); err != nil {
+				t.Fatal(err)
+			}
+			for f, want := range c.want {
+				b, _ := os.ReadFile(filepath.Join(dir, f))
+				if string(b) != want {
+					t.Errorf("%s = %q; want %q", f, b, want)
+				}
+			}
+			oomFile := "memory.oom_control"
+			if c.v2 {
+				oomFile = "memory.events"
+			}
+			os.WriteFile(filepath.Join(dir, oomFile), []byte(c.oom), 0o644)
+			if n := g.oomKills(); n != 2 {
+				t.Errorf("oomKills = %d; want 2", n)
+			}
+		})
+	}
+}

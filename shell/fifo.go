@@ -1,0 +1,157 @@
+package shell
+
+import (
+	"context"
+	"io"
+	"io/fs"
+	"sync"
+
+	"github.com/warren-sandbox/warren/vfs"
+)
+
+// FIFOs. The vfs stores a fifo as an inode with fs.ModeNamedPipe and no
+// semantics (it would open as an empty file, so a read returned nothing at
+// once). The shell gives them Linux's: opening for reading waits for a
+// writer and opening for writing waits for a reader (both bounded by the
+// Run's deadline and cancellation, since the only other party is inside
+// the same Run); O_RDWR does not wait. Readers and writers of one fifo
+// meet in one of the shell's pipes: a read after the last writer closed is
+// end of file, a write after the last reader closed is EPIPE. Fifos are
+// per Run (an exec is the unit of everything a sandbox runs at once).
+
+type fifo struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	readers int
+	writers int
+	p       *pipe // the current pipe; nil when nobody has it open
+	ropens  int   // opens so far, so that a side that came and went counts
+	wopens  int
+}
+
+// fifoFor returns the Run's fifo for path.
+func (r *runner) fifoFor(path string) *fifo {
+	rs := r.rs
+	rs.fifoMu.Lock()
+	defer rs.fifoMu.Unlock()
+	if rs.fifos == nil {
+		rs.fifos = map[string]*fifo{}
+	}
+	f := rs.fifos[path]
+	if f == nil {
+		f = &fifo{}
+		f.cond.L = &f.mu
+		rs.fifos[path] = f
+	}
+	return f
+}
+
+// isFifo reports whether path (following symlinks) is a fifo of the vfs.
+func (r *runner) isFifo(path string) bool {
+	fi, err := r.sh.cfg.FS.Stat(path)
+	return err == nil && fi.Mode()&fs.ModeNamedPipe != 0
+}
+
+// openFifo opens the fifo at path as flag says.
+func (r *runner) openFifo(path string, flag int) (any, error) {
+	f := r.fifoFor(path)
+	rd := flag&(vfs.O_WRONLY|vfs.O_RDWR) == 0 || flag&vfs.O_RDWR != 0
+	wr := flag&(vfs.O_WRONLY|vfs.O_RDWR) != 0
+	ctx := r.context()
+	stop := context.AfterFunc(ctx, func() {
+		f.mu.Lock()
+		f.cond.Broadcast()
+		f.mu.Unlock()
+	})
+	defer stop()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.p == nil {
+		f.p = r.newPipe()
+	}
+	p := f.p
+	r0, w0 := f.ropens, f.wopens
+	if rd {
+		f.readers++
+		f.ropens++
+	}
+	if wr {
+		f.writers++
+		f.wopens++
+	}
+	f.cond.Broadcast()
+	// Wait for the other side (not for O_RDWR, which is both); one that
+	// opened and closed meanwhile counts.
+	for !(rd && wr) && ((rd && f.writers == 0 && f.wopens == w0) || (wr && f.readers == 0 && f.ropens == r0)) {
+		if err := ctx.Err(); err != nil {
+			if rd {
+				f.readers--
+			}
+			if wr {
+				f.writers--
+			}
+			f.settle()
+			return nil, &fs.PathError{Op: "open", Path: path, Err: context.Cause(ctx)}
+		}
+		f.cond.Wait()
+	}
+	return &fifoEnd{f: f, p: p, rd: rd, wr: wr}, nil
+}
+
+// settle gives the pipe up when nobody holds the fifo; f.mu is held.
+func (f *fifo) settle() {
+	if f.readers == 0 && f.writers == 0 && f.p != nil {
+		f.p.CloseWrite()
+		f.p.CloseRead()
+		f.p = nil
+		f.cond.Broadcast()
+	}
+}
+
+// fifoEnd is one open of a fifo.
+type fifoEnd struct {
+	f      *fifo
+	p      *pipe
+	rd, wr bool
+	once   sync.Once
+}
+
+func (e *fifoEnd) Read(b []byte) (int, error) {
+	if !e.rd {
+		return 0, &fs.PathError{Op: "read", Path: "fifo", Err: fs.ErrPermission}
+	}
+	return e.p.Read(b)
+}
+
+func (e *fifoEnd) Write(b []byte) (int, error) {
+	if !e.wr {
+		return 0, &fs.PathError{Op: "write", Path: "fifo", Err: fs.ErrPermission}
+	}
+	return e.p.Write(b)
+}
+
+func (e *fifoEnd) Close() error {
+	e.once.Do(func() {
+		f := e.f
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if e.rd {
+			f.readers--
+			if f.readers == 0 && f.p == e.p {
+				e.p.CloseRead()
+			}
+		}
+		if e.wr {
+			f.writers--
+			if f.writers == 0 && f.p == e.p {
+				e.p.CloseWrite()
+			}
+		}
+		if f.p == e.p {
+			f.settle()
+		}
+	})
+	return nil
+}
+
+var _ io.ReadWriteCloser = (*fifoEnd)(nil)
