@@ -596,7 +596,7 @@ func (w *worker) service(tenant string) (api.Service, *generation, error) {
 
 // explain turns a transport failure of a call to generation g into what
 // happened when g died under it: which worker, why, that the sandbox
-// comes back from its last hibernated state, and when to retry.
+// comes back from its last commit and write log, and when to retry.
 func (w *worker) explain(ctx context.Context, err error, g *generation) error {
 	if err == nil || g == nil || !transportFailure(err) || ctx.Err() != nil {
 		return err
@@ -644,7 +644,7 @@ func (e *unavailableError) Error() string {
 	secs := int(e.retry.Seconds() + 0.5)
 	if e.during {
 		return fmt.Sprintf("unavailable: the worker process serving this sandbox died during the call (%s); "+
-			"the sandbox resumes from its last hibernated state, work since then is lost; retry in %ds", e.reason, secs)
+			"the sandbox resumes from its last commit and its write log (writes acked at memory since the last commit are lost); retry in %ds", e.reason, secs)
 	}
 	return fmt.Sprintf("unavailable: the worker process holding this sandbox is restarting (%s); retry in %ds", e.reason, secs)
 }

@@ -201,8 +201,8 @@ func TestRouting(t *testing.T) {
 // worker by its memory cgroup; the pool restarts the worker; requests for
 // it meanwhile get 503 with Retry-After; a sandbox on the other worker
 // answers a heartbeat every 100 ms throughout; the hostile sandbox comes
-// back from its last hibernated state (what it did after is lost, as the
-// write log is not there yet); and the front (this process) lives on.
+// back from its last commit plus its write log (a write acked at local
+// survives, one acked at memory does not); and the front lives on.
 func TestRestart_OOM(t *testing.T) {
 	needRoot(t)
 	ctx := context.Background()
@@ -229,7 +229,16 @@ func TestRestart_OOM(t *testing.T) {
 	if _, err := bad.Hibernate(ctx, h.ID); err != nil {
 		t.Fatal(err)
 	}
-	sh(t, bad, h.ID, "echo volatile > /tmp/lost")
+	// Acked at local: in the worker's write log, replayed when it
+	// restarts. Acked at memory after it: lost with the worker.
+	for _, w := range []struct{ script, level string }{
+		{"echo logged > /tmp/logged", api.DurabilityLocal},
+		{"echo volatile > /tmp/lost", api.DurabilityMemory},
+	} {
+		if res, err := bad.Exec(ctx, h.ID, api.ExecRequest{Script: w.script, Durability: w.level}, nil, nil); err != nil || res.Durability != w.level {
+			t.Fatalf("%s at %s: %+v, %v", w.script, w.level, res, err)
+		}
+	}
 	before := p.Status()[hw]
 
 	// Heartbeats on the neighbour every 100 ms until the hostile sandbox
@@ -338,9 +347,9 @@ func TestRestart_OOM(t *testing.T) {
 	if s := p.Status()[nw]; s.Restarts != 0 {
 		t.Fatalf("the neighbour's worker restarted too: %+v", s)
 	}
-	// Resumed from its last hibernated state.
-	if out, _ := sh(t, bad, h.ID, "cat /tmp/kept; test -e /tmp/lost && echo lost-survived; true"); out != "durable\n" {
-		t.Fatalf("hostile sandbox after restart sees %q; want its hibernated state", out)
+	// Resumed from its last commit plus its write log.
+	if out, _ := sh(t, bad, h.ID, "cat /tmp/kept /tmp/logged; test -e /tmp/lost && echo lost-survived; true"); out != "durable\nlogged\n" {
+		t.Fatalf("hostile sandbox after restart sees %q; want its hibernated state and its local write, not its memory one", out)
 	}
 	time.Sleep(300 * time.Millisecond)
 	close(stop)
