@@ -514,6 +514,10 @@ func TestBrowser(t *testing.T) {
 	if data, err := alice.ReadFile(ctx, fromSnap, remote, 0, 0); err != nil || string(data) != "edited in the console\n" {
 		t.Errorf("sandbox %s from snap1: %s is %q, %v", fromSnap, remote, data, err)
 	}
+	// Leave its page before deleting it behind the page's back: a refresh
+	// in flight would meet a 404, which the browser logs as an error.
+	do(t, tab, "back to the list", chromedp.Evaluate[chromedp.Void](`location.hash = "#/sandboxes"`))
+	waitJS(t, tab, "list again", `document.querySelector("#sandboxes") && document.querySelector("#sandboxes").dataset.loaded === "true"`)
 	if err := alice.Delete(ctx, fromSnap); err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,9 @@ func hostileCases() []hostileCase {
 		{"huge substring arithmetic", Limits{Timeout: 2 * time.Second}, 8 << 20, `s=abc; while :; do t=${s:0:9223372036854775807}${s: -9223372036854775807:99999999999}${s:99999999999999}; done`, StatusTimeout, "time limit exceeded", 3 * time.Second},
 		{"replace every character of 32 MiB", Limits{Timeout: time.Second}, 0, "x=0123456789abcdef; for i in {1..21}; do x=$x$x; done; while :; do y=${x//?/ab}; done", StatusTimeout, "time limit exceeded", 2 * time.Second},
 		{"replace over the string limit", Limits{MaxStringBytes: 1 << 20}, 0, "x=0123456789abcdef; for i in {1..15}; do x=$x$x; done; y=${x//?/abc}", StatusLimit, "string size limit exceeded", 5 * time.Second},
-		{"upper-case 32 MiB in a loop", Limits{Timeout: time.Second}, 0, "x=0123456789abcdef; for i in {1..21}; do x=$x$x; done; while :; do y=${x^^}; done", StatusTimeout, "time limit exceeded", 2 * time.Second},
+		// 8 MiB: one ${x^^} of it must fit inside the second past the
+		// deadline even under -race on a loaded 2-core machine.
+		{"upper-case 8 MiB in a loop", Limits{Timeout: time.Second}, 0, "x=0123456789abcdef; for i in {1..19}; do x=$x$x; done; while :; do y=${x^^}; done", StatusTimeout, "time limit exceeded", 2 * time.Second},
 		{"array growth timeout", Limits{Timeout: 2 * time.Second, MaxArrayElems: 100_000_000}, 0, `a=(); while :; do a+=($RANDOM); done`, StatusTimeout, "time limit exceeded", 3 * time.Second},
 		{"arith self-reference", Limits{}, 0, `a=a; echo $((a))`, 1, "expression recursion level exceeded", 5 * time.Second},
 		{"arith mutual reference", Limits{}, 0, `a=b b=a; echo $((a + 1))`, 1, "expression recursion level exceeded", 5 * time.Second},

@@ -115,6 +115,15 @@ def test_errors_are_typed(tenant, server):
         Sandbox.create(limits={"timeout": "forever"})
 
 
+def test_images(tenant):
+    c = warren.Client()
+    names = [i["name"] for i in c.list_images()]
+    assert names, "no images listed"
+    with pytest.raises(warren.NotFoundError):
+        c.delete_image("no-such-image")
+    c.close()
+
+
 def test_every_openapi_operation_is_covered(server):
     with urllib.request.urlopen(server["url"] + "/v1/openapi.json") as resp:
         doc = json.load(resp)

@@ -47,6 +47,7 @@ OPERATIONS: Dict[str, tuple] = {
     "delete_snapshot": ("DELETE", "/v1/snapshots/{name}"),
     "list_images": ("GET", "/v1/images"),
     "build_image": ("POST", "/v1/images"),
+    "delete_image": ("DELETE", "/v1/images/{name}"),
 }
 
 # Operations the SDK leaves out on purpose, with the reason.

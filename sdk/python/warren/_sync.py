@@ -231,5 +231,9 @@ class Client:
     def build_image(self, name: str, tar: bytes) -> Dict[str, Any]:
         return self._t.json(core.request("build_image", params={"name": name}, content=tar, headers={"Content-Type": "application/x-tar"}))
 
+    def delete_image(self, name: str) -> None:
+        """Remove one of the tenant's images (refused while a sandbox uses it)."""
+        self._t.send(core.request("delete_image", name=name))
+
     def close(self) -> None:
         self._t.http.close()

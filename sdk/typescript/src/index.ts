@@ -38,6 +38,7 @@ export const OPERATIONS = {
   deleteSnapshot: ["DELETE", "/v1/snapshots/{name}"],
   listImages: ["GET", "/v1/images"],
   buildImage: ["POST", "/v1/images"],
+  deleteImage: ["DELETE", "/v1/images/{name}"],
 } as const;
 
 export type Operation = keyof typeof OPERATIONS;
@@ -491,5 +492,9 @@ export class Client {
   }
   buildImage(name: string, tar: Uint8Array): Promise<{ name: string; digest: string }> {
     return this.t.json("buildImage", { query: { name }, body: tar, contentType: "application/x-tar" });
+  }
+  /** Remove one of the tenant's images (refused while a sandbox uses it). */
+  async deleteImage(name: string): Promise<void> {
+    await this.t.send("deleteImage", { path: { name } });
   }
 }
