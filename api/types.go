@@ -159,6 +159,26 @@ type CreateRequest struct {
 	// Durability is the sandbox's default ack level for execs and file
 	// writes ("" = the server's, see DurabilityMemory).
 	Durability string `json:"durability,omitempty"`
+	// Security is the native tier's confinement: SecurityDefault (Docker's
+	// seccomp allowlist and capabilities, masked /proc; "" means it) or
+	// SecurityRelaxed (none of those, for trusted images that need, e.g.,
+	// nested containers; README "Security").
+	Security string `json:"security,omitempty"`
+}
+
+// Native-tier confinement levels (CreateRequest.Security).
+const (
+	SecurityDefault = "default"
+	SecurityRelaxed = "relaxed"
+)
+
+// CheckSecurity refuses a confinement level that is not one of the above.
+func CheckSecurity(s string) error {
+	switch s {
+	case "", SecurityDefault, SecurityRelaxed:
+		return nil
+	}
+	return Errorf(ErrUnprocessable, "security %q: want %s or %s", s, SecurityDefault, SecurityRelaxed)
 }
 
 // Durability levels: how far a write has gone before warren acknowledges
@@ -220,6 +240,9 @@ type Sandbox struct {
 	// Durability is the sandbox's own default ack level ("" = the
 	// server's).
 	Durability string `json:"durability,omitempty"`
+	// Security is the native tier's confinement (SecurityDefault or
+	// SecurityRelaxed).
+	Security string `json:"security"`
 }
 
 // ListOptions filter GET /v1/sandboxes; every label must match.

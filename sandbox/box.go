@@ -117,7 +117,10 @@ func (b *box) info() api.Sandbox {
 		Cwd: b.cfg.Cwd, User: b.cfg.User, Hostname: b.cfg.Hostname, Limits: b.cfg.Limits,
 		StandbyAfter: b.cfg.StandbyAfter, TTL: b.cfg.TTL, CreatedAt: b.created,
 		LastActive: b.lastActive, Parent: b.parent, Snapshot: b.snapshot,
-		Durability: b.cfg.Durability,
+		Durability: b.cfg.Durability, Security: b.cfg.Security,
+	}
+	if s.Security == "" { // a record from before the field
+		s.Security = api.SecurityDefault
 	}
 	if b.state == api.StateStandby && b.ref != "" {
 		s.StateRef = "sha256:" + b.ref

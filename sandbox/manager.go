@@ -443,6 +443,12 @@ func (m *Manager) normalise(req api.CreateRequest) (api.CreateRequest, error) {
 	if req.Hostname != "" && !nameRE.MatchString(req.Hostname) {
 		return req, api.Errorf(api.ErrUnprocessable, "bad hostname %q", req.Hostname)
 	}
+	if err := api.CheckSecurity(req.Security); err != nil {
+		return req, err
+	}
+	if req.Security == "" {
+		req.Security = api.SecurityDefault
+	}
 	if req.Limits.Timeout < 0 || req.Limits.MaxOutputBytes < 0 || req.Limits.MaxMemoryBytes < 0 ||
 		req.Limits.DiskBytes < 0 || req.Limits.DiskInodes < 0 || req.Limits.CPUs < 0 || req.Limits.Pids < 0 ||
 		req.Limits.Jobs < 0 || req.TTL < 0 {

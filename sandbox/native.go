@@ -165,7 +165,7 @@ func (b *box) workspace(ctx context.Context, fsys *vfs.FS) (*native.Workspace, e
 	if img.Path == "" {
 		return nil, fmt.Errorf("image %s has no EROFS file on this node", b.imageDigest)
 	}
-	ws, err := b.m.cfg.Native.Workspace(ctx, b.id, img.Path, fsys, NativeLimits(b.cfg.Limits))
+	ws, err := b.m.cfg.Native.Workspace(ctx, b.id, img.Path, fsys, NativeLimits(b.cfg.Limits), NativeSecurity(b.cfg.Security))
 	if err != nil {
 		return nil, err
 	}
@@ -215,4 +215,13 @@ func (b *box) harvestNative(ctx context.Context) error {
 		return fmt.Errorf("cannot bring native writes into the sandbox: %w", err)
 	}
 	return nil
+}
+
+// NativeSecurity maps a sandbox's confinement level to the native tier's
+// option (api.CheckSecurity has refused anything else).
+func NativeSecurity(level string) native.WorkspaceOption {
+	if level == api.SecurityRelaxed {
+		return native.WithSecurity(native.SecurityRelaxed)
+	}
+	return native.WithSecurity(native.SecurityDefault)
 }

@@ -27,13 +27,13 @@ func init() { verbs = append(verbs, newRunCmd) }
 
 func newRunCmd() *cobra.Command {
 	var (
-		script  string
-		imgName string
-		cwd     string
-		envs    []string
-		copyIns []string
-		data    string
-		lf      limitFlags
+		script            string
+		imgName, security string
+		cwd               string
+		envs              []string
+		copyIns           []string
+		data              string
+		lf                limitFlags
 	)
 	c := &cobra.Command{
 		Use:   "run [flags] [-c SCRIPT | FILE [ARG...]]",
@@ -81,8 +81,11 @@ func newRunCmd() *cobra.Command {
 				return err
 			}
 			defer closeImage()
+			if err := api.CheckSecurity(security); err != nil {
+				return fmt.Errorf("--security: %w", err)
+			}
 			nat := &runNative{off: !lim.NativeAllowed(), imagePath: imagePath, fsys: fsys,
-				limits: sandbox.NativeLimits(lim)}
+				limits: sandbox.NativeLimits(lim), security: security}
 			defer nat.close()
 			for _, ci := range copyIns {
 				host, dst, ok := strings.Cut(ci, ":")
@@ -151,6 +154,7 @@ func newRunCmd() *cobra.Command {
 	}
 	c.Flags().StringVarP(&script, "c", "c", "", "script text to run")
 	c.Flags().StringVar(&imgName, "image", image.DefaultName, "base image: a tag or digest in the data directory's catalog")
+	c.Flags().StringVar(&security, "security", api.SecurityDefault, "native tier confinement: default (Docker's seccomp profile and capabilities, masked /proc) or relaxed (none of those; trusted images only)")
 	c.Flags().StringVar(&data, "data", "", "data directory holding images (default $WARREN_DATA, else ~/.local/share/warren)")
 	c.Flags().StringVar(&cwd, "cwd", "", "working directory in the sandbox (default the image's WORKDIR: /home/user for the default image)")
 	c.Flags().StringArrayVar(&envs, "env", nil, "K=V environment variable (repeatable)")

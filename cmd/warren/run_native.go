@@ -10,6 +10,7 @@ import (
 
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/native"
+	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/vfs"
 )
 
@@ -26,6 +27,7 @@ type runNative struct {
 	imagePath string
 	fsys      *vfs.FS
 	limits    native.Limits
+	security  string // api.SecurityDefault or api.SecurityRelaxed
 
 	mu  sync.Mutex
 	rt  *native.Runtime
@@ -53,7 +55,7 @@ func (n *runNative) workspace(ctx context.Context) (*native.Workspace, error) {
 		n.err = err
 		return nil, err
 	}
-	ws, err := rt.Workspace(ctx, fmt.Sprintf("run-%d", os.Getpid()), n.imagePath, n.fsys, n.limits)
+	ws, err := rt.Workspace(ctx, fmt.Sprintf("run-%d", os.Getpid()), n.imagePath, n.fsys, n.limits, sandbox.NativeSecurity(n.security))
 	if err != nil {
 		rt.Close()
 		n.err = err

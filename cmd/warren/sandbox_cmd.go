@@ -101,7 +101,7 @@ func newSandboxCmd() *cobra.Command {
 	var labels, env []string
 	var standby, ttl time.Duration
 	var lf limitFlags
-	var createDurability string
+	var createDurability, createSecurity string
 	create := &cobra.Command{
 		Use: "create", Short: "create a sandbox and print its id", Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
@@ -109,7 +109,7 @@ func newSandboxCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			req := api.CreateRequest{Image: image, Snapshot: snapshot, StandbyAfter: api.Duration(standby), TTL: api.Duration(ttl), Durability: createDurability}
+			req := api.CreateRequest{Image: image, Snapshot: snapshot, StandbyAfter: api.Duration(standby), TTL: api.Duration(ttl), Durability: createDurability, Security: createSecurity}
 			if req.Labels, err = keyValues("--label", labels); err != nil {
 				return err
 			}
@@ -134,6 +134,7 @@ func newSandboxCmd() *cobra.Command {
 	create.Flags().DurationVar(&standby, "standby-after", 0, "idle time before hibernation (default: the server's)")
 	create.Flags().DurationVar(&ttl, "ttl", 0, "delete the sandbox this long after creation")
 	lf.register(create.Flags()) // the same limit flags as `warren run`
+	create.Flags().StringVar(&createSecurity, "security", "", "native tier confinement: default or relaxed (no seccomp filter, capabilities or /proc masks; trusted images only)")
 	create.Flags().StringVar(&createDurability, "durability", "", "default ack level of the sandbox's writes: memory, local or committed (default: the server's)")
 
 	var lsLabels []string
