@@ -1,0 +1,236 @@
+package shell
+
+// Builtins that say what a name is and run it as such: type, command, builtin.
+
+import (
+	"slices"
+	"strings"
+)
+
+func (r *runner) pathLookupAny(name string) (string, bool) {
+	pathv := ""
+	if v := r.lookup("PATH"); v != nil {
+		pathv = v.str()
+	}
+	for _, dir := range strings.Split(pathv, ":") {
+		p := r.abs(dir + "/" + name)
+		if fi, err := r.sh.cfg.FS.Stat(p); err == nil && !fi.IsDir() {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+func (r *runner) classify(name string) (kind, detail string) {
+	if a, ok := r.aliases[name]; ok && r.shopts["expand_aliases"] {
+		return "alias", a
+	}
+	if slices.Contains(keywords, name) {
+		return "keyword", ""
+	}
+	if _, ok := r.funcs[name]; ok {
+		return "function", ""
+	}
+	if _, ok := builtins[name]; ok {
+		return "builtin", ""
+	}
+	if strings.Contains(name, "/") {
+		if fi, err := r.sh.cfg.FS.Stat(r.abs(name)); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return "file", name
+		}
+		return "", ""
+	}
+	if p, ok := r.pathLookup(name); ok {
+		return "file", p
+	}
+	if r.resident(name) {
+		return "file", "/bin/" + name
+	}
+	return "", ""
+}
+
+func biType(r *runner, args []string) int {
+	args = args[1:]
+	tflag, pflag, aflag, Pflag, fflag := false, false, false, false, false
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") && len(args[0]) > 1 {
+		for _, c := range args[0][1:] {
+			switch c {
+			case 't':
+				tflag = true
+			case 'p':
+				pflag = true
+			case 'a':
+				aflag = true
+			case 'P':
+				Pflag = true
+			case 'f':
+				fflag = true
+			default:
+				r.errf("type: -%c: invalid option", c)
+				return 2
+			}
+		}
+		args = args[1:]
+	}
+	st := 0
+	for _, name := range args {
+		var kinds [][2]string
+		if aflag {
+			if a, ok := r.aliases[name]; ok {
+				kinds = append(kinds, [2]string{"alias", a})
+			}
+			if slices.Contains(keywords, name) {
+				kinds = append(kinds, [2]string{"keyword", ""})
+			}
+			if _, ok := r.funcs[name]; ok && !fflag {
+				kinds = append(kinds, [2]string{"function", ""})
+			}
+			if _, ok := builtins[name]; ok {
+				kinds = append(kinds, [2]string{"builtin", ""})
+			}
+			for _, p := range r.pathAll(name) {
+				kinds = append(kinds, [2]string{"file", p})
+			}
+		} else if Pflag {
+			if p, ok := r.pathLookup(name); ok {
+				kinds = append(kinds, [2]string{"file", p})
+			} else if r.resident(name) {
+				kinds = append(kinds, [2]string{"file", "/bin/" + name})
+			}
+		} else {
+			k, d := r.classify(name)
+			if fflag && k == "function" {
+				k, d = "", ""
+				if _, ok := builtins[name]; ok {
+					k = "builtin"
+				} else if p, ok := r.pathLookup(name); ok {
+					k, d = "file", p
+				}
+			}
+			if k != "" {
+				kinds = append(kinds, [2]string{k, d})
+			}
+		}
+		if len(kinds) == 0 {
+			if !tflag && !pflag && !Pflag {
+				r.errf("type: %s: not found", name)
+			}
+			st = 1
+			continue
+		}
+		for _, kd := range kinds {
+			switch {
+			case tflag:
+				r.out(kd[0] + "\n")
+			case pflag || Pflag:
+				if kd[0] == "file" {
+					r.out(kd[1] + "\n")
+				}
+			default:
+				switch kd[0] {
+				case "alias":
+					r.outf("%s is aliased to `%s'\n", name, kd[1])
+				case "keyword":
+					r.outf("%s is a shell keyword\n", name)
+				case "function":
+					r.outf("%s is a function\n", name)
+					r.out(r.funcSource(name))
+				case "builtin":
+					r.outf("%s is a shell builtin\n", name)
+				case "file":
+					r.outf("%s is %s\n", name, kd[1])
+				}
+			}
+		}
+	}
+	return st
+}
+
+func (r *runner) pathAll(name string) []string {
+	var out []string
+	pathv := ""
+	if v := r.lookup("PATH"); v != nil {
+		pathv = v.str()
+	}
+	for _, dir := range strings.Split(pathv, ":") {
+		p := strings.TrimSuffix(dir, "/") + "/" + name
+		fi, err := r.sh.cfg.FS.Stat(r.abs(p))
+		if err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			out = append(out, p)
+		} else if err != nil && (dir == "/bin" || dir == "/usr/bin") && r.resident(name) {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 && r.resident(name) {
+		out = append(out, "/bin/"+name)
+	}
+	return out
+}
+
+func biCommand(r *runner, args []string) int {
+	args = args[1:]
+	v, V := false, false
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") && len(args[0]) > 1 {
+		if args[0] == "--" {
+			args = args[1:]
+			break
+		}
+		for _, c := range args[0][1:] {
+			switch c {
+			case 'v':
+				v = true
+			case 'V':
+				V = true
+			case 'p':
+			default:
+				r.errf("command: -%c: invalid option", c)
+				return 2
+			}
+		}
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return 0
+	}
+	if v || V {
+		st := 0
+		for _, name := range args {
+			k, d := r.classify(name)
+			switch {
+			case k == "":
+				if V {
+					r.errf("command: %s: not found", name)
+				}
+				st = 1
+			case v && k == "alias":
+				r.outf("alias %s=%s\n", name, shellQuote(d))
+			case v && k == "file":
+				r.out(d + "\n")
+			case v:
+				r.out(name + "\n")
+			default:
+				return biType(r, []string{"type", name})
+			}
+		}
+		return st
+	}
+	if b, ok := builtins[args[0]]; ok {
+		return b(r, args)
+	}
+	r.external(args, nil)
+	return r.status
+}
+
+func biBuiltin(r *runner, args []string) int {
+	if len(args) < 2 {
+		return 0
+	}
+	b, ok := builtins[args[1]]
+	if !ok {
+		r.errf("builtin: %s: not a shell builtin", args[1])
+		return 1
+	}
+	return b(r, args[1:])
+}
+
+// ---- traps / jobs ----
