@@ -1034,7 +1034,6 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-
 func biGetopts(r *runner, args []string) int {
 	if len(args) >= 3 && !validRef(args[2]) {
 		// still advance OPTIND/OPTARG, as bash does, but assign to a scratch name
