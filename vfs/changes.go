@@ -264,29 +264,7 @@ func readTreeHead(d *decoder) tree {
 // decodeChangedInode decodes an inode of a change record against its
 // version in t (the tree being built, which still has the old version).
 func decodeChangedInode(d *decoder, t *tree) *inode {
-	in := &inode{}
-	in.ino = d.uvarint("inode number")
-	in.mode = fs.FileMode(d.uvarint("mode"))
-	in.uid = uint32(d.uvarint("uid"))
-	in.gid = uint32(d.uvarint("gid"))
-	in.nlink = uint32(d.uvarint("nlink"))
-	in.rdev = d.uvarint("rdev")
-	in.size = d.varint("size")
-	in.atime = d.varint("atime")
-	in.mtime = d.varint("mtime")
-	in.ctime = d.varint("ctime")
-	in.origin = d.str("origin")
-	in.opaque = d.byte1("flags")&1 != 0
-	in.parent = d.uvarint("parent")
-	in.name = d.str("name")
-	nx := d.uvarint("xattr count")
-	if nx > uint64(len(d.b)) {
-		d.fail("xattr count")
-		return in
-	}
-	for i := uint64(0); i < nx && d.err == nil; i++ {
-		in.xattrs = append(in.xattrs, xattr{name: d.str("xattr"), value: []byte(d.str("xattr value"))})
-	}
+	in := decodeInodeMeta(d)
 	if in.size < 0 || in.ino == 0 {
 		d.fail("inode")
 	}

@@ -214,7 +214,9 @@ func decodeTrie[K comparable, V any](d *decoder, ld *loader,
 	return n
 }
 
-func decodeInode(d *decoder, ld *loader) *inode {
+// decodeInodeMeta reads an inode's fields up to its xattrs (the layout
+// appendInodeMeta writes, shared with change records).
+func decodeInodeMeta(d *decoder) *inode {
 	in := &inode{}
 	in.ino = d.uvarint("inode number")
 	in.mode = fs.FileMode(d.uvarint("mode"))
@@ -237,6 +239,14 @@ func decodeInode(d *decoder, ld *loader) *inode {
 	}
 	for i := uint64(0); i < nx && d.err == nil; i++ {
 		in.xattrs = append(in.xattrs, xattr{name: d.str("xattr"), value: []byte(d.str("xattr value"))})
+	}
+	return in
+}
+
+func decodeInode(d *decoder, ld *loader) *inode {
+	in := decodeInodeMeta(d)
+	if d.err != nil {
+		return in
 	}
 	if in.size < 0 {
 		d.fail("size")

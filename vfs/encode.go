@@ -244,29 +244,7 @@ func appendString(b []byte, s string) []byte {
 // inode appends the encoding of in (docs/format.md, "Inode"); prepInode
 // has stored what it refers to.
 func (p *persister) inode(b []byte, r *refs, in *inode) []byte {
-	b = binary.AppendUvarint(b, in.ino)
-	b = binary.AppendUvarint(b, uint64(in.mode))
-	b = binary.AppendUvarint(b, uint64(in.uid))
-	b = binary.AppendUvarint(b, uint64(in.gid))
-	b = binary.AppendUvarint(b, uint64(in.nlink))
-	b = binary.AppendUvarint(b, in.rdev)
-	b = binary.AppendVarint(b, in.size)
-	b = binary.AppendVarint(b, in.atime)
-	b = binary.AppendVarint(b, in.mtime)
-	b = binary.AppendVarint(b, in.ctime)
-	b = appendString(b, in.origin)
-	var flags byte
-	if in.opaque {
-		flags |= 1
-	}
-	b = append(b, flags)
-	b = binary.AppendUvarint(b, in.parent)
-	b = appendString(b, in.name)
-	b = binary.AppendUvarint(b, uint64(len(in.xattrs)))
-	for _, x := range in.xattrs {
-		b = appendString(b, x.name)
-		b = appendString(b, string(x.value))
-	}
+	b = appendInodeMeta(b, in) // the layout change records share
 	switch {
 	case in.isDir():
 		if in.entries == nil {
