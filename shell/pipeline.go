@@ -1,0 +1,199 @@
+package shell
+
+// Pipelines and background jobs.
+
+import (
+	"context"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+func (r *runner) pipeline(c *syntax.BinaryCmd) {
+	var stages []*syntax.Stmt
+	var all []bool
+	var flatten func(st *syntax.Stmt, pipeAll bool)
+	flatten = func(st *syntax.Stmt, pipeAll bool) {
+		if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) && !st.Negated && !st.Background && len(st.Redirs) == 0 {
+			flatten(b.X, b.Op == syntax.PipeAll)
+			flatten(b.Y, pipeAll)
+			return
+		}
+		stages = append(stages, st)
+		all = append(all, pipeAll)
+	}
+	flatten(c.X, c.Op == syntax.PipeAll)
+	flatten(c.Y, false)
+	n := len(stages)
+	statuses := make([]int, n)
+	r.environ() // built once here, shared by the stages' copies
+	lastpipe := r.shopts["lastpipe"] && !r.opts[optMonitor]
+	var wg sync.WaitGroup
+	var in io.Reader = nil
+	var inPipe *pipe
+	for i, st := range stages {
+		var out *pipe
+		if i < n-1 {
+			out = r.newPipe()
+		}
+		var sub *runner
+		if i == n-1 && lastpipe {
+			sub = r
+		} else {
+			sub = r.subshellRunner()
+		}
+		fds := sub.fds
+		if len(fds) < 3 {
+			fds = append(fds, make([]*fdesc, 3-len(fds))...)
+		}
+		if inPipe != nil {
+			fds[0] = &fdesc{r: in, path: "pipe:[" + strconv.Itoa(inPipe.id) + "]"}
+		}
+		if out != nil {
+			fds[1] = &fdesc{w: out, path: "pipe:[" + strconv.Itoa(out.id) + "]"}
+			if all[i] {
+				fds[2] = fds[1]
+			}
+		}
+		sub.fds = fds
+		myIn, myOut := inPipe, out
+		i := i
+		if i < n-1 {
+			if !r.startJob() {
+				myOut.CloseWrite()
+				if myIn != nil {
+					myIn.CloseRead()
+				}
+				statuses[i] = 1
+				inPipe = out
+				in = out
+				continue
+			}
+			wg.Add(1)
+			goWork(func() {
+				defer wg.Done()
+				defer r.endJob()
+				defer sub.closeMem()
+				defer sub.recoverPanic()
+				sub.stmt(st)
+				sub.runExitTrap()
+				statuses[i] = sub.status
+				myOut.CloseWrite()
+				if myIn != nil {
+					myIn.CloseRead()
+				}
+			})
+		} else {
+			if sub == r {
+				saved := r.fds
+				r.fds = fds
+				r.stmt(st)
+				r.fds = saved
+			} else {
+				sub.stmt(st)
+				sub.runExitTrap()
+				sub.closeMem()
+			}
+			statuses[i] = sub.status
+			if myIn != nil {
+				myIn.CloseRead()
+			}
+		}
+		inPipe = out
+		in = out
+	}
+	wg.Wait()
+	st := statuses[n-1]
+	if r.opts[optPipefail] {
+		for _, s := range statuses {
+			if s != 0 {
+				st = s
+			}
+		}
+	}
+	r.pipeMulti = statuses
+	r.status = st
+}
+
+func (r *runner) setPipestatus(st []int) {
+	l := make([]string, len(st))
+	for i, s := range st {
+		l[i] = strconv.Itoa(s)
+	}
+	r.own()
+	r.global.vars["PIPESTATUS"] = &Var{Set: true, Kind: expand.Indexed, List: l}
+}
+
+// startJob accounts one more goroutine; false (with a bash-like message)
+// when the limit is reached.
+func (r *runner) startJob() bool {
+	if n := r.rs.jobs.Add(1); n > int64(r.rs.lim.MaxJobs) {
+		r.rs.jobs.Add(-1)
+		r.errf("fork: retry: Resource temporarily unavailable (warren: at most %d concurrent jobs)", r.rs.lim.MaxJobs)
+		r.rs.fail(limitf("job limit exceeded (%d concurrent)", r.rs.lim.MaxJobs))
+		return false
+	}
+	return true
+}
+
+func (r *runner) endJob() { r.rs.jobs.Add(-1) }
+
+func (r *runner) background(st *syntax.Stmt) {
+	cp := *st
+	cp.Background = false
+	sub := r.subshellRunner()
+	sub.own() // the parent goes on writing its maps
+	r.own()
+	if len(sub.fds) > 0 && r.opts[optMonitor] == false {
+		// stdin of a background job is /dev/null in a non-interactive shell
+		sub.fds[0] = &fdesc{r: strings.NewReader(""), path: "/dev/null"}
+	}
+	if !r.startJob() {
+		r.status = 1
+		return
+	}
+	ctx, cancel := context.WithCancel(r.rs.ctx)
+	j := &job{id: len(r.jobs) + 1, pid: sub.bashpid, done: make(chan struct{}), cancel: cancel, cmd: jobText(&cp)}
+	sub.jobCtx = ctx
+	sub.pid = r.pid
+	r.jobs = append(r.jobs, j)
+	r.lastBg = j.pid
+	r.rs.procMu.Lock()
+	if r.rs.procTab == nil {
+		r.rs.procTab = map[int]*job{}
+	}
+	r.rs.procTab[j.pid] = j
+	r.rs.procMu.Unlock()
+	r.rs.wg.Add(1)
+	goWork(func() {
+		defer r.rs.wg.Done()
+		defer r.endJob()
+		defer cancel()
+		defer sub.closeMem()
+		defer sub.recoverPanic()
+		sub.stmt(&cp)
+		sub.runExitTrap()
+		j.status = sub.status
+		if ctx.Err() != nil && r.rs.ctx.Err() == nil {
+			j.status = 143 // killed with SIGTERM
+		}
+		r.rs.procMu.Lock()
+		delete(r.rs.procTab, j.pid)
+		r.rs.procMu.Unlock()
+		close(j.done)
+	})
+	r.status = 0
+}
+
+func (r *runner) waitJobs() {
+	for _, j := range r.jobs {
+		<-j.done
+	}
+	r.jobs = nil
+}
+
+// ---- helpers for output of builtins ----
