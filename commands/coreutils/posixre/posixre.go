@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"unicode/utf8"
 
@@ -221,7 +222,18 @@ func Translate(pat string, ere bool) (string, error) {
 	if len(groups) > 0 {
 		return "", errors.New("unmatched ( or \\(")
 	}
-	return b.String(), nil
+	// RE2 has limits POSIX does not (nested repeat counts whose product
+	// passes 1000, nesting depth): check the translation against its own
+	// parser, so a caller never gets a pattern that cannot compile.
+	out := b.String()
+	if _, err := syntax.Parse(out, syntax.Perl); err != nil {
+		var se *syntax.Error
+		if errors.As(err, &se) {
+			return "", fmt.Errorf("pattern beyond what the regexp engine takes: %s", se.Code)
+		}
+		return "", err
+	}
+	return out, nil
 }
 
 // writeChar copies the non-ASCII character at pat[i] and returns its size.
