@@ -24,5 +24,17 @@ for t in "${targets[@]}"; do
   echo "== fuzz $2 in $1 ($FUZZTIME)"
   # -fuzzminimizetime bounds the minimizing of a new interesting input,
   # which otherwise stalls some targets (tar) far past FUZZTIME.
-  go test -run='^$' -fuzz="^$2\$" -fuzztime="$FUZZTIME" -fuzzminimizetime=2s "$1"
+  out=$(mktemp)
+  if ! go test -run='^$' -fuzz="^$2\$" -fuzztime="$FUZZTIME" -fuzzminimizetime=2s "$1" 2>&1 | tee "$out"; then
+    # Go's fuzz coordinator sometimes reports "context deadline exceeded"
+    # when -fuzztime ends while a worker is inside a slow input (the write
+    # log's target fsyncs); a real failure always writes its input.
+    if grep -q "context deadline exceeded" "$out" && ! grep -q "Failing input written" "$out"; then
+      echo "fuzz.sh: $2 hit the fuzz engine's end-of-time race, not a failing input; continuing"
+    else
+      rm -f "$out"
+      exit 1
+    fi
+  fi
+  rm -f "$out"
 done
