@@ -4,70 +4,21 @@ import (
 	"context"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/warren-sandbox/warren/internal/debiantest"
 	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/vfs"
 )
 
-// debianCache holds the debootstrapped tree and its EROFS image between test
-// runs on one machine (WARREN_TEST_CACHE overrides it).
-func debianCache() string {
-	if d := os.Getenv("WARREN_TEST_CACHE"); d != "" {
-		return d
-	}
-	return "/var/cache/warren-test"
-}
-
-// debianImage returns a bookworm minbase + python3 + pip rootfs and its image,
-// building and caching them on first use.
+// debianImage returns the shared Debian bookworm test tree and its image.
 func debianImage(t *testing.T) (root, img string) {
 	t.Helper()
-	cache := debianCache()
-	root = filepath.Join(cache, "debian-bookworm-python3")
-	img = filepath.Join(cache, "debian-bookworm-python3.erofs")
-	if _, err := os.Stat(filepath.Join(root, "usr/bin/python3")); err != nil {
-		deb, err := exec.LookPath("debootstrap")
-		if err != nil {
-			t.Skip("debootstrap not installed (apt-get install debootstrap) and no cached Debian tree in " + cache)
-		}
-		if testing.Short() {
-			t.Skip("-short: not building the Debian image (~25 s, ~200 MB download)")
-		}
-		tmp := root + ".tmp"
-		os.RemoveAll(tmp)
-		os.MkdirAll(cache, 0o755)
-		cmd := exec.Command(deb, "--variant=minbase", "--include=python3,python3-pip", "bookworm", tmp, "http://deb.debian.org/debian")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("debootstrap: %v\n%s", err, lastLines(string(out), 20))
-		}
-		if err := os.Rename(tmp, root); err != nil {
-			t.Fatal(err)
-		}
-		os.Remove(img)
-	}
-	if _, err := os.Stat(img); err != nil {
-		tmp := img + ".tmp"
-		if out, err := exec.Command("mkfs.erofs", "--quiet", "--preserve-mtime", tmp, root).CombinedOutput(); err != nil {
-			t.Fatalf("mkfs.erofs: %v %s", err, out)
-		}
-		if err := os.Rename(tmp, img); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root, img
+	return debiantest.Image(t)
 }
 
-func lastLines(s string, n int) string {
-	l := strings.Split(s, "\n")
-	if len(l) > n {
-		l = l[len(l)-n:]
-	}
-	return strings.Join(l, "\n")
-}
+func lastLines(s string, n int) string { return debiantest.LastLines(s, n) }
 
 func TestDebian_Python(t *testing.T) {
 	rt, _ := requireRuntime(t)
