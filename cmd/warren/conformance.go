@@ -20,7 +20,7 @@ func init() { verbs = append(verbs, newConformanceCmd) }
 
 func newConformanceCmd() *cobra.Command {
 	c := &cobra.Command{Use: "conformance", Short: "run shell conformance suites"}
-	c.AddCommand(newConformanceOilsCmd(), newConformanceCommandsCmd())
+	c.AddCommand(newConformanceOilsCmd(), newConformanceCommandsCmd(), newConformanceDiffCmd())
 	return c
 }
 

@@ -302,6 +302,6 @@ func copyData(ctx context.Context, dst io.Writer, src io.Reader) error {
 	}
 }
 
-// umask is the file creation mask: the Invocation carries none, so the
-// Debian default applies.
-func umask(*commands.Invocation) fs.FileMode { return 0o022 }
+// umask is the shell's file creation mask (`umask 077; touch f` gives 600,
+// as in bash).
+func umask(inv *commands.Invocation) fs.FileMode { return inv.Umask & fs.ModePerm }

@@ -105,11 +105,11 @@ func RunIn(fsys *vfs.FS, tab commands.Table, argv []string, stdin string, env ..
 			stdin = strings.NewReader("")
 		}
 		return fn(ctx, &commands.Invocation{Args: argv, Stdin: stdin, Stdout: stdout, Stderr: stderr,
-			Dir: Dir, Env: env, FS: fsys, Exec: exec})
+			Dir: Dir, Env: env, FS: fsys, Exec: exec, Umask: 0o022})
 	}
 	inv := &commands.Invocation{
 		Args: argv, Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
-		Dir: Dir, Env: append([]string{"LC_ALL=C", "TZ=UTC", "PATH=/usr/bin:/bin", "HOME=/root"}, env...), FS: fsys, Exec: exec,
+		Dir: Dir, Env: append([]string{"LC_ALL=C", "TZ=UTC", "PATH=/usr/bin:/bin", "HOME=/root"}, env...), FS: fsys, Exec: exec, Umask: 0o022, // a login shell's default
 		Sys: &commands.System{Hostname: "sandbox", NumCPU: 2, Now: func() time.Time { return Now }},
 	}
 	fn := tab[argv[0]]

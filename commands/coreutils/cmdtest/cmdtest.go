@@ -198,7 +198,7 @@ func (f *Files) Invocation(args []string, stdin io.Reader, stdout, stderr io.Wri
 	return &commands.Invocation{
 		Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		Dir: Cwd, Env: []string{"HOME=/root", "PATH=/usr/bin:/bin", "LC_ALL=C"},
-		FS: fsys, OpenHook: f.Hook(stdin),
+		FS: fsys, OpenHook: f.Hook(stdin), Umask: 0o022,
 	}
 }
 

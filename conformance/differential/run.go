@@ -1,0 +1,295 @@
+package differential
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/shell"
+	"github.com/warren-sandbox/warren/vfs"
+)
+
+// Outcome is what a user sees of one run.
+type Outcome struct {
+	Stdout string   `json:"stdout"`
+	Stderr string   `json:"stderr"`
+	Status int      `json:"status"`
+	Files  []string `json:"files,omitempty"` // "path mode sha256-prefix", sorted
+	// TimedOut: the run hit the harness's deadline (compared as a
+	// mismatch unless both did).
+	TimedOut bool `json:"timed_out,omitempty"`
+}
+
+// Env is the fixed environment both shells get, apart from HOME and the
+// working directory: no locale or time zone of the machine leaks in.
+func Env(home string) []string {
+	return []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C.UTF-8", "TZ=UTC", "HOME=" + home, "USER=user", "LOGNAME=user"}
+}
+
+// Runner runs scripts in both shells. Its zero value is not usable: use
+// NewRunner.
+type Runner struct {
+	Bash     string         // path of the reference bash
+	Commands commands.Table // warren's resident commands
+	Timeout  time.Duration
+	root     string // host dir under which each bash run gets its own dir
+	base     *vfs.FS
+}
+
+// NewRunner finds bash and prepares the directories. Close removes them.
+func NewRunner(tbl commands.Table) (*Runner, error) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		return nil, fmt.Errorf("differential: reference bash: %w", err)
+	}
+	root, err := os.MkdirTemp("", "warren-diff-")
+	if err != nil {
+		return nil, fmt.Errorf("differential: %w", err)
+	}
+	if err := os.Chmod(root, 0o755); err != nil {
+		return nil, fmt.Errorf("differential: %w", err)
+	}
+	base := vfs.New(vfs.Options{})
+	for _, d := range []string{"/tmp", "/etc", "/bin", "/usr/bin", "/dev", "/proc", root} {
+		if err := base.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("differential: %w", err)
+		}
+	}
+	if err := shell.MakeDev(base); err != nil {
+		return nil, err
+	}
+	return &Runner{Bash: bash, Commands: tbl, Timeout: 5 * time.Second, root: root, base: base}, nil
+}
+
+// Close removes the runner's host directories.
+func (r *Runner) Close() error { return os.RemoveAll(r.root) }
+
+// Both runs src in a fresh directory in each shell. The directory has the
+// same absolute path in both, so `pwd` and error messages naming paths can
+// match.
+func (r *Runner) Both(ctx context.Context, src string) (bash, warren Outcome, err error) {
+	dir, err := os.MkdirTemp(r.root, "w")
+	if err != nil {
+		return bash, warren, fmt.Errorf("differential: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	bash = r.bash(ctx, dir, src)
+	warren = r.warren(ctx, dir, src)
+	return bash, warren, nil
+}
+
+func (r *Runner) bash(ctx context.Context, dir, src string) Outcome {
+	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, r.Bash)
+	cmd.Dir = dir
+	cmd.Env = Env(dir)
+	cmd.Stdin = strings.NewReader(src)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if os.Geteuid() == 0 {
+		// As the same unprivileged user warren's sessions are, so
+		// permission checks (test -w, umask'd files) mean the same.
+		os.Chown(dir, 1000, 1000)
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: 1000, Gid: 1000}
+	}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	o := Outcome{Stdout: out.String(), Stderr: errb.String()}
+	if ctx.Err() != nil {
+		o.TimedOut = true
+	}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			o.Status = 128 + int(ws.Signal())
+		} else {
+			o.Status = ee.ExitCode()
+		}
+	case err != nil:
+		o.Status = -1
+		o.Stderr += err.Error()
+	}
+	o.Files = hostFiles(dir)
+	return o
+}
+
+func (r *Runner) warren(ctx context.Context, dir, src string) Outcome {
+	fsys := r.base.Fork()
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return Outcome{Status: -1, Stderr: err.Error()}
+	}
+	sh, err := shell.New(shell.Config{
+		FS: fsys, Commands: r.Commands, Env: Env(dir), Dir: dir,
+		Limits: shell.Limits{Timeout: r.Timeout},
+		Uid:    1000, Gid: 1000, User: "user",
+	})
+	if err != nil {
+		return Outcome{Status: -1, Stderr: err.Error()}
+	}
+	var out, errb bytes.Buffer
+	st, err := sh.RunStdinScript(ctx, src, &out, &errb)
+	if err != nil {
+		return Outcome{Stdout: out.String(), Stderr: errb.String() + err.Error(), Status: -1}
+	}
+	o := Outcome{Stdout: out.String(), Stderr: errb.String(), Status: st}
+	o.TimedOut = st == shell.StatusTimeout && strings.Contains(o.Stderr, "time limit")
+	o.Files = vfsFiles(fsys, dir)
+	return o
+}
+
+func fileLine(rel string, mode fs.FileMode, data []byte) string {
+	sum := sha256.Sum256(data)
+	kind := "f"
+	switch {
+	case mode.IsDir():
+		kind, data = "d", nil
+	case mode&fs.ModeSymlink != 0:
+		kind = "l"
+	}
+	h := ""
+	if kind != "d" {
+		h = hex.EncodeToString(sum[:4])
+	}
+	return fmt.Sprintf("%s %s %o %s", rel, kind, mode.Perm(), h)
+}
+
+func hostFiles(dir string) []string {
+	var out []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		info, err := os.Lstat(p)
+		if err != nil {
+			return nil
+		}
+		var data []byte
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			t, _ := os.Readlink(p)
+			data = []byte(t)
+		case info.Mode().IsRegular():
+			data, _ = os.ReadFile(p)
+		}
+		out = append(out, fileLine(rel, info.Mode(), data))
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+func vfsFiles(fsys *vfs.FS, dir string) []string {
+	var out []string
+	var walk func(p, rel string)
+	walk = func(p, rel string) {
+		ents, err := fsys.ReadDir(p)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			cp, crel := path.Join(p, e.Name()), path.Join(rel, e.Name())
+			info, err := fsys.Lstat(cp)
+			if err != nil {
+				continue
+			}
+			var data []byte
+			switch {
+			case info.Mode()&fs.ModeSymlink != 0:
+				t, _ := fsys.Readlink(cp)
+				data = []byte(t)
+			case info.Mode().IsRegular():
+				data, _ = fsys.ReadFile(cp)
+			}
+			out = append(out, fileLine(crel, info.Mode(), data))
+			if info.IsDir() {
+				walk(cp, crel)
+			}
+		}
+	}
+	walk(dir, "")
+	sort.Strings(out)
+	return out
+}
+
+// Verdict classes a comparison.
+type Verdict string
+
+const (
+	Match Verdict = "match"
+	// Loud: warren differs but said so on stderr with a non-zero status
+	// (a missing feature reported, not a wrong answer).
+	Loud Verdict = "loud"
+	// Silent: warren gave a different answer without saying anything was
+	// wrong. These are the divergences that hurt users.
+	Silent Verdict = "silent"
+)
+
+// Compare judges warren's outcome against bash's and names the first
+// difference. Stderr text is not compared (the shells' message prefixes
+// and wordings differ); whether something went to stderr is.
+func Compare(bash, warren Outcome) (Verdict, string) {
+	var why string
+	switch {
+	case bash.TimedOut != warren.TimedOut:
+		why = fmt.Sprintf("timed out: bash %v, warren %v", bash.TimedOut, warren.TimedOut)
+	case bash.Status != warren.Status:
+		why = fmt.Sprintf("status: bash %d, warren %d", bash.Status, warren.Status)
+	case bash.Stdout != warren.Stdout:
+		why = "stdout: " + firstDiff(bash.Stdout, warren.Stdout)
+	case (bash.Stderr == "") != (warren.Stderr == ""):
+		why = fmt.Sprintf("stderr: bash %q, warren %q", clip(bash.Stderr), clip(warren.Stderr))
+	case strings.Join(bash.Files, "\n") != strings.Join(warren.Files, "\n"):
+		why = "files: " + firstDiff(strings.Join(bash.Files, "\n"), strings.Join(warren.Files, "\n"))
+	default:
+		return Match, ""
+	}
+	if warren.Status != 0 && warren.Stderr != "" && bash.Stderr == "" {
+		return Loud, why
+	}
+	if strings.Contains(warren.Stderr, "not supported") {
+		return Loud, why
+	}
+	return Silent, why
+}
+
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) || i < len(bl); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y || i >= len(al) || i >= len(bl) {
+			return fmt.Sprintf("line %d: bash %q, warren %q", i+1, clip(x), clip(y))
+		}
+	}
+	return "(equal)"
+}
+
+func clip(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
+	return s
+}
