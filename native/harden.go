@@ -127,52 +127,73 @@ func hardenProc(proc string) error {
 	return nil
 }
 
-// spawner is the one OS thread of the init that forks sandbox processes.
-// Seccomp filters and capabilities belong to a thread, and Go gives no
+// spawner confines and forks sandbox processes. Seccomp filters,
+// capabilities and Landlock domains belong to a thread, and Go gives no
 // portable way to change them on all of a process's threads (with cgo,
-// AllThreadsSyscall is unavailable), so the init confines this thread
-// alone and forks only from it. Go never creates new threads from a
-// locked thread (it hands that to a template thread), so the confinement
-// stays on this thread and its children.
+// AllThreadsSyscall is unavailable), so each exec gets a fresh OS thread
+// that confines itself and forks the command; the init's other threads
+// stay unconfined. Go never creates new threads from a locked thread (it
+// hands that to a template thread), so the confinement stays on this thread
+// and its children, and the thread ends with its goroutine (never unlocked).
+// A fresh thread per exec is what lets the Landlock ruleset follow the
+// root's current top-level entries (landlock.go).
 type spawner struct {
-	work chan func()
+	prog     []unix.SockFilter // seccomp program; nil: relaxed
+	landlock int               // Landlock ABI to use; 0: none
 }
 
-// newSpawner starts the thread and applies sec to it.
-func newSpawner(sec Security) (*spawner, error) {
-	var prog []unix.SockFilter
+// newSpawner prepares the confinement of sec (with Landlock at ABI
+// landlock, 0 for none) and applies it once to a throwaway thread, so a
+// host that cannot apply it fails the workspace at creation rather than at
+// its first exec.
+func newSpawner(sec Security, landlock int) (*spawner, error) {
+	sp := &spawner{}
 	if sec == SecurityDefault {
 		a, err := hostSeccompArch()
 		if err != nil {
 			return nil, err
 		}
-		if prog, err = seccompFilter(a); err != nil {
+		if sp.prog, err = seccompFilter(a); err != nil {
 			return nil, err
 		}
+		sp.landlock = landlock
 	}
-	sp := &spawner{work: make(chan func())}
-	ready := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // for good: this thread is confined from here on
-		ready <- confineThread(prog)
-		for f := range sp.work {
-			f()
-		}
-	}()
-	if err := <-ready; err != nil {
+	if err := sp.confined(func() error { return nil }, nil); err != nil {
 		return nil, err
 	}
 	return sp, nil
 }
 
-// confineThread sets no_new_privs, drops capabilities and loads prog
-// (nil: relaxed, which keeps every capability but CAP_SYS_PTRACE) on the
-// calling thread.
-func confineThread(prog []unix.SockFilter) error {
+// confined runs f on a new OS thread confined to the workspace's profile.
+// When f succeeds the thread lives on until hold is closed (nil: not at
+// all): a process forked from it has it as its parent thread, and
+// PR_SET_PDEATHSIG fires when the parent thread exits.
+func (sp *spawner) confined(f func() error, hold <-chan struct{}) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
+		err := sp.confineThread()
+		if err != nil {
+			err = fmt.Errorf("cannot confine the exec's thread: %w", err)
+		} else {
+			err = f()
+		}
+		errc <- err
+		if err == nil && hold != nil {
+			<-hold
+		}
+	}()
+	return <-errc
+}
+
+// confineThread sets no_new_privs, drops capabilities and applies
+// Landlock and the seccomp program (relaxed: only no_new_privs and every
+// capability but CAP_SYS_PTRACE) on the calling thread.
+func (sp *spawner) confineThread() error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
-	if prog == nil {
+	if sp.prog == nil {
 		// Even relaxed, no CAP_SYS_PTRACE: with it a sandbox process could
 		// attach to the (non-dumpable) init, which holds cgroup.procs fds
 		// outside the sandbox's limits.
@@ -181,12 +202,10 @@ func confineThread(prog []unix.SockFilter) error {
 	if err := dropCaps(dockerCaps); err != nil {
 		return err
 	}
-	return installSeccomp(prog)
-}
-
-// do runs f on the spawner thread and waits for it.
-func (sp *spawner) do(f func()) {
-	done := make(chan struct{})
-	sp.work <- func() { f(); close(done) }
-	<-done
+	if sp.landlock > 0 {
+		if err := restrictLandlock(sp.landlock); err != nil {
+			return err
+		}
+	}
+	return installSeccomp(sp.prog)
 }
