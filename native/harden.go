@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -130,22 +131,38 @@ func hardenProc(proc string) error {
 // spawner confines and forks sandbox processes. Seccomp filters,
 // capabilities and Landlock domains belong to a thread, and Go gives no
 // portable way to change them on all of a process's threads (with cgo,
-// AllThreadsSyscall is unavailable), so each exec gets a fresh OS thread
-// that confines itself and forks the command; the init's other threads
-// stay unconfined. Go never creates new threads from a locked thread (it
-// hands that to a template thread), so the confinement stays on this thread
-// and its children, and the thread ends with its goroutine (never unlocked).
-// A fresh thread per exec is what lets the Landlock ruleset follow the
-// root's current top-level entries (landlock.go).
+// AllThreadsSyscall is unavailable), so the init confines one locked OS
+// thread and forks only from it; its other threads stay unconfined. Go
+// never creates new threads from a locked thread (it hands that to a
+// template thread), so the confinement stays on that thread and its
+// children.
+//
+// The Landlock ruleset depends on the root's top-level entries
+// (landlock.go), which execs may change. A confined thread serves every
+// exec while the listing it was built for holds; when it changes, the next
+// exec gets a new thread confined for the new listing, and the old one
+// ends (never unlocked, so Go ends the OS thread) once the commands it
+// forked have exited: it is their parent thread, and PR_SET_PDEATHSIG
+// fires when a parent thread exits.
 type spawner struct {
 	prog     []unix.SockFilter // seccomp program; nil: relaxed
 	landlock int               // Landlock ABI to use; 0: none
+	mu       sync.Mutex
+	cur      *confThread
+}
+
+// confThread is one confined thread.
+type confThread struct {
+	key     string      // the root listing it was confined for
+	work    chan func() // closed when it is retired and idle
+	live    int         // execs using it: spawning or running (under spawner.mu)
+	retired bool
 }
 
 // newSpawner prepares the confinement of sec (with Landlock at ABI
-// landlock, 0 for none) and applies it once to a throwaway thread, so a
-// host that cannot apply it fails the workspace at creation rather than at
-// its first exec.
+// landlock, 0 for none) and confines the first thread, so a host that
+// cannot apply it fails the workspace at creation rather than at its
+// first exec.
 func newSpawner(sec Security, landlock int) (*spawner, error) {
 	sp := &spawner{}
 	if sec == SecurityDefault {
@@ -158,38 +175,90 @@ func newSpawner(sec Security, landlock int) (*spawner, error) {
 		}
 		sp.landlock = landlock
 	}
-	if err := sp.confined(func() error { return nil }, nil); err != nil {
+	t, err := sp.acquire()
+	if err != nil {
 		return nil, err
 	}
+	sp.release(t)
 	return sp, nil
 }
 
-// confined runs f on a new OS thread confined to the workspace's profile.
-// When f succeeds the thread lives on until hold is closed (nil: not at
-// all): a process forked from it has it as its parent thread, and
-// PR_SET_PDEATHSIG fires when the parent thread exits.
+// confined runs f on a confined thread. When f succeeds the thread stays
+// in use until hold is closed (after the command f forked has ended).
 func (sp *spawner) confined(f func() error, hold <-chan struct{}) error {
+	t, err := sp.acquire()
+	if err != nil {
+		return err
+	}
 	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
-		err := sp.confineThread()
-		if err != nil {
-			err = fmt.Errorf("cannot confine the exec's thread: %w", err)
-		} else {
-			err = f()
+	t.work <- func() { errc <- f() }
+	if err := <-errc; err != nil {
+		sp.release(t)
+		return err
+	}
+	go func() { <-hold; sp.release(t) }()
+	return nil
+}
+
+// acquire returns the thread for the root as it is now, confining a new
+// one if the listing changed.
+func (sp *spawner) acquire() (*confThread, error) {
+	var top []llEntry
+	var devs []string
+	var key string
+	if sp.landlock > 0 {
+		var err error
+		if top, devs, key, err = llTop(); err != nil {
+			return nil, fmt.Errorf("landlock: %w", err)
 		}
-		errc <- err
-		if err == nil && hold != nil {
-			<-hold
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.cur != nil && sp.cur.key == key {
+		sp.cur.live++
+		return sp.cur, nil
+	}
+	t := &confThread{key: key, work: make(chan func())}
+	ready := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		err := sp.confineThread(top, devs)
+		ready <- err
+		if err != nil {
+			return
+		}
+		for f := range t.work {
+			f()
 		}
 	}()
-	return <-errc
+	if err := <-ready; err != nil {
+		return nil, fmt.Errorf("cannot confine the exec thread: %w", err)
+	}
+	if old := sp.cur; old != nil {
+		old.retired = true
+		if old.live == 0 {
+			close(old.work)
+		}
+	}
+	t.live = 1
+	sp.cur = t
+	return t, nil
+}
+
+func (sp *spawner) release(t *confThread) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	t.live--
+	if t.retired && t.live == 0 {
+		close(t.work)
+	}
 }
 
 // confineThread sets no_new_privs, drops capabilities and applies
-// Landlock and the seccomp program (relaxed: only no_new_privs and every
-// capability but CAP_SYS_PTRACE) on the calling thread.
-func (sp *spawner) confineThread() error {
+// Landlock for the listing top/devs and the seccomp program (relaxed: only
+// no_new_privs and every capability but CAP_SYS_PTRACE) on the calling
+// thread.
+func (sp *spawner) confineThread(top []llEntry, devs []string) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
@@ -203,7 +272,7 @@ func (sp *spawner) confineThread() error {
 		return err
 	}
 	if sp.landlock > 0 {
-		if err := restrictLandlock(sp.landlock); err != nil {
+		if err := restrictLandlock(sp.landlock, top, devs); err != nil {
 			return err
 		}
 	}

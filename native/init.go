@@ -181,8 +181,8 @@ func (in *initState) serveExec(stdin, stdout, stderr, connF *os.File, procs []*o
 // limit at once could otherwise fail the init's next thread creation (a
 // fatal error in Go) or make it the OOM victim.
 //
-// The fork happens on a fresh thread confined for this exec (harden.go),
-// which stays until hold is closed, after the command has ended.
+// The fork happens on the spawner's confined thread (harden.go), which
+// stays this command's parent thread at least until hold is closed.
 func (in *initState) spawn(path string, req execRequest, stdin, stdout, stderr *os.File, procs []*os.File, ch chan syscall.WaitStatus, hold <-chan struct{}) (int, error) {
 	dir := req.Dir
 	if dir == "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -19,21 +20,22 @@ import (
 // mount topology are refused with EACCES/EPERM even if a mount or
 // capability were to leak.
 //
-// Why per exec and per top-level entry: Landlock only grants, and a grant
-// on a directory covers everything beneath it across mount points, so any
-// write right on "/" would also cover /proc and /dev. The ruleset therefore
+// Why per top-level entry: Landlock only grants, and a grant on a
+// directory covers everything beneath it across mount points, so any write
+// right on "/" would also cover /proc and /dev. The ruleset therefore
 // grants writes beneath each top-level entry of the root that is not a
-// mount point, listed when the exec starts (so a directory the sandbox
-// created in an earlier exec, or through the vfs, is writable; one that a
-// process creates at the top level during the same exec gets its files in
-// the next exec). "/" itself gets reading, executing and the directory
+// mount point, as listed when an exec starts: the spawner (harden.go)
+// confines a new thread whenever the listing changed, so a directory the
+// sandbox created in an earlier exec, or through the vfs, is writable; one
+// that a process creates at the top level during an exec gets its files
+// in the next exec. "/" itself gets reading, executing and the directory
 // operations (mkdir, symlink, remove, rename), which /proc and /dev refuse
 // by themselves.
 //
 // Why our own three syscalls rather than github.com/landlock-lsm/go-landlock:
 // its Restrict functions confine every thread of the process (through
 // libcap's psx, which wraps pthread_create in cgo binaries), and the init
-// needs one confined thread per exec while it stays unconfined itself. The
+// confines only the threads it forks from and stays unconfined itself. The
 // kernel interface is three syscalls and a bitmask per ABI version.
 
 // Filesystem access rights by the ABI version that introduced them.
@@ -137,16 +139,18 @@ func llPlan(abi int, top []llEntry, devs []string) (handled uint64, rules []llRu
 	return handled, rules
 }
 
-// llTop lists the root's top-level entries and /dev's device nodes.
-func llTop() ([]llEntry, []string, error) {
+// llTop lists the root's top-level entries and /dev's device nodes, and
+// returns a key that changes when any of them changes (name, type, inode).
+func llTop() ([]llEntry, []string, string, error) {
 	var root unix.Stat_t
 	if err := unix.Stat("/", &root); err != nil {
-		return nil, nil, fmt.Errorf("stat /: %w", err)
+		return nil, nil, "", fmt.Errorf("stat /: %w", err)
 	}
 	ents, err := os.ReadDir("/")
 	if err != nil {
-		return nil, nil, fmt.Errorf("list /: %w", err)
+		return nil, nil, "", fmt.Errorf("list /: %w", err)
 	}
+	var key strings.Builder
 	top := make([]llEntry, 0, len(ents))
 	for _, e := range ents {
 		var st unix.Stat_t
@@ -154,6 +158,7 @@ func llTop() ([]llEntry, []string, error) {
 			continue // gone meanwhile
 		}
 		top = append(top, llEntry{name: e.Name(), mode: e.Type(), mountPoint: st.Dev != root.Dev})
+		fmt.Fprintf(&key, "%q %o %d %d\n", e.Name(), st.Mode, st.Dev, st.Ino)
 	}
 	var devs []string
 	if des, err := os.ReadDir("/dev"); err == nil {
@@ -163,10 +168,11 @@ func llTop() ([]llEntry, []string, error) {
 			var st unix.Stat_t
 			if unix.Stat("/dev/"+d.Name(), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR {
 				devs = append(devs, d.Name())
+				fmt.Fprintf(&key, "dev %q %d\n", d.Name(), st.Ino)
 			}
 		}
 	}
-	return top, devs, nil
+	return top, devs, key.String(), nil
 }
 
 // llRulesetAttr is struct landlock_ruleset_attr up to handled_access_fs
@@ -180,28 +186,35 @@ type llPathBeneath struct {
 }
 
 // restrictLandlock confines the calling thread (and what it forks) to the
-// exec ruleset of llPlan at abi. It needs no_new_privs on the thread.
-func restrictLandlock(abi int) error {
-	top, devs, err := llTop()
+// exec ruleset of llPlan at abi for the listing top/devs. It needs
+// no_new_privs on the thread.
+func restrictLandlock(abi int, top []llEntry, devs []string) error {
+	fd, err := llRuleset(abi, top, devs)
 	if err != nil {
-		return fmt.Errorf("landlock: %w", err)
+		return err
 	}
+	defer unix.Close(fd)
+	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(fd), 0, 0); e != 0 {
+		return fmt.Errorf("landlock_restrict_self: %w", e)
+	}
+	return nil
+}
+
+// llRuleset creates the ruleset of llPlan and returns its fd.
+func llRuleset(abi int, top []llEntry, devs []string) (int, error) {
 	handled, rules := llPlan(abi, top, devs)
 	attr := llRulesetAttr{handledFS: handled}
 	rfd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if e != 0 {
-		return fmt.Errorf("landlock_create_ruleset: %w", e)
+		return -1, fmt.Errorf("landlock_create_ruleset: %w", e)
 	}
-	defer unix.Close(int(rfd))
 	for _, r := range rules {
 		if err := llAddRule(int(rfd), r); err != nil {
-			return err
+			unix.Close(int(rfd))
+			return -1, err
 		}
 	}
-	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, rfd, 0, 0); e != 0 {
-		return fmt.Errorf("landlock_restrict_self: %w", e)
-	}
-	return nil
+	return int(rfd), nil
 }
 
 func llAddRule(rfd int, r llRule) error {

@@ -3,8 +3,11 @@ package native_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/warren-sandbox/warren/native"
 )
@@ -79,4 +82,43 @@ func TestSecurity_Landlock(t *testing.T) {
 	if next["/newtop/f"] != "ok" || next["/proclink/self/comm"] != "EACCES" {
 		t.Errorf("next exec: write /newtop/f = %q (want ok), /proclink/self/comm = %q (want EACCES)", next["/newtop/f"], next["/proclink/self/comm"])
 	}
+}
+
+// TestSecurity_LandlockThreads: each change of the root's top-level
+// entries confines a new thread in the init; the old ones end once their
+// commands have, so the init does not grow a thread per change.
+func TestSecurity_LandlockThreads(t *testing.T) {
+	rt, _ := requireRuntime(t)
+	if _, off := rt.Landlock(); off != nil {
+		t.Skip("Landlock is off on this host (no per-listing threads): ", off)
+	}
+	ws := newWorkspace(t, "landlock-threads", nil, native.Limits{})
+	pid, _, _ := ws.HostState()
+	threads := func() int {
+		ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	sh(t, ws, "mkdir /d0", native.Limits{})
+	before := threads()
+	for i := 1; i <= 20; i++ {
+		// A new top-level directory per exec: not writable in the exec that
+		// made it, writable in the next.
+		script := fmt.Sprintf("mkdir /d%d && (echo x > /d%d/f) 2>/dev/null && echo same-exec; echo %d > /d%d/f && cat /d%d/f", i, i, i, i-1, i-1)
+		out, errs, res := sh(t, ws, script, native.Limits{})
+		if res.Status != 0 || out != fmt.Sprintf("%d\n", i) {
+			t.Fatalf("exec %d: out %q stderr %q status %d", i, out, errs, res.Status)
+		}
+	}
+	// Retired threads exit asynchronously after their last command.
+	deadline := time.Now().Add(5 * time.Second)
+	for threads() > before+2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := threads(); n > before+2 {
+		t.Fatalf("init has %d threads after 20 listing changes, %d before", n, before)
+	}
+	t.Logf("init threads: %d before, %d after 20 listing changes", before, threads())
 }
