@@ -17,10 +17,11 @@ type Security int
 const (
 	// SecurityDefault: the seccomp filter (seccomp.go), Docker's default
 	// capability set (bounding set too), masked and read-only /proc paths,
-	// a non-dumpable init. At least as tight as a default Docker container.
+	// a non-dumpable init, and Landlock where the kernel has it
+	// (landlock.go). At least as tight as a default Docker container.
 	SecurityDefault Security = iota
-	// SecurityRelaxed: no seccomp filter, every capability inside the user
-	// namespace but CAP_SYS_PTRACE, /proc unmasked; for trusted images that need, e.g., nested
+	// SecurityRelaxed: no seccomp filter, no Landlock, every capability
+	// inside the user namespace but CAP_SYS_PTRACE, /proc unmasked; for trusted images that need, e.g., nested
 	// containers or mounts. The user namespace, the other namespaces,
 	// cgroups and no_new_privs still hold.
 	SecurityRelaxed

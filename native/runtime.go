@@ -9,7 +9,8 @@
 // read back from it). Root inside maps to an unprivileged host uid range, so
 // a process that escapes its mounts is nobody on the host; in the default
 // security mode sandbox processes also run under a seccomp allowlist with
-// Docker's default capabilities and a masked /proc (harden.go, seccomp.go).
+// Docker's default capabilities, a masked /proc and, where the kernel has
+// it, Landlock (harden.go, seccomp.go, landlock.go).
 //
 // The sandbox's vfs delta is brought into the overlay before each exec, and
 // what the exec changed is harvested back into the vfs after it (sync.go).
