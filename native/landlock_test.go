@@ -20,6 +20,11 @@ func TestSecurity_Landlock(t *testing.T) {
 	_, img := requireProbe(t)
 	rt, _ := requireRuntime(t)
 	abi, off := rt.Landlock()
+	// The runtime logs either way at start-up.
+	if log := sharedLog.String(); off != nil && !strings.Contains(log, "Landlock off") ||
+		off == nil && !strings.Contains(log, fmt.Sprintf("Landlock on\" abi=%d", abi)) {
+		t.Errorf("start-up log %q does not report Landlock (abi %d, off %v)", log, abi, off)
+	}
 	if off != nil {
 		t.Skip("Landlock is off on this host: ", off)
 	}
