@@ -106,7 +106,7 @@ type llEntry struct {
 	mountPoint bool // on another filesystem than the root (/proc, /dev)
 }
 
-// llPlan is the ruleset of one exec at abi: which rights it handles and
+// llPlan is the ruleset for one listing of the root at abi: which rights it handles and
 // the rules that grant some of them back. top lists the root's top-level
 // entries, devs the names of the device nodes in /dev.
 func llPlan(abi int, top []llEntry, devs []string) (handled uint64, rules []llRule) {
@@ -127,7 +127,8 @@ func llPlan(abi int, top []llEntry, devs []string) (handled uint64, rules []llRu
 			rules = append(rules, llRule{"/" + e.name, own & llFileRights})
 		}
 		// Symlinks get nothing: their targets are top-level directories
-		// (covered) or elsewhere (e.g. /proc, which must stay covered).
+		// (granted by their own entry) or elsewhere (e.g. /proc, which
+		// must stay unwritable).
 	}
 	rules = append(rules, llRule{"/dev/shm", own}, llRule{"/dev/pts", handled & (llRead | llWrite | llTruncate | llIoctlDev)})
 	for _, d := range devs {
