@@ -4,8 +4,10 @@ import (
 	"context"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/warren-sandbox/warren/internal/debiantest"
 	"github.com/warren-sandbox/warren/native"
@@ -113,5 +115,98 @@ os.kill(os.getpid(), signal.SIGUSR1)
 		Env: append(testEnv, "LANG=C.UTF-8"), Stdout: &out, Stderr: &errb})
 	if err != nil || res.Status != 0 || out.String() != "49\nsub\n55\nsig\n" {
 		t.Fatalf("status %d err %v out %q stderr %s", res.Status, err, out.String(), errb.String())
+	}
+}
+
+// TestDebian_Tools: what agents run most, in the Debian image under the
+// full default profile (seccomp, Docker's capabilities, masked /proc,
+// Landlock): python, pip, git, gcc, tar, a multi-MB sort with temporary
+// files, a multi-threaded C program, timeout, signals between processes.
+// (Debian minbase has no procps, so there is no ps binary: the "ps" case
+// reads /proc the way ps does.)
+func TestDebian_Tools(t *testing.T) {
+	rt, _ := requireRuntime(t)
+	root, img := debianImage(t)
+	v := vfs.New(vfs.Options{Base: os.DirFS(root)})
+	ws, err := rt.Workspace(context.Background(), "debian-tools", img, v, native.Limits{Memory: 1 << 30, Pids: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if ws.Security() != native.SecurityDefault {
+		t.Fatalf("security %v, want default", ws.Security())
+	}
+	const helloC = `#include <stdio.h>
+int main(void) { printf("hello from gcc\n"); return 0; }
+`
+	const threadsC = `#include <pthread.h>
+#include <stdio.h>
+static long sums[8];
+static void *work(void *a) { long i = (long)a, s = 0; for (long k = 0; k <= 1000000; k++) s += k % (i + 2); sums[i] = s; return 0; }
+int main(void) {
+	pthread_t t[8];
+	for (long i = 0; i < 8; i++) if (pthread_create(&t[i], 0, work, (void *)i)) return 1;
+	for (int i = 0; i < 8; i++) pthread_join(t[i], 0);
+	long all = 0; for (int i = 0; i < 8; i++) all += sums[i];
+	printf("8 threads %ld\n", all);
+	return 0;
+}
+`
+	for name, src := range map[string]string{"/root/hello.c": helloC, "/root/threads.c": threadsC} {
+		if err := v.WriteFile(name, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The sum the threads must agree on, computed here.
+	var want int64
+	for i := int64(0); i < 8; i++ {
+		for k := int64(0); k <= 1000000; k++ {
+			want += k % (i + 2)
+		}
+	}
+	tests := []struct{ name, script, want string }{
+		{"profile is on", "grep -E '^(Seccomp|NoNewPrivs|CapEff):' /proc/self/status | tr -s '\\t' ' '",
+			"CapEff: 00000000a80425fb\nNoNewPrivs: 1\nSeccomp: 2\n"},
+		{"python3 -c", `python3 -c 'import sys, hashlib; print(sys.version_info[0], hashlib.sha256(b"x").hexdigest()[:8])'`, "3 2d711642\n"},
+		{"pip --version", "pip --version | cut -c1-4", "pip \n"},
+		{"git init, add, commit", `git init -q /root/repo && cd /root/repo && git config user.name Agent && git config user.email agent@example.com &&
+			echo one > a.txt && mkdir -p sub && echo two > sub/b.txt && git add -A && git commit -qm first &&
+			echo three >> a.txt && git commit -qam second && git log --format=%s | tr '\n' ' ' && git status --porcelain | wc -l`,
+			"second first 0\n"},
+		{"gcc hello.c", "gcc hello.c -o hello && ./hello", "hello from gcc\n"},
+		{"multi-threaded C program", "gcc -O2 -pthread threads.c -o threads && ./threads", "8 threads " + strconv.FormatInt(want, 10) + "\n"},
+		{"tar create and extract", `mkdir -p t/a/b && head -c 300000 /dev/urandom > t/a/b/blob && echo hi > t/a/note &&
+			tar -czf t.tgz -C t a && mkdir x && tar -xzf t.tgz -C x && cmp t/a/b/blob x/a/b/blob && tar -tzf t.tgz | sort | tr '\n' ' '`,
+			"a/ a/b/ a/b/blob a/note "},
+		// ~2.7 MB of shuffled lines, sorted with a 1 MB buffer so sort
+		// spills to temporary files in /tmp and merges them.
+		{"sort a multi-MB file", `seq 400000 | shuf > /tmp/r && test $(wc -c < /tmp/r) -gt 2500000 &&
+			sort -n -S 1M -T /tmp --parallel=2 /tmp/r > /tmp/s && seq 400000 | cmp - /tmp/s && tail -1 /tmp/s`, "400000\n"},
+		{"timeout", "timeout 1 sleep 5; echo status=$?", "status=124\n"},
+		{"kill -TERM a child", "sleep 30 & p=$!; kill -TERM $p; wait $p; echo status=$?", "status=143\n"},
+		{"trap a signal", `trap 'echo got USR1' USR1; kill -USR1 $$; echo after`, "got USR1\nafter\n"},
+		{"ps (from /proc)", `sleep 30 & p=$!; for d in /proc/[0-9]*; do [ "$(cat $d/comm 2>/dev/null)" = sleep ] && echo "${d#/proc/}"; done | grep -cx $p; kill $p`, "1\n"},
+	}
+	env := append(testEnv, "LANG=C.UTF-8", "HOME=/root")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb strings.Builder
+			res, err := ws.Exec(context.Background(), native.Cmd{Path: "/bin/bash", Args: []string{"bash", "-c", tc.script},
+				Env: env, Dir: "/root", Stdout: &out, Stderr: &errb, Limits: native.Limits{Timeout: 60 * time.Second}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("wall %v cpu %v", res.Wall.Round(time.Millisecond), res.CPU.Round(time.Millisecond))
+			if res.Status != 0 || out.String() != tc.want {
+				t.Fatalf("status %d, out %q, want %q; stderr:\n%s", res.Status, out.String(), tc.want, lastLines(errb.String(), 15))
+			}
+		})
+	}
+	if _, off := rt.Landlock(); off == nil {
+		var errb strings.Builder
+		res, _ := ws.Exec(context.Background(), native.Cmd{Path: "/bin/bash", Args: []string{"bash", "-c", "echo x > /proc/self/comm"}, Env: env, Stderr: &errb})
+		if res.Status == 0 || !strings.Contains(errb.String(), "Permission denied") {
+			t.Errorf("write to /proc under Landlock: status %d stderr %q, want Permission denied", res.Status, errb.String())
+		}
 	}
 }

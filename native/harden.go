@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,10 +17,11 @@ type Security int
 const (
 	// SecurityDefault: the seccomp filter (seccomp.go), Docker's default
 	// capability set (bounding set too), masked and read-only /proc paths,
-	// a non-dumpable init. At least as tight as a default Docker container.
+	// a non-dumpable init, and Landlock where the kernel has it
+	// (landlock.go). At least as tight as a default Docker container.
 	SecurityDefault Security = iota
-	// SecurityRelaxed: no seccomp filter, every capability inside the user
-	// namespace but CAP_SYS_PTRACE, /proc unmasked; for trusted images that need, e.g., nested
+	// SecurityRelaxed: no seccomp filter, no Landlock, every capability
+	// inside the user namespace but CAP_SYS_PTRACE, /proc unmasked; for trusted images that need, e.g., nested
 	// containers or mounts. The user namespace, the other namespaces,
 	// cgroups and no_new_privs still hold.
 	SecurityRelaxed
@@ -127,52 +129,141 @@ func hardenProc(proc string) error {
 	return nil
 }
 
-// spawner is the one OS thread of the init that forks sandbox processes.
-// Seccomp filters and capabilities belong to a thread, and Go gives no
+// spawner confines and forks sandbox processes. Seccomp filters,
+// capabilities and Landlock domains belong to a thread, and Go gives no
 // portable way to change them on all of a process's threads (with cgo,
-// AllThreadsSyscall is unavailable), so the init confines this thread
-// alone and forks only from it. Go never creates new threads from a
-// locked thread (it hands that to a template thread), so the confinement
-// stays on this thread and its children.
+// AllThreadsSyscall is unavailable), so the init confines one locked OS
+// thread and forks only from it; its other threads stay unconfined. Go
+// never creates new threads from a locked thread (it hands that to a
+// template thread), so the confinement stays on that thread and its
+// children.
+//
+// The Landlock ruleset depends on the root's top-level entries
+// (landlock.go), which execs may change. A confined thread serves every
+// exec while the listing it was built for holds; when it changes, the next
+// exec gets a new thread confined for the new listing, and the old one
+// ends (never unlocked, so Go ends the OS thread) once the commands it
+// forked have exited: it is their parent thread, and PR_SET_PDEATHSIG
+// fires when a parent thread exits.
 type spawner struct {
-	work chan func()
+	prog     []unix.SockFilter // seccomp program; nil: relaxed
+	landlock int               // Landlock ABI to use; 0: none
+	mu       sync.Mutex
+	cur      *confThread
 }
 
-// newSpawner starts the thread and applies sec to it.
-func newSpawner(sec Security) (*spawner, error) {
-	var prog []unix.SockFilter
+// confThread is one confined thread.
+type confThread struct {
+	key     string      // the root listing it was confined for
+	work    chan func() // closed when it is retired and idle
+	live    int         // execs using it: spawning or running (under spawner.mu)
+	retired bool
+}
+
+// newSpawner prepares the confinement of sec (with Landlock at ABI
+// landlock, 0 for none) and confines the first thread, so a host that
+// cannot apply it fails the workspace at creation rather than at its
+// first exec.
+func newSpawner(sec Security, landlock int) (*spawner, error) {
+	sp := &spawner{}
 	if sec == SecurityDefault {
 		a, err := hostSeccompArch()
 		if err != nil {
 			return nil, err
 		}
-		if prog, err = seccompFilter(a); err != nil {
+		if sp.prog, err = seccompFilter(a); err != nil {
 			return nil, err
 		}
+		sp.landlock = landlock
 	}
-	sp := &spawner{work: make(chan func())}
+	t, err := sp.acquire()
+	if err != nil {
+		return nil, err
+	}
+	sp.release(t)
+	return sp, nil
+}
+
+// confined runs f on a confined thread. When f succeeds the thread stays
+// in use until hold is closed (after the command f forked has ended).
+func (sp *spawner) confined(f func() error, hold <-chan struct{}) error {
+	t, err := sp.acquire()
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 1)
+	t.work <- func() { errc <- f() }
+	if err := <-errc; err != nil {
+		sp.release(t)
+		return err
+	}
+	go func() { <-hold; sp.release(t) }()
+	return nil
+}
+
+// acquire returns the thread for the root as it is now, confining a new
+// one if the listing changed.
+func (sp *spawner) acquire() (*confThread, error) {
+	var top []llEntry
+	var devs []string
+	var key string
+	if sp.landlock > 0 {
+		var err error
+		if top, devs, key, err = llTop(); err != nil {
+			return nil, fmt.Errorf("landlock: %w", err)
+		}
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.cur != nil && sp.cur.key == key {
+		sp.cur.live++
+		return sp.cur, nil
+	}
+	t := &confThread{key: key, work: make(chan func())}
 	ready := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // for good: this thread is confined from here on
-		ready <- confineThread(prog)
-		for f := range sp.work {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		err := sp.confineThread(top, devs)
+		ready <- err
+		if err != nil {
+			return
+		}
+		for f := range t.work {
 			f()
 		}
 	}()
 	if err := <-ready; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cannot confine the exec thread: %w", err)
 	}
-	return sp, nil
+	if old := sp.cur; old != nil {
+		old.retired = true
+		if old.live == 0 {
+			close(old.work)
+		}
+	}
+	t.live = 1
+	sp.cur = t
+	return t, nil
 }
 
-// confineThread sets no_new_privs, drops capabilities and loads prog
-// (nil: relaxed, which keeps every capability but CAP_SYS_PTRACE) on the
-// calling thread.
-func confineThread(prog []unix.SockFilter) error {
+func (sp *spawner) release(t *confThread) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	t.live--
+	if t.retired && t.live == 0 {
+		close(t.work)
+	}
+}
+
+// confineThread sets no_new_privs, drops capabilities and applies
+// Landlock for the listing top/devs and the seccomp program (relaxed: only
+// no_new_privs and every capability but CAP_SYS_PTRACE) on the calling
+// thread.
+func (sp *spawner) confineThread(top []llEntry, devs []string) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
-	if prog == nil {
+	if sp.prog == nil {
 		// Even relaxed, no CAP_SYS_PTRACE: with it a sandbox process could
 		// attach to the (non-dumpable) init, which holds cgroup.procs fds
 		// outside the sandbox's limits.
@@ -181,12 +272,10 @@ func confineThread(prog []unix.SockFilter) error {
 	if err := dropCaps(dockerCaps); err != nil {
 		return err
 	}
-	return installSeccomp(prog)
-}
-
-// do runs f on the spawner thread and waits for it.
-func (sp *spawner) do(f func()) {
-	done := make(chan struct{})
-	sp.work <- func() { f(); close(done) }
-	<-done
+	if sp.landlock > 0 {
+		if err := restrictLandlock(sp.landlock, top, devs); err != nil {
+			return err
+		}
+	}
+	return installSeccomp(sp.prog)
 }

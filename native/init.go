@@ -60,7 +60,7 @@ func runInit() error {
 		sendFds(ctl, []byte("error: "+err.Error()), nil)
 		return err
 	}
-	sp, err := newSpawner(setup.Security)
+	sp, err := newSpawner(setup.Security, setup.Landlock)
 	if err != nil {
 		sendFds(ctl, []byte("error: "+err.Error()), nil)
 		return err
@@ -155,8 +155,9 @@ func (in *initState) serveExec(stdin, stdout, stderr, connF *os.File, procs []*o
 	}
 	var pid int
 	ch := make(chan syscall.WaitStatus, 1)
+	hold := make(chan struct{})
 	if err == nil {
-		pid, err = in.spawn(path, req, stdin, stdout, stderr, procs, ch)
+		pid, err = in.spawn(path, req, stdin, stdout, stderr, procs, ch, hold)
 		status = execFailStatus(err)
 	}
 	closeAll([]*os.File{stdin, stdout, stderr})
@@ -168,6 +169,7 @@ func (in *initState) serveExec(stdin, stdout, stderr, connF *os.File, procs []*o
 		return
 	}
 	ws := <-ch
+	close(hold) // the spawning thread may end now
 	enc.Encode(execExited{WaitStatus: uint32(ws)})
 }
 
@@ -178,18 +180,20 @@ func (in *initState) serveExec(stdin, stdout, stderr, connF *os.File, procs []*o
 // sandbox's cgroups: a child that filled the sandbox's pids or memory
 // limit at once could otherwise fail the init's next thread creation (a
 // fatal error in Go) or make it the OOM victim.
-func (in *initState) spawn(path string, req execRequest, stdin, stdout, stderr *os.File, procs []*os.File, ch chan syscall.WaitStatus) (int, error) {
+//
+// The fork happens on the spawner's confined thread (harden.go), which
+// stays this command's parent thread at least until hold is closed.
+func (in *initState) spawn(path string, req execRequest, stdin, stdout, stderr *os.File, procs []*os.File, ch chan syscall.WaitStatus, hold <-chan struct{}) (int, error) {
 	dir := req.Dir
 	if dir == "" {
 		dir = "/"
 	}
 	var pid int
-	var err error
 	// ptrace requests must come from the tracer thread: all of it runs on
-	// the spawner's. (syscall.ForkExec forks with clone; options that make
-	// Go use clone3, such as UseCgroupFD or PidFD, would meet the filter's
-	// ENOSYS on this thread.)
-	in.sp.do(func() {
+	// the confined one. (syscall.ForkExec forks with clone; options that
+	// make Go use clone3, such as UseCgroupFD or PidFD, would meet the
+	// filter's ENOSYS on this thread.)
+	err := in.sp.confined(func() (err error) {
 		in.mu.Lock() // held until the child is placed (see reap)
 		defer in.mu.Unlock()
 		pid, err = syscall.ForkExec(path, req.Args, &syscall.ProcAttr{
@@ -226,7 +230,8 @@ func (in *initState) spawn(path string, req execRequest, stdin, stdout, stderr *
 			return
 		}
 		in.waiters[pid] = ch
-	})
+		return nil
+	}, hold)
 	return pid, err
 }
 

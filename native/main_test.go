@@ -1,8 +1,10 @@
 package native_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +28,7 @@ var (
 	sharedImg  string
 	sharedDir  string
 	sharedErr  error
+	sharedLog  bytes.Buffer // the shared runtime's log (written only while it starts)
 )
 
 // requireRuntime returns the package's shared runtime over a busybox image,
@@ -55,6 +58,7 @@ func requireRuntime(t testing.TB) (*native.Runtime, string) {
 		sharedRT, sharedErr = native.NewRuntime(context.Background(), native.Config{
 			RunDir:     filepath.Join(sharedDir, "run"),
 			CgroupName: "warren-native-test",
+			Logger:     slog.New(slog.NewTextHandler(&sharedLog, nil)),
 		})
 		if sharedErr == nil {
 			sharedErr = sharedRT.Available()

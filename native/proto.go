@@ -25,6 +25,7 @@ type setupMsg struct {
 	Hostname string
 	Devices  []string // host device nodes bound into /dev
 	Security Security
+	Landlock int // Landlock ABI for the default security mode; 0: none
 }
 
 type execRequest struct {

@@ -9,7 +9,8 @@
 // read back from it). Root inside maps to an unprivileged host uid range, so
 // a process that escapes its mounts is nobody on the host; in the default
 // security mode sandbox processes also run under a seccomp allowlist with
-// Docker's default capabilities and a masked /proc (harden.go, seccomp.go).
+// Docker's default capabilities, a masked /proc and, where the kernel has
+// it, Landlock (harden.go, seccomp.go, landlock.go).
 //
 // The sandbox's vfs delta is brought into the overlay before each exec, and
 // what the exec changed is harvested back into the vfs after it (sync.go).
@@ -24,6 +25,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,6 +56,9 @@ type Config struct {
 	InitPath string
 	// Defaults apply to every workspace where its Limits leave a field zero.
 	Defaults Limits
+	// Logger gets the runtime's start-up facts (the Landlock ABI level, or
+	// why Landlock is off). Default: discard.
+	Logger *slog.Logger
 }
 
 // Default native limits of a workspace whose Limits and the runtime's
@@ -109,6 +114,8 @@ type Runtime struct {
 	usernsFD  int
 	mapKey    string
 	devices   []string
+	landlock  int   // Landlock ABI used in the default security mode; 0: none
+	noLL      error // why Landlock is off
 	mu        sync.Mutex
 	spaces    map[*Workspace]struct{}
 	seq       uint64
@@ -150,6 +157,9 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	if cfg.Defaults.Pids == 0 {
 		cfg.Defaults.Pids = DefaultPids
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if !filepath.IsAbs(cfg.RunDir) {
 		return nil, fmt.Errorf("native: run dir %q is not absolute", cfg.RunDir)
@@ -233,7 +243,23 @@ func (r *Runtime) start(ctx context.Context) error {
 			r.devices = append(r.devices, p)
 		}
 	}
+	// Landlock is best effort: a kernel without it still gets seccomp,
+	// capabilities and the masks.
+	if r.landlock, r.noLL = landlockABI(); r.noLL != nil {
+		r.cfg.Logger.Warn("native: Landlock off, sandbox writes are confined by mounts only", "reason", r.noLL.Error())
+	} else {
+		r.cfg.Logger.Info("native: Landlock on", "abi", r.landlock)
+	}
 	return nil
+}
+
+// Landlock reports the Landlock ABI version that confines the writes of
+// workspaces in the default security mode, or 0 and why Landlock is off.
+func (r *Runtime) Landlock() (abi int, off error) {
+	if r.landlock == 0 && r.noLL == nil {
+		return 0, errors.New("native runtime unavailable")
+	}
+	return r.landlock, r.noLL
 }
 
 func (r *Runtime) idMaps() ([]syscall.SysProcIDMap, []syscall.SysProcIDMap) {

@@ -252,7 +252,7 @@ func (w *Workspace) startInit(ctx context.Context, initRel string) error {
 	if err := os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", ip.cmd.Process.Pid), []byte(sandboxOOMScoreAdj), 0); err != nil {
 		return fmt.Errorf("init oom_score_adj: %w", err)
 	}
-	setup, _ := json.Marshal(setupMsg{Root: w.root, Hostname: w.id, Devices: r.devices, Security: w.sec})
+	setup, _ := json.Marshal(setupMsg{Root: w.root, Hostname: w.id, Devices: r.devices, Security: w.sec, Landlock: r.landlock})
 	if err := sendFds(w.ctl, setup, nil); err != nil {
 		return fmt.Errorf("init setup: %w", err)
 	}

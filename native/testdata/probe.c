@@ -7,6 +7,8 @@
 //   probe getppid N    N getppid calls (seccomp cost on a syscall loop)
 //   probe threads N    N threads that each sum a range, joined
 //   probe forkloop     fork forever, in every child too (a fork bomb)
+//   probe write PATH.. open each PATH for writing, creating it if missing
+//                      ("write:PATH ok" or the errno; nothing is written)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -199,6 +201,15 @@ int main(int argc, char **argv) {
 	if (argc == 2 && !strcmp(argv[1], "forkloop")) {
 		for (;;) // every child forks on too, failures and all
 			fork();
+	}
+	if (argc >= 3 && !strcmp(argv[1], "write")) {
+		for (int i = 2; i < argc; i++) {
+			int fd = open(argv[i], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+			printf("write:%s %s\n", argv[i], fd < 0 ? strerrorname_np(errno) : "ok");
+			if (fd >= 0)
+				close(fd);
+		}
+		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "threads")) {
 		int n = atoi(argv[2]);

@@ -1,0 +1,253 @@
+package native
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Landlock is defense in depth under the mounts: in the default security
+// mode every exec runs in a Landlock domain in which the sandbox can read
+// and execute everywhere but write only to its own files (the overlay's
+// top-level directories and files), /dev/shm, /dev/pts and the device
+// nodes in /dev. Writes to /proc (/proc/PID/mem, attr, oom_score_adj ...),
+// device ioctls outside that list, mknod of devices and changes to the
+// mount topology are refused with EACCES/EPERM even if a mount or
+// capability were to leak.
+//
+// Why per top-level entry: Landlock only grants, and a grant on a
+// directory covers everything beneath it across mount points, so any write
+// right on "/" would also cover /proc and /dev. The ruleset therefore
+// grants writes beneath each top-level entry of the root that is not a
+// mount point, as listed when an exec starts: the spawner (harden.go)
+// confines a new thread whenever the listing changed, so a directory the
+// sandbox created in an earlier exec, or through the vfs, is writable; one
+// that a process creates at the top level during an exec gets its files
+// in the next exec. "/" itself gets reading, executing and the directory
+// operations (mkdir, symlink, remove, rename), which /proc and /dev refuse
+// by themselves.
+//
+// Why our own three syscalls rather than github.com/landlock-lsm/go-landlock:
+// its Restrict functions confine every thread of the process (through
+// libcap's psx, which wraps pthread_create in cgo binaries), and the init
+// confines only the threads it forks from and stays unconfined itself. The
+// kernel interface is three syscalls and a bitmask per ABI version.
+
+// Filesystem access rights by the ABI version that introduced them.
+const (
+	llRead     = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR
+	llWrite    = unix.LANDLOCK_ACCESS_FS_WRITE_FILE
+	llDirOps   = unix.LANDLOCK_ACCESS_FS_MAKE_DIR | unix.LANDLOCK_ACCESS_FS_MAKE_SYM | unix.LANDLOCK_ACCESS_FS_REMOVE_DIR | unix.LANDLOCK_ACCESS_FS_REMOVE_FILE
+	llMakeNode = unix.LANDLOCK_ACCESS_FS_MAKE_REG | unix.LANDLOCK_ACCESS_FS_MAKE_FIFO | unix.LANDLOCK_ACCESS_FS_MAKE_SOCK
+	llMakeDev  = unix.LANDLOCK_ACCESS_FS_MAKE_CHAR | unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK
+	llV1       = llRead | llWrite | llDirOps | llMakeNode | llMakeDev
+	llRefer    = unix.LANDLOCK_ACCESS_FS_REFER     // ABI 2
+	llTruncate = unix.LANDLOCK_ACCESS_FS_TRUNCATE  // ABI 3
+	llIoctlDev = unix.LANDLOCK_ACCESS_FS_IOCTL_DEV // ABI 5
+	// Rights that make sense on a file (the kernel refuses directory
+	// rights in a rule on a file).
+	llFileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_READ_FILE | llWrite | llTruncate | llIoctlDev
+)
+
+// llMinABI is the oldest ABI used: ABI 1 refuses every rename and link
+// across directories (EXDEV) under any ruleset, which would break git,
+// package managers and most builds.
+const llMinABI = 2
+
+// llHandled is what a ruleset handles (restricts) at an ABI version.
+// LANDLOCK_ACCESS_FS_RESOLVE_UNIX (connecting to path-named sockets) is
+// left unhandled: sandbox programs talk to their own servers that way.
+func llHandled(abi int) uint64 {
+	h := uint64(llV1)
+	if abi >= 2 {
+		h |= llRefer
+	}
+	if abi >= 3 {
+		h |= llTruncate
+	}
+	if abi >= 5 {
+		h |= llIoctlDev
+	}
+	return h
+}
+
+// landlockABI reports the kernel's Landlock ABI version, or 0 and why it
+// cannot be used.
+func landlockABI() (int, error) {
+	v, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	switch {
+	case e == unix.ENOSYS:
+		return 0, errors.New("the kernel was built without Landlock (CONFIG_SECURITY_LANDLOCK)")
+	case e == unix.EOPNOTSUPP:
+		return 0, errors.New("Landlock is not enabled at boot (add landlock to the lsm= kernel parameter)")
+	case e != 0:
+		return 0, fmt.Errorf("landlock_create_ruleset(version): %w", e)
+	case int(v) < llMinABI:
+		return 0, fmt.Errorf("Landlock ABI %d is too old (renames across directories are refused before ABI %d)", v, llMinABI)
+	}
+	return int(v), nil
+}
+
+// llRule grants access beneath path (a directory) or on it (a file).
+type llRule struct {
+	path   string
+	access uint64
+}
+
+// llEntry is one top-level entry of the sandbox's root.
+type llEntry struct {
+	name       string
+	mode       os.FileMode
+	mountPoint bool // on another filesystem than the root (/proc, /dev)
+}
+
+// llPlan is the ruleset for one listing of the root at abi: which rights it handles and
+// the rules that grant some of them back. top lists the root's top-level
+// entries, devs the names of the device nodes in /dev.
+func llPlan(abi int, top []llEntry, devs []string) (handled uint64, rules []llRule) {
+	handled = llHandled(abi)
+	// Read, execute and the directory operations everywhere. No file
+	// creation on "/" itself: it would cover new top-level directories
+	// whose files could then be created but not opened for writing.
+	rules = append(rules, llRule{"/", llRead | llDirOps | llRefer})
+	own := handled &^ (llMakeDev | llIoctlDev) // the sandbox's own files: all but device nodes
+	for _, e := range top {
+		if e.mountPoint || e.name == "proc" || e.name == "dev" || e.name == "sys" {
+			continue
+		}
+		switch {
+		case e.mode.IsDir():
+			rules = append(rules, llRule{"/" + e.name, own})
+		case e.mode.IsRegular():
+			rules = append(rules, llRule{"/" + e.name, own & llFileRights})
+		}
+		// Symlinks get nothing: their targets are top-level directories
+		// (granted by their own entry) or elsewhere (e.g. /proc, which
+		// must stay unwritable).
+	}
+	rules = append(rules, llRule{"/dev/shm", own}, llRule{"/dev/pts", handled & (llRead | llWrite | llTruncate | llIoctlDev)})
+	for _, d := range devs {
+		rules = append(rules, llRule{"/dev/" + d, handled & (unix.LANDLOCK_ACCESS_FS_READ_FILE | llWrite | llTruncate | llIoctlDev)})
+	}
+	for i := range rules {
+		rules[i].access &= handled
+	}
+	return handled, rules
+}
+
+// llTop lists the root's top-level entries and /dev's device nodes, and
+// returns a key that changes when any of them changes (name, type, inode).
+func llTop() ([]llEntry, []string, string, error) {
+	var root unix.Stat_t
+	if err := unix.Stat("/", &root); err != nil {
+		return nil, nil, "", fmt.Errorf("stat /: %w", err)
+	}
+	ents, err := os.ReadDir("/")
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("list /: %w", err)
+	}
+	var key strings.Builder
+	top := make([]llEntry, 0, len(ents))
+	for _, e := range ents {
+		var st unix.Stat_t
+		if unix.Lstat("/"+e.Name(), &st) != nil {
+			continue // gone meanwhile
+		}
+		top = append(top, llEntry{name: e.Name(), mode: e.Type(), mountPoint: st.Dev != root.Dev})
+		fmt.Fprintf(&key, "%q %o %d %d\n", e.Name(), st.Mode, st.Dev, st.Ino)
+	}
+	var devs []string
+	if des, err := os.ReadDir("/dev"); err == nil {
+		for _, d := range des {
+			// The nodes are host devices bound over placeholder files:
+			// readdir shows the placeholder, stat the device.
+			var st unix.Stat_t
+			if unix.Stat("/dev/"+d.Name(), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR {
+				devs = append(devs, d.Name())
+				fmt.Fprintf(&key, "dev %q %d\n", d.Name(), st.Ino)
+			}
+		}
+	}
+	return top, devs, key.String(), nil
+}
+
+// llRulesetAttr is struct landlock_ruleset_attr up to handled_access_fs
+// (the kernel takes a shorter struct as zeros beyond it).
+type llRulesetAttr struct{ handledFS uint64 }
+
+// llPathBeneath is struct landlock_path_beneath_attr (packed: 12 bytes).
+type llPathBeneath struct {
+	allowed  uint64
+	parentFD int32
+}
+
+// restrictLandlock confines the calling thread (and what it forks) to the
+// exec ruleset of llPlan at abi for the listing top/devs. It needs
+// no_new_privs on the thread.
+func restrictLandlock(abi int, top []llEntry, devs []string) error {
+	fd, err := llRuleset(abi, top, devs)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(fd), 0, 0); e != 0 {
+		return fmt.Errorf("landlock_restrict_self: %w", e)
+	}
+	return nil
+}
+
+// llRuleset creates the ruleset of llPlan and returns its fd.
+func llRuleset(abi int, top []llEntry, devs []string) (int, error) {
+	handled, rules := llPlan(abi, top, devs)
+	attr := llRulesetAttr{handledFS: handled}
+	rfd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if e != 0 {
+		return -1, fmt.Errorf("landlock_create_ruleset: %w", e)
+	}
+	for _, r := range rules {
+		if err := llAddRule(int(rfd), r); err != nil {
+			unix.Close(int(rfd))
+			return -1, err
+		}
+	}
+	return int(rfd), nil
+}
+
+func llAddRule(rfd int, r llRule) error {
+	// O_NOFOLLOW: a rule must land on the entry listed, never on where a
+	// symlink the sandbox planted points.
+	fd, err := unix.Open(r.path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil // removed since it was listed, or a device this host lacks
+	}
+	if err != nil {
+		return fmt.Errorf("landlock: open %s: %w", r.path, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("landlock: stat %s: %w", r.path, err)
+	}
+	access := r.access
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+	case unix.S_IFLNK:
+		return nil // replaced by a symlink since it was listed
+	default:
+		access &= llFileRights
+	}
+	if access == 0 {
+		return nil
+	}
+	pb := llPathBeneath{allowed: access, parentFD: int32(fd)}
+	if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rfd), unix.LANDLOCK_RULE_PATH_BENEATH,
+		uintptr(unsafe.Pointer(&pb)), 0, 0, 0); e != 0 {
+		return fmt.Errorf("landlock_add_rule %s: %w", filepath.Clean(r.path), e)
+	}
+	return nil
+}
