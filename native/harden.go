@@ -138,9 +138,9 @@ func hardenProc(proc string) error {
 // template thread), so the confinement stays on that thread and its
 // children.
 //
-// The Landlock ruleset depends on the root's top-level entries
-// (landlock.go), which execs may change. A confined thread serves every
-// exec while the listing it was built for holds; when it changes, the next
+// The Landlock ruleset names /dev's device nodes (landlock.go). A
+// confined thread serves every exec while the listing it was built for
+// holds; when it changes, the next
 // exec gets a new thread confined for the new listing, and the old one
 // ends (never unlocked, so Go ends the OS thread) once the commands it
 // forked have exited: it is their parent thread, and PR_SET_PDEATHSIG
@@ -204,12 +204,11 @@ func (sp *spawner) confined(f func() error, hold <-chan struct{}) error {
 // acquire returns the thread for the root as it is now, confining a new
 // one if the listing changed.
 func (sp *spawner) acquire() (*confThread, error) {
-	var top []llEntry
 	var devs []string
 	var key string
 	if sp.landlock > 0 {
 		var err error
-		if top, devs, key, err = llTop(); err != nil {
+		if devs, key, err = llDevs(); err != nil {
 			return nil, fmt.Errorf("landlock: %w", err)
 		}
 	}
@@ -223,7 +222,7 @@ func (sp *spawner) acquire() (*confThread, error) {
 	ready := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
-		err := sp.confineThread(top, devs)
+		err := sp.confineThread(devs)
 		ready <- err
 		if err != nil {
 			return
@@ -256,10 +255,10 @@ func (sp *spawner) release(t *confThread) {
 }
 
 // confineThread sets no_new_privs, drops capabilities and applies
-// Landlock for the listing top/devs and the seccomp program (relaxed: only
+// Landlock for the device nodes devs and the seccomp program (relaxed: only
 // no_new_privs and every capability but CAP_SYS_PTRACE) on the calling
 // thread.
-func (sp *spawner) confineThread(top []llEntry, devs []string) error {
+func (sp *spawner) confineThread(devs []string) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
@@ -273,7 +272,7 @@ func (sp *spawner) confineThread(top []llEntry, devs []string) error {
 		return err
 	}
 	if sp.landlock > 0 {
-		if err := restrictLandlock(sp.landlock, top, devs); err != nil {
+		if err := restrictLandlock(sp.landlock, devs); err != nil {
 			return err
 		}
 	}

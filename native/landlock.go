@@ -11,26 +11,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Landlock is defense in depth under the mounts: in the default security
-// mode every exec runs in a Landlock domain in which the sandbox can read
-// and execute everywhere but write only to its own files (the overlay's
-// top-level directories and files), /dev/shm, /dev/pts and the device
-// nodes in /dev. Writes to /proc (/proc/PID/mem, attr, oom_score_adj ...),
-// device ioctls outside that list, mknod of devices and changes to the
-// mount topology are refused with EACCES/EPERM even if a mount or
-// capability were to leak.
+// Landlock is defense in depth under the mounts and the seccomp filter: in
+// the default security mode every exec runs in a Landlock domain in which
+// the sandbox may read, execute and write its own files anywhere ("/" is
+// granted everything but device rights), while creating device nodes and
+// ioctls on devices other than the ones listed in /dev (and /dev/pts) are
+// refused with EACCES even if a mount or capability were to leak.
 //
-// Why per top-level entry: Landlock only grants, and a grant on a
-// directory covers everything beneath it across mount points, so any write
-// right on "/" would also cover /proc and /dev. The ruleset therefore
-// grants writes beneath each top-level entry of the root that is not a
-// mount point, as listed when an exec starts: the spawner (harden.go)
-// confines a new thread whenever the listing changed, so a directory the
-// sandbox created in an earlier exec, or through the vfs, is writable; one
-// that a process creates at the top level during an exec gets its files
-// in the next exec. "/" itself gets reading, executing and the directory
-// operations (mkdir, symlink, remove, rename), which /proc and /dev refuse
-// by themselves.
+// Why not narrower: Landlock only grants, and a grant on a directory covers
+// everything beneath it across mount points. Granting writes only beneath
+// the root's top-level entries kept /proc unwritable, but then a native
+// command could not create a file in "/" (gcc with a cwd of /) and a
+// top-level directory it made (python3 -m venv /venv) became writable only
+// from the next exec on: a surprise agents would hit, for little gain,
+// since /proc/sys, /proc/sysrq-trigger and the rest are already read-only
+// or masked mounts (security.go) and the user namespace owns nothing else
+// there. The ruleset names each device node, so the spawner (harden.go)
+// confines a new thread when /dev's listing changes.
 //
 // Why our own three syscalls rather than github.com/landlock-lsm/go-landlock:
 // its Restrict functions confine every thread of the process (through
@@ -99,37 +96,18 @@ type llRule struct {
 	access uint64
 }
 
-// llEntry is one top-level entry of the sandbox's root.
-type llEntry struct {
-	name       string
-	mode       os.FileMode
-	mountPoint bool // on another filesystem than the root (/proc, /dev)
-}
-
-// llPlan is the ruleset for one listing of the root at abi: which rights it handles and
-// the rules that grant some of them back. top lists the root's top-level
-// entries, devs the names of the device nodes in /dev.
-func llPlan(abi int, top []llEntry, devs []string) (handled uint64, rules []llRule) {
+// llPlan is the ruleset at abi: which rights it handles and the rules
+// that grant some of them back. devs names the device nodes in /dev.
+func llPlan(abi int, devs []string) (handled uint64, rules []llRule) {
 	handled = llHandled(abi)
-	// Read, execute and the directory operations everywhere. No file
-	// creation on "/" itself: it would cover new top-level directories
-	// whose files could then be created but not opened for writing.
-	rules = append(rules, llRule{"/", llRead | llDirOps | llRefer})
 	own := handled &^ (llMakeDev | llIoctlDev) // the sandbox's own files: all but device nodes
-	for _, e := range top {
-		if e.mountPoint || e.name == "proc" || e.name == "dev" || e.name == "sys" {
-			continue
-		}
-		switch {
-		case e.mode.IsDir():
-			rules = append(rules, llRule{"/" + e.name, own})
-		case e.mode.IsRegular():
-			rules = append(rules, llRule{"/" + e.name, own & llFileRights})
-		}
-		// Symlinks get nothing: their targets are top-level directories
-		// (granted by their own entry) or elsewhere (e.g. /proc, which
-		// must stay unwritable).
-	}
+	// Everything but device nodes everywhere, "/" included, as in a Docker
+	// container: a rule on "/" also covers /proc (Landlock only grants,
+	// and a grant covers what is beneath), but refusing writes in "/"
+	// broke `gcc` in a cwd of / and `python3 -m venv /venv` (a top-level
+	// directory made by a native command was writable only from the next
+	// command on). /proc/sys and the rest are already read-only mounts.
+	rules = append(rules, llRule{"/", own})
 	rules = append(rules, llRule{"/dev/shm", own}, llRule{"/dev/pts", handled & (llRead | llWrite | llTruncate | llIoctlDev)})
 	for _, d := range devs {
 		rules = append(rules, llRule{"/dev/" + d, handled & (unix.LANDLOCK_ACCESS_FS_READ_FILE | llWrite | llTruncate | llIoctlDev)})
@@ -140,40 +118,25 @@ func llPlan(abi int, top []llEntry, devs []string) (handled uint64, rules []llRu
 	return handled, rules
 }
 
-// llTop lists the root's top-level entries and /dev's device nodes, and
-// returns a key that changes when any of them changes (name, type, inode).
-func llTop() ([]llEntry, []string, string, error) {
-	var root unix.Stat_t
-	if err := unix.Stat("/", &root); err != nil {
-		return nil, nil, "", fmt.Errorf("stat /: %w", err)
-	}
-	ents, err := os.ReadDir("/")
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("list /: %w", err)
-	}
+// llDevs lists /dev's device nodes and returns a key that changes when
+// any of them changes (name, inode): the ruleset names each one.
+func llDevs() ([]string, string, error) {
 	var key strings.Builder
-	top := make([]llEntry, 0, len(ents))
-	for _, e := range ents {
-		var st unix.Stat_t
-		if unix.Lstat("/"+e.Name(), &st) != nil {
-			continue // gone meanwhile
-		}
-		top = append(top, llEntry{name: e.Name(), mode: e.Type(), mountPoint: st.Dev != root.Dev})
-		fmt.Fprintf(&key, "%q %o %d %d\n", e.Name(), st.Mode, st.Dev, st.Ino)
-	}
 	var devs []string
-	if des, err := os.ReadDir("/dev"); err == nil {
-		for _, d := range des {
-			// The nodes are host devices bound over placeholder files:
-			// readdir shows the placeholder, stat the device.
-			var st unix.Stat_t
-			if unix.Stat("/dev/"+d.Name(), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR {
-				devs = append(devs, d.Name())
-				fmt.Fprintf(&key, "dev %q %d\n", d.Name(), st.Ino)
-			}
+	des, err := os.ReadDir("/dev")
+	if err != nil {
+		return nil, "", fmt.Errorf("list /dev: %w", err)
+	}
+	for _, d := range des {
+		// The nodes are host devices bound over placeholder files:
+		// readdir shows the placeholder, stat the device.
+		var st unix.Stat_t
+		if unix.Stat("/dev/"+d.Name(), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR {
+			devs = append(devs, d.Name())
+			fmt.Fprintf(&key, "dev %q %d\n", d.Name(), st.Ino)
 		}
 	}
-	return top, devs, key.String(), nil
+	return devs, key.String(), nil
 }
 
 // llRulesetAttr is struct landlock_ruleset_attr up to handled_access_fs
@@ -187,10 +150,10 @@ type llPathBeneath struct {
 }
 
 // restrictLandlock confines the calling thread (and what it forks) to the
-// exec ruleset of llPlan at abi for the listing top/devs. It needs
+// exec ruleset of llPlan at abi for the device nodes devs. It needs
 // no_new_privs on the thread.
-func restrictLandlock(abi int, top []llEntry, devs []string) error {
-	fd, err := llRuleset(abi, top, devs)
+func restrictLandlock(abi int, devs []string) error {
+	fd, err := llRuleset(abi, devs)
 	if err != nil {
 		return err
 	}
@@ -202,8 +165,8 @@ func restrictLandlock(abi int, top []llEntry, devs []string) error {
 }
 
 // llRuleset creates the ruleset of llPlan and returns its fd.
-func llRuleset(abi int, top []llEntry, devs []string) (int, error) {
-	handled, rules := llPlan(abi, top, devs)
+func llRuleset(abi int, devs []string) (int, error) {
+	handled, rules := llPlan(abi, devs)
 	attr := llRulesetAttr{handledFS: handled}
 	rfd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if e != 0 {
