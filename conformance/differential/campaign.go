@@ -101,7 +101,7 @@ func Campaign(ctx context.Context, r *Runner, opts Options) (*Report, error) {
 	}
 	feats := opts.Features
 	if len(feats) == 0 {
-		feats = append(append([]string{}, Features...), "mixed")
+		feats = append(append(append([]string{}, Features...), "mixed"), CommandFeatures...)
 	}
 	type job struct {
 		feature string

@@ -51,7 +51,7 @@ func TestGenerate(t *testing.T) {
 	if len(seen) < 290 {
 		t.Errorf("only %d distinct scripts from 300 seeds", len(seen))
 	}
-	for _, f := range Features {
+	for _, f := range append(append([]string{}, Features...), CommandFeatures...) {
 		s := Only(7, f)
 		for _, g := range s.Features {
 			if g != f {
@@ -61,6 +61,21 @@ func TestGenerate(t *testing.T) {
 		if strings.Contains(s.Source, "unknown feature") {
 			t.Errorf("feature %s has no producer", f)
 		}
+	}
+}
+
+func TestOutcomeJSON(t *testing.T) {
+	in := Outcome{Stdout: "\xb6\x17ok", Stderr: "plain", Status: 3, Files: []string{"a f 644 00"}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out Outcome
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Stdout != in.Stdout || out.Stderr != in.Stderr || out.Status != 3 || len(out.Files) != 1 {
+		t.Fatalf("round trip: %+v from %s", out, b)
 	}
 }
 
@@ -197,10 +212,10 @@ func TestGuards(t *testing.T) {
 // TestSeededPass runs a bounded seeded campaign and holds the line: no
 // feature may have more silent divergences than testdata/floor.json
 // records (run with DIFF_UPDATE=1 to rewrite the floor after fixing
-// things; DIFF_N sets scripts per feature, default 12).
+// things; DIFF_N sets scripts per feature, default 8).
 func TestSeededPass(t *testing.T) {
 	r := newRunner(t)
-	n := 12
+	n := 8
 	if s := os.Getenv("DIFF_N"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}

@@ -70,6 +70,9 @@ func Only(seed uint64, f string) Script {
 	}
 	b.WriteString("n=" + fmt.Sprint(g.r.IntN(7)) + "\n")
 	b.WriteString("mkdir -p d/e && touch f1.txt f2.log .hid d/g.txt d/e/h.c\n")
+	if strings.HasPrefix(f, "cmd:") {
+		b.WriteString(inputs)
+	}
 	for i, n := 0, 2+g.r.IntN(3); i < n; i++ {
 		s.Features = append(s.Features, f)
 		b.WriteString(g.stmt(f))
@@ -329,6 +332,9 @@ func (g *gen) stmt(f string) string {
 			"f() { local x; echo \"${x-unset}\"; }; x=outer; f",
 			"f() { x=changed; }; x=orig; f; echo $x",
 		)
+	}
+	if strings.HasPrefix(f, "cmd:") {
+		return g.cmdStmt(f)
 	}
 	return "echo unknown feature " + f
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/shell"
@@ -31,6 +34,51 @@ type Outcome struct {
 	// TimedOut: the run hit the harness's deadline (compared as a
 	// mismatch unless both did).
 	TimedOut bool `json:"timed_out,omitempty"`
+}
+
+// MarshalJSON keeps output that is not UTF-8 byte for byte (as base64),
+// which encoding/json would replace with U+FFFD.
+func (o Outcome) MarshalJSON() ([]byte, error) {
+	type plain Outcome
+	w := struct {
+		plain
+		StdoutB64 string `json:"stdout_b64,omitempty"`
+		StderrB64 string `json:"stderr_b64,omitempty"`
+	}{plain: plain(o)}
+	if !utf8.ValidString(o.Stdout) {
+		w.Stdout, w.StdoutB64 = "", base64.StdEncoding.EncodeToString([]byte(o.Stdout))
+	}
+	if !utf8.ValidString(o.Stderr) {
+		w.Stderr, w.StderrB64 = "", base64.StdEncoding.EncodeToString([]byte(o.Stderr))
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (o *Outcome) UnmarshalJSON(b []byte) error {
+	type plain Outcome
+	var w struct {
+		plain
+		StdoutB64 string `json:"stdout_b64"`
+		StderrB64 string `json:"stderr_b64"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*o = Outcome(w.plain)
+	for _, f := range []struct {
+		b64 string
+		dst *string
+	}{{w.StdoutB64, &o.Stdout}, {w.StderrB64, &o.Stderr}} {
+		if f.b64 != "" {
+			raw, err := base64.StdEncoding.DecodeString(f.b64)
+			if err != nil {
+				return err
+			}
+			*f.dst = string(raw)
+		}
+	}
+	return nil
 }
 
 // Env is the fixed environment both shells get, apart from HOME and the
@@ -83,6 +131,10 @@ func (r *Runner) Close() error { return os.RemoveAll(r.root) }
 func (r *Runner) Both(ctx context.Context, src string) (bash, warren Outcome, err error) {
 	dir, err := os.MkdirTemp(r.root, "w")
 	if err != nil {
+		return bash, warren, fmt.Errorf("differential: %w", err)
+	}
+	// MkdirTemp makes it 0700; warren's copy is 0755 (`ls -la` shows "..").
+	if err := os.Chmod(dir, 0o755); err != nil {
 		return bash, warren, fmt.Errorf("differential: %w", err)
 	}
 	defer os.RemoveAll(dir)
