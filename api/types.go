@@ -270,6 +270,9 @@ type ExecRequest struct {
 	Env     map[string]string `json:"env,omitempty"`
 	Cwd     string            `json:"cwd,omitempty"`
 	Timeout Duration          `json:"timeout,omitempty"`
+	// MaxOutputBytes lowers the sandbox's output limit for this exec
+	// (0: the sandbox's; a larger value does not raise it).
+	MaxOutputBytes int64 `json:"max_output_bytes,omitempty"`
 	// Durability is the ack level this exec waits for (memory, local or
 	// committed; "" = the sandbox's default).
 	Durability string `json:"durability,omitempty"`

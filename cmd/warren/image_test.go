@@ -152,8 +152,8 @@ CMD ["serve"]
 		if code != 0 || out != "/srv/app 1000 /home/user user\nhi\n" {
 			t.Fatalf("warren run of the image: %q %q %d", out, errs, code)
 		}
-		if _, errs, code := cli("", "image", "rm", "app"); code != 5 || !strings.Contains(errs, "in use") {
-			t.Fatalf("image rm while a sandbox uses it: %q %d, want 5", errs, code)
+		if _, errs, code := cli("", "image", "rm", "app"); code != exitConflict || !strings.Contains(errs, "in use") {
+			t.Fatalf("image rm while a sandbox uses it: %q %d, want %d", errs, code, exitConflict)
 		}
 		mustCLI("sandbox", "rm", id)
 		mustCLI("image", "rm", "app")
@@ -203,8 +203,8 @@ CMD ["serve"]
 		if ls := mustCLI("image", "ls"); !regexp.MustCompile(`(?m)^tools\s+sha256:\S+\s+\d+\s+true$`).MatchString(ls) {
 			t.Fatalf("image ls does not show tools as shared: %q", ls)
 		}
-		if _, errs, code := cli("", "image", "rm", "tools"); code != 3 || !strings.Contains(errs, "--local") {
-			t.Fatalf("a tenant removing a shared image: %q %d, want 3 naming --local", errs, code)
+		if _, errs, code := cli("", "image", "rm", "tools"); code != exitNoPerm || !strings.Contains(errs, "--local") {
+			t.Fatalf("a tenant removing a shared image: %q %d, want %d naming --local", errs, code, exitNoPerm)
 		}
 	})
 

@@ -27,7 +27,7 @@ func run(args []string) int {
 			return int(st)
 		}
 		fmt.Fprintln(os.Stderr, "warren:", err)
-		return 1
+		return exitCode(err)
 	}
 	return 0
 }
@@ -49,6 +49,8 @@ func newRoot() *cobra.Command {
 	for _, v := range verbs {
 		root.AddCommand(v())
 	}
+	root.AddCommand(newExitCodesTopic())
+	strictTree(root)
 	return root
 }
 

@@ -215,7 +215,7 @@ func sh(t *testing.T, c *client.Client, id, script string) (string, int) {
 func TestE2E_Serve(t *testing.T) {
 	dir := t.TempDir()
 	p := startServe(t, dir)
-	if !strings.Contains(p.header, "admin key (shown once): wk_") || !strings.Contains(p.header, filepath.Join(dir, "admin.key")) {
+	if !strings.Contains(p.header, "admin key created in "+filepath.Join(dir, "admin.key")) || strings.Contains(p.header, "wk_") {
 		t.Fatalf("serve header:\n%s", p.header)
 	}
 	fi, err := os.Stat(filepath.Join(dir, "admin.key"))
@@ -348,11 +348,11 @@ func TestE2E_Serve(t *testing.T) {
 		if _, _, code := p.cli(t, ka.Key, "", "sandbox", "rm", id); code != 0 {
 			t.Fatalf("rm: %d", code)
 		}
-		if _, errs, code := p.cli(t, ka.Key, "", "sandbox", "exec", id, "-c", "true"); code != 4 || !strings.Contains(errs, "not found") {
-			t.Fatalf("exec on a removed sandbox: %q code %d, want 4", errs, code)
+		if _, errs, code := p.cli(t, ka.Key, "", "sandbox", "exec", id, "-c", "true"); code != exitNotFound || !strings.Contains(errs, "not found") {
+			t.Fatalf("exec on a removed sandbox: %q code %d, want %d", errs, code, exitNotFound)
 		}
-		if _, _, code := p.cli(t, "wk_wrong", "", "sandbox", "ls"); code != 3 {
-			t.Fatalf("wrong key: code %d, want 3", code)
+		if _, _, code := p.cli(t, "wk_wrong", "", "sandbox", "ls"); code != exitNoPerm {
+			t.Fatalf("wrong key: code %d, want %d", code, exitNoPerm)
 		}
 	})
 
@@ -450,7 +450,7 @@ func TestE2E_Serve(t *testing.T) {
 	t.Run("SIGTERMRestart", func(t *testing.T) {
 		p.stop(t)
 		p2 := startServe(t, dir)
-		if strings.Contains(p2.header, "shown once") {
+		if strings.Contains(p2.header, "admin key created") {
 			t.Fatalf("restart printed a new admin key:\n%s", p2.header)
 		}
 		alice2, _ := client.New(p2.url, ka.Key) // keys survive the restart

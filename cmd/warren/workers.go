@@ -66,13 +66,13 @@ type serveSettings struct {
 // the sandboxes in w.workers supervised worker processes.
 func serveWorkers(ctx context.Context, cmd *cobra.Command, log *slog.Logger, w workerFlags, s serveSettings) error {
 	if w.workers < 0 {
-		return fmt.Errorf("--workers %d: want 0 (sandboxes in process) or a number of worker processes", w.workers)
+		return usageError(fmt.Errorf("--workers %d: want 0 (sandboxes in process) or a number of worker processes", w.workers))
 	}
 	var mem int64
 	if w.memory != "" {
 		var err error
 		if mem, err = parseSize(w.memory); err != nil {
-			return fmt.Errorf("--worker-memory: %w", err)
+			return usageError(fmt.Errorf("--worker-memory: %w", err))
 		}
 	}
 	runDir := s.nativeRunDir
@@ -110,10 +110,7 @@ func serveWorkers(ctx context.Context, cmd *cobra.Command, log *slog.Logger, w w
 	}
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "warren listening on http://%s (%d workers)\n", ln.Addr(), w.workers)
-	if f.AdminKey != "" {
-		fmt.Fprintf(out, "admin key (shown once): %s\n", f.AdminKey)
-	}
-	fmt.Fprintf(out, "admin key file: %s\n", f.KeyFile)
+	printKeyFile(out, f.AdminKey != "", f.KeyFile)
 	srv := &http.Server{Handler: f.Handler, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
