@@ -310,10 +310,14 @@ func (m *Manager) tick() {
 			case dueExpire:
 				if err := m.destroy(context.Background(), b); err != nil {
 					m.log.Warn("ttl delete failed", "sandbox", b.id, "err", err)
+				} else {
+					m.event("ttl_delete", b, "ttl", b.cfg.TTL.Std().String())
 				}
 			case dueStandby:
 				if err := b.hibernate(context.Background(), true); err != nil {
 					m.log.Warn("standby failed", "sandbox", b.id, "err", err)
+				} else if st, _ := b.stateAndUsage(); st == api.StateStandby {
+					m.event("standby", b, "idle_after", b.cfg.StandbyAfter.Std().String())
 				}
 			}
 		}
@@ -528,6 +532,9 @@ func (m *Manager) add(ctx context.Context, bs ...*box) error {
 				return err
 			}
 		}
+	}
+	for _, b := range bs {
+		m.event("create", b, "image", b.imageDigest, "parent", b.parent, "snapshot", b.snapshot)
 	}
 	return nil
 }

@@ -97,6 +97,7 @@ func (m *Manager) runNative(ctx context.Context, inv *commands.Invocation, path 
 	ri.cpu.Add(int64(res.CPU))
 	if res.OOMKilled {
 		ri.oom.Store(true)
+		b.m.event("native_oom", b, "path", path, "memory_limit", b.cfg.Limits.MaxMemoryBytes)
 	}
 	if err != nil {
 		if errors.Is(err, native.ErrWorkspaceLost) {

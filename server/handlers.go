@@ -256,7 +256,7 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request, svc api.Service) e
 	run := func(stdout, stderr io.Writer) (api.ExecResult, error) {
 		t0 := nowFunc()
 		res, err := svc.Exec(r.Context(), id, req, stdout, stderr)
-		s.metrics.observeExec(nowFunc().Sub(t0))
+		s.observeExec(r, res, err, nowFunc().Sub(t0))
 		return res, err
 	}
 	if wait {

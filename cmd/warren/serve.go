@@ -63,6 +63,7 @@ func newServeCmd() *cobra.Command {
 		commitBytes                     int64
 		commitDelay                     time.Duration
 		wf                              workerFlags
+		metricsKey                      string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -109,7 +110,7 @@ AWS_SESSION_TOKEN).`,
 			}
 			if wf.workers != 0 {
 				setProcs(log, procs, cmd.Flags().Changed("procs"))
-				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json", durability, commitBytes, commitDelay})
+				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json", durability, commitBytes, commitDelay, metricsKey})
 			}
 			if metaURL == "" {
 				if err := workerpool.Adopt(ctx, data, 0); err != nil { // sandboxes of an earlier --workers start
@@ -195,7 +196,7 @@ AWS_SESSION_TOKEN).`,
 			if guard != nil {
 				go guard.Run(ctx, n.Handler.Idle)
 			}
-			srv := &http.Server{Handler: n.Handler, ReadHeaderTimeout: 10 * time.Second}
+			srv := &http.Server{Handler: server.RequireMetricsKey(n.Handler, metricsKey), ReadHeaderTimeout: 10 * time.Second}
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(ln) }()
 			select {
@@ -238,6 +239,7 @@ AWS_SESSION_TOKEN).`,
 	f.StringVar(&memLimit, "memory-limit", "70%", "the Go runtime's soft memory limit (GOMEMLIMIT): SIZE, PERCENT of the node's memory (RAM or cgroup limit), or off; a GOMEMLIMIT in the environment wins over the default")
 	f.StringVar(&shedAbove, "shed-above", "90%", "refuse new creates and execs with 503 + Retry-After while the heap is over SIZE or PERCENT of --memory-limit (off: never)")
 	wf.add(cmd)
+	f.StringVar(&metricsKey, "metrics-key", os.Getenv("WARREN_METRICS_KEY"), "require Authorization: Bearer KEY on /metrics (its series name tenants) [$WARREN_METRICS_KEY]")
 	f.IntVar(&procs, "procs", defaultProcs(), "Go scheduler threads (GOMAXPROCS); more than the cores so the kernel time-slices busy sandboxes and a short exec is not queued behind them; a GOMAXPROCS in the environment wins over the default")
 	return cmd
 }

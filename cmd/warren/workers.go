@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/warren-sandbox/warren/sandbox/node"
 	"github.com/warren-sandbox/warren/sandbox/workerpool"
+	"github.com/warren-sandbox/warren/server"
 )
 
 func init() { verbs = append(verbs, newServeWorkerCmd) }
@@ -60,6 +61,7 @@ type serveSettings struct {
 	durability           string
 	commitBytes          int64
 	commitDelay          time.Duration
+	metricsKey           string
 }
 
 // serveWorkers is serve in worker mode: the HTTP front and its keys here,
@@ -111,7 +113,7 @@ func serveWorkers(ctx context.Context, cmd *cobra.Command, log *slog.Logger, w w
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "warren listening on http://%s (%d workers)\n", ln.Addr(), w.workers)
 	printKeyFile(out, f.AdminKey != "", f.KeyFile)
-	srv := &http.Server{Handler: f.Handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: server.RequireMetricsKey(f.Handler, s.metricsKey), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
