@@ -1,6 +1,11 @@
 package sandbox
 
-import "github.com/warren-sandbox/warren/api"
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/warren-sandbox/warren/api"
+)
 
 // event logs one lifecycle event of a sandbox as a structured line
 // ("sandbox event", event=create|standby|resume|ttl_delete|native_oom), so
@@ -15,4 +20,47 @@ func (m *Manager) resumeEvent(b *box, before string) {
 	if before == api.StateStandby {
 		m.event("resume", b)
 	}
+}
+
+// nativeCounters count the native tier since start.
+type nativeCounters struct {
+	oomKills atomic.Uint64
+	cpu      atomic.Int64 // ns of the native processes' cgroups
+}
+
+// NativeStats are the native tier's figures for /metrics.
+type NativeStats struct {
+	Workspaces int     // live workspaces (one per sandbox that ran an ELF since it resumed)
+	OOMKills   uint64  // native processes killed over a sandbox's memory limit
+	CPUSeconds float64 // CPU time of native processes (their cgroups)
+}
+
+// AddNodeStats adds o's native and per-tenant figures to s (a pool sums its
+// workers' Stats).
+func (s *Stats) AddNodeStats(o Stats) {
+	s.Native.Workspaces += o.Native.Workspaces
+	s.Native.OOMKills += o.Native.OOMKills
+	s.Native.CPUSeconds += o.Native.CPUSeconds
+	if len(o.Tenants) > 0 && s.Tenants == nil {
+		s.Tenants = map[string]int{}
+	}
+	for t, n := range o.Tenants {
+		s.Tenants[t] += n
+	}
+}
+
+func (m *Manager) nativeStats(boxes []*box) (NativeStats, map[string]int) {
+	ns := NativeStats{OOMKills: m.native.oomKills.Load(), CPUSeconds: time.Duration(m.native.cpu.Load()).Seconds()}
+	tenants := map[string]int{}
+	for _, b := range boxes {
+		b.mu.Lock()
+		if b.ws != nil {
+			ns.Workspaces++
+		}
+		if b.state != api.StateDeleted {
+			tenants[b.tenant]++
+		}
+		b.mu.Unlock()
+	}
+	return ns, tenants
 }

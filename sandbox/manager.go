@@ -157,6 +157,7 @@ type Manager struct {
 	execErrors atomic.Uint64
 	hibernates atomic.Uint64
 	resumes    atomic.Uint64
+	native     nativeCounters
 }
 
 // DefaultLimits apply to every sandbox that does not set its own: the one
@@ -347,6 +348,9 @@ type Stats struct {
 	MemoryCharged int64
 	// Durable counts the write path (zero without Config.Durable).
 	Durable DurableStats
+	// Native counts the native tier; Tenants the sandboxes of each tenant.
+	Native  NativeStats
+	Tenants map[string]int
 }
 
 // Stats returns the current counts (for /metrics).
@@ -375,6 +379,7 @@ func (m *Manager) Stats() Stats {
 	s.Hibernates = m.hibernates.Load()
 	s.Resumes = m.resumes.Load()
 	s.Durable = m.DurableStats()
+	s.Native, s.Tenants = m.nativeStats(boxes)
 	return s
 }
 

@@ -144,6 +144,14 @@ func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request, _ api.Se
 	fmt.Fprintf(&sb, "warren_delta_bytes %d\n", st.BytesInDeltas)
 	sb.WriteString("# HELP warren_memory_charged_bytes What the sandboxes' memory budgets hold.\n# TYPE warren_memory_charged_bytes gauge\n")
 	fmt.Fprintf(&sb, "warren_memory_charged_bytes %d\n", st.MemoryCharged)
+	sb.WriteString("# HELP warren_tenant_sandboxes Sandboxes by tenant (running and standby).\n# TYPE warren_tenant_sandboxes gauge\n")
+	for _, t := range sortedKeys(st.Tenants) {
+		fmt.Fprintf(&sb, "warren_tenant_sandboxes{tenant=%q} %d\n", t, st.Tenants[t])
+	}
+	nt := st.Native
+	fmt.Fprintf(&sb, "# HELP warren_native_workspaces Live native workspaces (namespaces, overlay, cgroup).\n# TYPE warren_native_workspaces gauge\nwarren_native_workspaces %d\n", nt.Workspaces)
+	fmt.Fprintf(&sb, "# HELP warren_native_oom_kills_total Native processes killed over their sandbox's memory limit.\n# TYPE warren_native_oom_kills_total counter\nwarren_native_oom_kills_total %d\n", nt.OOMKills)
+	fmt.Fprintf(&sb, "# HELP warren_native_cpu_seconds_total CPU time of native processes (from their cgroups).\n# TYPE warren_native_cpu_seconds_total counter\nwarren_native_cpu_seconds_total %g\n", nt.CPUSeconds)
 	d := st.Durable
 	sb.WriteString("# HELP warren_wlog_appends_total Write-log records acknowledged (local level).\n# TYPE warren_wlog_appends_total counter\n")
 	fmt.Fprintf(&sb, "warren_wlog_appends_total %d\n", d.Log.Appends)

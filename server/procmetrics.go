@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"runtime"
@@ -63,21 +65,50 @@ func residentBytes() (int64, bool) {
 	return pages * int64(os.Getpagesize()), true
 }
 
-// RequireMetricsKey serves GET /metrics of h only with "Authorization:
-// Bearer KEY" (the metrics carry tenant names); every other path goes to
-// h untouched. An empty key leaves /metrics open.
-func RequireMetricsKey(h http.Handler, key string) http.Handler {
-	if key == "" {
+// MetricsFront wraps h (a Server, or a front of worker processes) for an
+// operator: GET /metrics then needs "Authorization: Bearer KEY" when key
+// is set (the series name tenants), and extra series (figures only the
+// caller knows, e.g. the blob store's size) are appended to h's. Every
+// other path goes to h untouched.
+func MetricsFront(h http.Handler, key string, extra func(w io.Writer)) http.Handler {
+	if key == "" && extra == nil {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/metrics" {
+		if r.URL.Path != "/metrics" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		if key != "" {
 			got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(key)) != 1 {
+				w.Header().Set("WWW-Authenticate", "Bearer")
 				writeError(w, api.Errorf(errdefs.ErrUnauthenticated, "/metrics needs the metrics key (Authorization: Bearer KEY; warren serve --metrics-key)"))
 				return
 			}
 		}
-		h.ServeHTTP(w, r)
+		if extra == nil || r.Method != http.MethodGet {
+			h.ServeHTTP(w, r)
+			return
+		}
+		buf := &bufferedResponse{ResponseWriter: w, code: http.StatusOK}
+		h.ServeHTTP(buf, r)
+		w.Header().Del("Content-Length")
+		w.WriteHeader(buf.code)
+		w.Write(buf.body.Bytes())
+		if buf.code == http.StatusOK {
+			extra(w)
+		}
 	})
 }
+
+// bufferedResponse holds a response's status and body (the headers go to
+// the real writer) so MetricsFront can append to it.
+type bufferedResponse struct {
+	http.ResponseWriter
+	code int
+	body bytes.Buffer
+}
+
+func (b *bufferedResponse) WriteHeader(code int)        { b.code = code }
+func (b *bufferedResponse) Write(p []byte) (int, error) { return b.body.Write(p) }

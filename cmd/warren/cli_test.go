@@ -254,7 +254,7 @@ func TestE2E_CLIConventions(t *testing.T) {
 		}
 		long := strings.TrimSpace(must("sandbox", "start", id, "--", "sleep", "60"))
 		must("sandbox", "kill", id, long)
-		if _, errs, code := cli("", "sandbox", "attach", id, long); code != 143 || !strings.Contains(errs, "signal:TERM") {
+		if _, errs, code := cli("", "sandbox", "attach", id, long); code != 143 || !strings.HasSuffix(errs, "warren: killed by SIGTERM\n") {
 			t.Fatalf("attach to a killed process: %d %q", code, errs)
 		}
 		if _, errs, code := cli("", "sandbox", "kill", id, long); code != exitConflict || !strings.Contains(errs, "has exited") {
@@ -311,6 +311,12 @@ func TestE2E_CLIConventions(t *testing.T) {
 			regexp.MustCompile(`(?m)^process_open_fds [1-9]`),
 			regexp.MustCompile(`(?m)^go_goroutines [1-9]`),
 			regexp.MustCompile(`(?m)^go_gc_cycles_total \d`),
+			regexp.MustCompile(`(?m)^warren_tenant_sandboxes\{tenant="admin"\} [1-9]`),
+			regexp.MustCompile(`(?m)^warren_native_workspaces \d`),
+			regexp.MustCompile(`(?m)^warren_native_oom_kills_total \d`),
+			regexp.MustCompile(`(?m)^warren_native_cpu_seconds_total \d`),
+			regexp.MustCompile(`(?m)^warren_blob_store_bytes [1-9]`),
+			regexp.MustCompile(`(?m)^warren_blob_store_objects [1-9]`),
 		} {
 			if !want.MatchString(m) {
 				t.Errorf("/metrics lacks %s", want)

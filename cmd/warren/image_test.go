@@ -234,13 +234,13 @@ CMD ["serve"]
 			code int
 			want []string
 		}{
-			{"unknown image", []string{"sandbox", "create", "--image", "nosuch"}, 4, []string{`"nosuch" not found for tenant "admin"`, "warren image build -t nosuch", "warren image ls"}},
-			{"build without a name", []string{"image", "build", ctxDir}, 2, []string{"-t NAME", "--local"}},
-			{"local source on the server", []string{"image", "build", "-t", "x", "oci:/nowhere"}, 2, []string{"--local"}},
-			{"missing source", []string{"image", "build", "-t", "x", "/no/such/dir"}, 2, []string{"no such file"}},
-			{"bad Dockerfile", []string{"image", "build", "-t", "bad", "-f", "/dev/null", ctxDir}, 2, []string{"no instructions"}},
-			{"rm unknown", []string{"image", "rm", "nosuch"}, 4, []string{`tenant "admin"`}},
-			{"local inspect unknown", []string{"image", "inspect", "nosuch"}, 4, []string{"warren image ls --local"}},
+			{"unknown image", []string{"sandbox", "create", "--image", "nosuch"}, exitNotFound, []string{`"nosuch" not found for tenant "admin"`, "warren image build -t nosuch", "warren image ls"}},
+			{"build without a name", []string{"image", "build", ctxDir}, exitUsage, []string{"-t NAME", "--local"}},
+			{"local source on the server", []string{"image", "build", "-t", "x", "oci:/nowhere"}, exitUsage, []string{"--local"}},
+			{"missing source", []string{"image", "build", "-t", "x", "/no/such/dir"}, exitUsage, []string{"no such file"}},
+			{"bad Dockerfile", []string{"image", "build", "-t", "bad", "-f", "/dev/null", ctxDir}, exitUsage, []string{"no instructions"}},
+			{"rm unknown", []string{"image", "rm", "nosuch"}, exitNotFound, []string{`tenant "admin"`}},
+			{"local inspect unknown", []string{"image", "inspect", "nosuch"}, exitNotFound, []string{"warren image ls --local"}},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {

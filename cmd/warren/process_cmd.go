@@ -112,7 +112,7 @@ until it exits.`,
 				return err
 			}
 			if res.Limit != "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warren: stopped: %s\n", res.Limit)
+				fmt.Fprintf(cmd.ErrOrStderr(), "warren: %s\n", limitNotice(cmd.Context(), cl, args[0], api.ExecRequest{}, res))
 			}
 			if res.Exit != 0 {
 				return exitStatus(res.Exit)

@@ -196,7 +196,8 @@ AWS_SESSION_TOKEN).`,
 			if guard != nil {
 				go guard.Run(ctx, n.Handler.Idle)
 			}
-			srv := &http.Server{Handler: server.RequireMetricsKey(n.Handler, metricsKey), ReadHeaderTimeout: 10 * time.Second}
+			blobs := &blobGauge{count: storeCounter(n.Blobs)}
+			srv := &http.Server{Handler: server.MetricsFront(n.Handler, metricsKey, blobs.write), ReadHeaderTimeout: 10 * time.Second}
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(ln) }()
 			select {

@@ -484,6 +484,16 @@ func TestE2E_Serve(t *testing.T) {
 	})
 }
 
+// waitLog waits up to 10 s for want in p's log.
+func waitLog(t *testing.T, p *serveProc, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.logs(), want); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log lacks %q:\n%s", want, p.logs())
+		}
+	}
+}
+
 // busyboxTar writes a tar of busybox-static and its applet links, or skips
 // the test when busybox is not installed.
 func busyboxTar(t *testing.T) string {
@@ -562,6 +572,21 @@ func TestE2E_Native(t *testing.T) {
 	_, errs, code = p.cli(t, admin, "", "sandbox", "exec", id, "-c", `/bin/busybox sh -c 'x=$(head -c 300000000 /dev/zero | tr "\0" a); echo $x'`)
 	if code != 137 || !strings.Contains(errs, "out of memory (limit 64MiB)") {
 		t.Fatalf("memory hog: status %d stderr %q: want 137 and the limit", code, errs)
+	}
+	if !strings.HasSuffix(errs, "warren: memory limit exceeded (64 MiB)\n") {
+		t.Fatalf("memory hog: the CLI's notice is not last: %q", errs)
+	}
+	waitLog(t, p, "event=native_oom sandbox="+id)
+	resp, err := http.Get(p.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsText, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`(?m)^warren_native_oom_kills_total [1-9]`, `(?m)^warren_native_workspaces [1-9]`, `(?m)^warren_native_cpu_seconds_total [0-9.e-]*[1-9]`, `(?m)^warren_exec_outcomes_total\{tenant="admin",outcome="memory"\} 1$`} {
+		if !regexp.MustCompile(want).Match(metricsText) {
+			t.Errorf("/metrics lacks %s:\n%s", want, metricsText)
+		}
 	}
 	off, errs, code := p.cli(t, admin, "", "sandbox", "create", "--image", "busybox", "--no-native")
 	if code != 0 {

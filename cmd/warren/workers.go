@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -113,7 +114,8 @@ func serveWorkers(ctx context.Context, cmd *cobra.Command, log *slog.Logger, w w
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "warren listening on http://%s (%d workers)\n", ln.Addr(), w.workers)
 	printKeyFile(out, f.AdminKey != "", f.KeyFile)
-	srv := &http.Server{Handler: server.RequireMetricsKey(f.Handler, s.metricsKey), ReadHeaderTimeout: 10 * time.Second}
+	blobs := &blobGauge{count: dirCounter(filepath.Join(s.data, "blobs", "data"))} // store/dir keeps objects under data/
+	srv := &http.Server{Handler: server.MetricsFront(f.Handler, s.metricsKey, blobs.write), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

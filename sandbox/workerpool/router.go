@@ -63,6 +63,7 @@ func (p *Pool) Stats() sandbox.Stats {
 			out.Sandboxes += st.Sandboxes
 			out.BytesInDeltas += st.BytesInDeltas
 			out.Durable.Add(st.Durable)
+			out.AddNodeStats(st)
 			mu.Unlock()
 		}()
 	}
