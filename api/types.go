@@ -386,6 +386,8 @@ type MoveRequest struct {
 // ForkRequest is the body of POST .../fork.
 type ForkRequest struct {
 	Count int `json:"count,omitempty"` // default 1
+	// Labels are set on the children over the parent's (which they keep).
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // ForkResult lists the children.
@@ -471,6 +473,8 @@ type Service interface {
 	Hibernate(ctx context.Context, id string) (Sandbox, error)
 	Resume(ctx context.Context, id string) (Sandbox, error)
 	Fork(ctx context.Context, id string, count int) ([]Sandbox, error)
+	// ForkWith forks with req's options (Fork is ForkWith with only Count).
+	ForkWith(ctx context.Context, id string, req ForkRequest) ([]Sandbox, error)
 
 	CreateSnapshot(ctx context.Context, id, name string) (Snapshot, error)
 	ListSnapshots(ctx context.Context) ([]Snapshot, error)

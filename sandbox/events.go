@@ -64,3 +64,32 @@ func (m *Manager) nativeStats(boxes []*box) (NativeStats, map[string]int) {
 	}
 	return ns, tenants
 }
+
+// checkLabels validates the labels of a create or a fork.
+func checkLabels(labels map[string]string) error {
+	if len(labels) > 64 {
+		return api.Errorf(api.ErrUnprocessable, "too many labels (%d, max 64)", len(labels))
+	}
+	for k, v := range labels {
+		if !labelKeyRE.MatchString(k) {
+			return api.Errorf(api.ErrUnprocessable, "bad label key %q: want 1-63 of [A-Za-z0-9._/-]", k)
+		}
+		if len(v) > 256 {
+			return api.Errorf(api.ErrUnprocessable, "label %q: value longer than 256 bytes", k)
+		}
+	}
+	return nil
+}
+
+// withLabels returns a copy of base with over set on it (base, a parent's
+// map, is not changed).
+func withLabels(base, over map[string]string) map[string]string {
+	out := make(map[string]string, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
+}

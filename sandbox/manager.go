@@ -418,16 +418,8 @@ var (
 
 // normalise validates a create request and fills its defaults.
 func (m *Manager) normalise(req api.CreateRequest) (api.CreateRequest, error) {
-	if len(req.Labels) > 64 {
-		return req, api.Errorf(api.ErrUnprocessable, "too many labels (%d, max 64)", len(req.Labels))
-	}
-	for k, v := range req.Labels {
-		if !labelKeyRE.MatchString(k) {
-			return req, api.Errorf(api.ErrUnprocessable, "bad label key %q: want 1-63 of [A-Za-z0-9._/-]", k)
-		}
-		if len(v) > 256 {
-			return req, api.Errorf(api.ErrUnprocessable, "label %q: value longer than 256 bytes", k)
-		}
+	if err := checkLabels(req.Labels); err != nil {
+		return req, err
 	}
 	if len(req.Env) > 1024 {
 		return req, api.Errorf(api.ErrUnprocessable, "too many env variables (%d, max 1024)", len(req.Env))

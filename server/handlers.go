@@ -604,7 +604,7 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request, svc api.Service) e
 	if err := s.decode(w, r, &req, true); err != nil {
 		return err
 	}
-	sbs, err := svc.Fork(r.Context(), r.PathValue("id"), req.Count)
+	sbs, err := svc.ForkWith(r.Context(), r.PathValue("id"), req)
 	if err != nil {
 		return err
 	}

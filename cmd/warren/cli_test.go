@@ -216,6 +216,21 @@ func TestE2E_CLIConventions(t *testing.T) {
 		if out := must("sandbox", "hibernate", id); !regexp.MustCompile(`^` + id + ` standby sha256:[0-9a-f]{64}\n$`).MatchString(out) {
 			t.Fatalf("hibernate: %q", out)
 		}
+		// fork --label: the children keep the parent's labels, with the new over them.
+		kids := strings.Fields(must("sandbox", "fork", id, "--count", "2", "--label", "role=child", "--label", "team=b"))
+		if len(kids) != 2 {
+			t.Fatalf("fork printed %q", kids)
+		}
+		if out := must("sandbox", "ls", "--label", "role=child"); !strings.Contains(out, kids[0]) || !strings.Contains(out, kids[1]) || strings.Contains(out, id) || !strings.Contains(out, "role=child,team=b") {
+			t.Fatalf("ls of the labelled children: %q", out)
+		}
+		if out := must("sandbox", "get", id); !strings.Contains(out, "labels:         team=a\n") {
+			t.Fatalf("the parent's labels changed: %q", out)
+		}
+		if _, errs, code := cli("", "sandbox", "fork", id, "--label", "bad key=x"); code != exitUsage || !strings.Contains(errs, "bad label key") {
+			t.Fatalf("fork with a bad label: %d %q", code, errs)
+		}
+		must(append([]string{"sandbox", "rm"}, kids...)...)
 		// rm of several ids.
 		a := strings.TrimSpace(must("sandbox", "create"))
 		b := strings.TrimSpace(must("sandbox", "create"))

@@ -197,6 +197,7 @@ func newSandboxCmd() *cobra.Command {
 	get.Flags().BoolVar(&asJSON, "json", false, "print the sandbox as JSON (what `inspect` prints)")
 
 	var count int
+	var forkLabels []string
 	fork := &cobra.Command{
 		Use: "fork ID", Short: "fork a sandbox and print the children's ids", Args: cobra.ExactArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
@@ -204,7 +205,11 @@ func newSandboxCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			kids, err := cl.Fork(cmd.Context(), args[0], count)
+			req := api.ForkRequest{Count: count}
+			if req.Labels, err = keyValues("--label", forkLabels); err != nil {
+				return err
+			}
+			kids, err := cl.ForkWith(cmd.Context(), args[0], req)
 			if err != nil {
 				return err
 			}
@@ -215,6 +220,7 @@ func newSandboxCmd() *cobra.Command {
 		}),
 	}
 	fork.Flags().IntVar(&count, "count", 1, "number of children")
+	fork.Flags().StringArrayVar(&forkLabels, "label", nil, "k=v label of the children, over the parent's (repeatable)")
 
 	snapshotCmd := &cobra.Command{
 		Use: "snapshot ID NAME", Short: "save a sandbox's state as a named, immutable snapshot", Args: cobra.ExactArgs(2),
