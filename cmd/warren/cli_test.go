@@ -373,3 +373,42 @@ func TestE2E_CLIConventions(t *testing.T) {
 	}
 	p2.stop(t)
 }
+
+// TestE2E_MetricsInProcess: with --workers 0 the blob store's size comes
+// from the node's own store (storeCounter), and the request log and key
+// file behave as in worker mode.
+func TestE2E_MetricsInProcess(t *testing.T) {
+	dir := t.TempDir()
+	p := startServe(t, dir, "--no-native", "--workers", "0")
+	admin := p.adminKey(t)
+	if strings.Contains(p.header, admin) {
+		t.Fatalf("serve printed the admin key:\n%s", p.header)
+	}
+	id, errs, code := p.cli(t, admin, "", "sandbox", "create")
+	if code != 0 {
+		t.Fatalf("create: %d %s", code, errs)
+	}
+	id = strings.TrimSpace(id)
+	if _, errs, code := p.cli(t, admin, "", "sandbox", "exec", id, "-c", "echo data > /tmp/f"); code != 0 {
+		t.Fatalf("exec: %d %s", code, errs)
+	}
+	if _, errs, code := p.cli(t, admin, "", "sandbox", "hibernate", id); code != 0 {
+		t.Fatalf("hibernate: %d %s", code, errs)
+	}
+	resp, err := http.Get(p.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`(?m)^warren_blob_store_bytes [1-9]`, `(?m)^warren_blob_store_objects [1-9]`, `(?m)^warren_exec_outcomes_total\{tenant="admin",outcome="ok"\} 1$`, `(?m)^warren_tenant_sandboxes\{tenant="admin"\} 1$`} {
+		if !regexp.MustCompile(want).Match(m) {
+			t.Errorf("/metrics lacks %s:\n%s", want, m)
+		}
+	}
+	waitLog(t, p, "event=create sandbox="+id)
+	if strings.Contains(p.logs(), admin) {
+		t.Fatal("the admin key is in the log")
+	}
+	p.stop(t)
+}
