@@ -65,6 +65,8 @@ func TestE2E_CLIConventions(t *testing.T) {
 			{"no such snapshot", []string{"snapshot", "rm", "nope"}, exitNotFound, `snapshot "nope" not found`},
 			{"no such file", []string{"fs", "get", id, "/nope", "-"}, exitNotFound, "no such file"},
 			{"run has no --c", []string{"run", "--c", "true"}, exitUsage, "unknown flag: --c"},
+			{"unknown help topic", []string{"help", "frob"}, exitUsage, `no help topic "frob"`},
+			{"version takes no arguments", []string{"version", "x"}, exitUsage, "usage: warren version"},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {

@@ -100,6 +100,16 @@ func strictTree(root *cobra.Command) {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError(fmt.Errorf("%w (see `%s --help`)", err, c.CommandPath()))
 	})
+	root.SetHelpCommand(&cobra.Command{
+		Use: "help [command]", Short: "help about any command or topic (e.g. warren help exit-codes)",
+		RunE: func(_ *cobra.Command, args []string) error {
+			c, rest, err := root.Find(args)
+			if err != nil || len(rest) > 0 {
+				return usageError(fmt.Errorf("no help topic %q (see `warren --help`)", strings.Join(args, " ")))
+			}
+			return c.Help()
+		},
+	})
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if c.HasSubCommands() && c.Run == nil && c.RunE == nil {

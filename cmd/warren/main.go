@@ -42,6 +42,7 @@ func newRoot() *cobra.Command {
 	root.AddCommand(&cobra.Command{
 		Use:   "version",
 		Short: "print the version",
+		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
 			fmt.Fprintln(cmd.OutOrStdout(), "warren", version)
 		},
