@@ -270,6 +270,9 @@ type ExecRequest struct {
 	Env     map[string]string `json:"env,omitempty"`
 	Cwd     string            `json:"cwd,omitempty"`
 	Timeout Duration          `json:"timeout,omitempty"`
+	// MaxOutputBytes lowers the sandbox's output limit for this exec
+	// (0: the sandbox's; a larger value does not raise it).
+	MaxOutputBytes int64 `json:"max_output_bytes,omitempty"`
 	// Durability is the ack level this exec waits for (memory, local or
 	// committed; "" = the sandbox's default).
 	Durability string `json:"durability,omitempty"`
@@ -383,6 +386,8 @@ type MoveRequest struct {
 // ForkRequest is the body of POST .../fork.
 type ForkRequest struct {
 	Count int `json:"count,omitempty"` // default 1
+	// Labels are set on the children over the parent's (which they keep).
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // ForkResult lists the children.
@@ -468,6 +473,8 @@ type Service interface {
 	Hibernate(ctx context.Context, id string) (Sandbox, error)
 	Resume(ctx context.Context, id string) (Sandbox, error)
 	Fork(ctx context.Context, id string, count int) ([]Sandbox, error)
+	// ForkWith forks with req's options (Fork is ForkWith with only Count).
+	ForkWith(ctx context.Context, id string, req ForkRequest) ([]Sandbox, error)
 
 	CreateSnapshot(ctx context.Context, id, name string) (Snapshot, error)
 	ListSnapshots(ctx context.Context) ([]Snapshot, error)

@@ -453,8 +453,12 @@ func (c *Client) Resume(ctx context.Context, id string) (api.Sandbox, error) {
 }
 
 func (c *Client) Fork(ctx context.Context, id string, count int) ([]api.Sandbox, error) {
+	return c.ForkWith(ctx, id, api.ForkRequest{Count: count})
+}
+
+func (c *Client) ForkWith(ctx context.Context, id string, req api.ForkRequest) ([]api.Sandbox, error) {
 	var res api.ForkResult
-	err := c.call(ctx, "POST", sbPath(id, "/fork"), nil, api.ForkRequest{Count: count}, &res)
+	err := c.call(ctx, "POST", sbPath(id, "/fork"), nil, req, &res)
 	return res.Sandboxes, err
 }
 

@@ -177,8 +177,12 @@ func (b *box) release() {
 func (b *box) resume(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	before := b.state
 	err := b.resumeLocked(ctx)
 	b.lastActive = b.m.now()
+	if err == nil {
+		b.m.resumeEvent(b, before)
+	}
 	return err
 }
 

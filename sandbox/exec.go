@@ -93,6 +93,9 @@ func checkExec(req *api.ExecRequest) error {
 	if req.Timeout < 0 {
 		return api.Errorf(api.ErrUnprocessable, "timeout must not be negative")
 	}
+	if req.MaxOutputBytes < 0 {
+		return api.Errorf(api.ErrUnprocessable, "max_output_bytes must not be negative")
+	}
 	return nil
 }
 
@@ -224,7 +227,11 @@ func (m *Manager) run(ctx context.Context, b *box, req api.ExecRequest, stdin io
 		stopStdin := context.AfterFunc(tctx, func() { p.Close() })
 		defer stopStdin()
 	}
-	out := &outputs{w: [2]io.Writer{stdout, stderr}, left: b.cfg.Limits.MaxOutputBytes, cancel: cancel}
+	left := b.cfg.Limits.MaxOutputBytes
+	if req.MaxOutputBytes > 0 && req.MaxOutputBytes < left {
+		left = req.MaxOutputBytes
+	}
+	out := &outputs{w: [2]io.Writer{stdout, stderr}, left: left, cancel: cancel}
 	if stdin == nil {
 		stdin = strings.NewReader(req.Stdin)
 	}

@@ -157,6 +157,7 @@ type Manager struct {
 	execErrors atomic.Uint64
 	hibernates atomic.Uint64
 	resumes    atomic.Uint64
+	native     nativeCounters
 }
 
 // DefaultLimits apply to every sandbox that does not set its own: the one
@@ -310,10 +311,14 @@ func (m *Manager) tick() {
 			case dueExpire:
 				if err := m.destroy(context.Background(), b); err != nil {
 					m.log.Warn("ttl delete failed", "sandbox", b.id, "err", err)
+				} else {
+					m.event("ttl_delete", b, "ttl", b.cfg.TTL.Std().String())
 				}
 			case dueStandby:
 				if err := b.hibernate(context.Background(), true); err != nil {
 					m.log.Warn("standby failed", "sandbox", b.id, "err", err)
+				} else if st, _ := b.stateAndUsage(); st == api.StateStandby {
+					m.event("standby", b, "idle_after", b.cfg.StandbyAfter.Std().String())
 				}
 			}
 		}
@@ -343,6 +348,9 @@ type Stats struct {
 	MemoryCharged int64
 	// Durable counts the write path (zero without Config.Durable).
 	Durable DurableStats
+	// Native counts the native tier; Tenants the sandboxes of each tenant.
+	Native  NativeStats
+	Tenants map[string]int
 }
 
 // Stats returns the current counts (for /metrics).
@@ -371,6 +379,7 @@ func (m *Manager) Stats() Stats {
 	s.Hibernates = m.hibernates.Load()
 	s.Resumes = m.resumes.Load()
 	s.Durable = m.DurableStats()
+	s.Native, s.Tenants = m.nativeStats(boxes)
 	return s
 }
 
@@ -409,16 +418,8 @@ var (
 
 // normalise validates a create request and fills its defaults.
 func (m *Manager) normalise(req api.CreateRequest) (api.CreateRequest, error) {
-	if len(req.Labels) > 64 {
-		return req, api.Errorf(api.ErrUnprocessable, "too many labels (%d, max 64)", len(req.Labels))
-	}
-	for k, v := range req.Labels {
-		if !labelKeyRE.MatchString(k) {
-			return req, api.Errorf(api.ErrUnprocessable, "bad label key %q: want 1-63 of [A-Za-z0-9._/-]", k)
-		}
-		if len(v) > 256 {
-			return req, api.Errorf(api.ErrUnprocessable, "label %q: value longer than 256 bytes", k)
-		}
+	if err := checkLabels(req.Labels); err != nil {
+		return req, err
 	}
 	if len(req.Env) > 1024 {
 		return req, api.Errorf(api.ErrUnprocessable, "too many env variables (%d, max 1024)", len(req.Env))
@@ -528,6 +529,9 @@ func (m *Manager) add(ctx context.Context, bs ...*box) error {
 				return err
 			}
 		}
+	}
+	for _, b := range bs {
+		m.event("create", b, "image", b.imageDigest, "parent", b.parent, "snapshot", b.snapshot)
 	}
 	return nil
 }

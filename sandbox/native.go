@@ -95,8 +95,11 @@ func (m *Manager) runNative(ctx context.Context, inv *commands.Invocation, path 
 	b.nativeRunning.Add(-1)
 	b.release()
 	ri.cpu.Add(int64(res.CPU))
+	b.m.native.cpu.Add(int64(res.CPU))
 	if res.OOMKilled {
 		ri.oom.Store(true)
+		b.m.native.oomKills.Add(1)
+		b.m.event("native_oom", b, "path", path, "memory_limit", b.cfg.Limits.MaxMemoryBytes)
 	}
 	if err != nil {
 		if errors.Is(err, native.ErrWorkspaceLost) {

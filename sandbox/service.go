@@ -375,6 +375,14 @@ func (t *tenantView) Resume(ctx context.Context, id string) (api.Sandbox, error)
 }
 
 func (t *tenantView) Fork(ctx context.Context, id string, count int) ([]api.Sandbox, error) {
+	return t.ForkWith(ctx, id, api.ForkRequest{Count: count})
+}
+
+func (t *tenantView) ForkWith(ctx context.Context, id string, req api.ForkRequest) ([]api.Sandbox, error) {
+	count := req.Count
+	if err := checkLabels(req.Labels); err != nil {
+		return nil, err
+	}
 	if count == 0 {
 		count = 1
 	}
@@ -385,9 +393,22 @@ func (t *tenantView) Fork(ctx context.Context, id string, count int) ([]api.Sand
 	if err != nil {
 		return nil, err
 	}
+	var labels map[string]string
+	if len(req.Labels) > 0 {
+		// The children's labels: the parent's with the new set over them,
+		// within the same bounds as a create's.
+		if labels = withLabels(b.cfg.Labels, req.Labels); len(labels) > 64 {
+			return nil, api.Errorf(api.ErrUnprocessable, "too many labels on the children (%d with the parent's, max 64)", len(labels))
+		}
+	}
 	children, err := b.fork(ctx, count)
 	if err != nil {
 		return nil, err
+	}
+	for _, c := range children {
+		if labels != nil {
+			c.cfg.Labels = labels
+		}
 	}
 	if err := t.m.add(ctx, children...); err != nil {
 		return nil, err

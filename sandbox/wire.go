@@ -81,8 +81,11 @@ func ShellConfig(table commands.Table, cfg SessionConfig) shell.Config {
 		Limits: shell.Limits{
 			Timeout: cfg.Limits.Timeout.Std(),
 			// The sandbox's own output limit is enforced by the manager
-			// (it truncates and names the limit); the shell's is a backstop.
-			MaxOutputBytes: cfg.Limits.MaxOutputBytes + 1,
+			// (it truncates at the limit and names it in the result, which
+			// the client reports); the shell's is a backstop far enough
+			// above that it never trips first, since its notice would go
+			// through, and be cut by, the manager's limit.
+			MaxOutputBytes: backstop(cfg.Limits.MaxOutputBytes),
 			// The memory limit bounds what one value may hold: the shell
 			// has no allocator accounting, so strings and here-docs are
 			// what an untrusted script can grow.
@@ -91,6 +94,14 @@ func ShellConfig(table commands.Table, cfg SessionConfig) shell.Config {
 			MaxJobs:        clampInt(cfg.Limits.Jobs),
 		},
 	}
+}
+
+// backstop is twice n plus 1 MiB (0 stays 0: the shell's default).
+func backstop(n int64) int64 {
+	if n <= 0 || n > math.MaxInt64/4 {
+		return n
+	}
+	return 2*n + 1<<20
 }
 
 func clampInt(n int64) int {

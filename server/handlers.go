@@ -256,7 +256,7 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request, svc api.Service) e
 	run := func(stdout, stderr io.Writer) (api.ExecResult, error) {
 		t0 := nowFunc()
 		res, err := svc.Exec(r.Context(), id, req, stdout, stderr)
-		s.metrics.observeExec(nowFunc().Sub(t0))
+		s.observeExec(r, res, err, nowFunc().Sub(t0))
 		return res, err
 	}
 	if wait {
@@ -604,7 +604,7 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request, svc api.Service) e
 	if err := s.decode(w, r, &req, true); err != nil {
 		return err
 	}
-	sbs, err := svc.Fork(r.Context(), r.PathValue("id"), req.Count)
+	sbs, err := svc.ForkWith(r.Context(), r.PathValue("id"), req)
 	if err != nil {
 		return err
 	}

@@ -62,16 +62,25 @@ type metrics struct {
 	requests map[[2]string]uint64 // route, status
 	latency  map[string]*histogram
 	exec     *histogram
+	// Per tenant: requests; exec outcomes (ok, exit, timeout, output,
+	// memory, signal, error); CPU of the execs' native processes.
+	tenantRequests map[string]uint64
+	outcomes       map[[2]string]uint64 // tenant, outcome
+	execCPU        map[string]float64
 }
 
 func newMetrics() *metrics {
-	return &metrics{requests: map[[2]string]uint64{}, latency: map[string]*histogram{}, exec: newHistogram()}
+	return &metrics{requests: map[[2]string]uint64{}, latency: map[string]*histogram{}, exec: newHistogram(),
+		tenantRequests: map[string]uint64{}, outcomes: map[[2]string]uint64{}, execCPU: map[string]float64{}}
 }
 
-func (m *metrics) observe(route string, status int, d time.Duration) {
+func (m *metrics) observe(route, tenant string, status int, d time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.requests[[2]string{route, fmt.Sprint(status)}]++
+	if tenant != "" {
+		m.tenantRequests[tenant]++
+	}
 	h := m.latency[route]
 	if h == nil {
 		h = newHistogram()
@@ -80,10 +89,42 @@ func (m *metrics) observe(route string, status int, d time.Duration) {
 	h.observe(d.Seconds())
 }
 
-func (m *metrics) observeExec(d time.Duration) {
+func (m *metrics) observeExec(tenant, outcome string, d time.Duration, cpu float64) {
 	m.mu.Lock()
 	m.exec.observe(d.Seconds())
+	m.outcomes[[2]string{tenant, outcome}]++
+	m.execCPU[tenant] += cpu
 	m.mu.Unlock()
+}
+
+// writeTenants writes the per-tenant series (m.mu held).
+func (m *metrics) writeTenants(sb *strings.Builder) {
+	sb.WriteString("# HELP warren_tenant_requests_total Authenticated HTTP requests by tenant.\n# TYPE warren_tenant_requests_total counter\n")
+	for _, t := range sortedKeys(m.tenantRequests) {
+		fmt.Fprintf(sb, "warren_tenant_requests_total{tenant=%q} %d\n", t, m.tenantRequests[t])
+	}
+	sb.WriteString("# HELP warren_exec_outcomes_total Execs over HTTP by tenant and outcome: ok, exit (non-zero status), timeout, output, memory (a native process OOM-killed), signal, error (warren failed).\n# TYPE warren_exec_outcomes_total counter\n")
+	keys := make([][2]string, 0, len(m.outcomes))
+	for k := range m.outcomes {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+"\x00"+keys[i][1] < keys[j][0]+"\x00"+keys[j][1] })
+	for _, k := range keys {
+		fmt.Fprintf(sb, "warren_exec_outcomes_total{tenant=%q,outcome=%q} %d\n", k[0], k[1], m.outcomes[k])
+	}
+	sb.WriteString("# HELP warren_exec_cpu_seconds_total CPU time of the execs' native processes (their cgroups), by tenant.\n# TYPE warren_exec_cpu_seconds_total counter\n")
+	for _, t := range sortedKeys(m.execCPU) {
+		fmt.Fprintf(sb, "warren_exec_cpu_seconds_total{tenant=%q} %g\n", t, m.execCPU[t])
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request, _ api.Service) error {
@@ -103,6 +144,14 @@ func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request, _ api.Se
 	fmt.Fprintf(&sb, "warren_delta_bytes %d\n", st.BytesInDeltas)
 	sb.WriteString("# HELP warren_memory_charged_bytes What the sandboxes' memory budgets hold.\n# TYPE warren_memory_charged_bytes gauge\n")
 	fmt.Fprintf(&sb, "warren_memory_charged_bytes %d\n", st.MemoryCharged)
+	sb.WriteString("# HELP warren_tenant_sandboxes Sandboxes by tenant (running and standby).\n# TYPE warren_tenant_sandboxes gauge\n")
+	for _, t := range sortedKeys(st.Tenants) {
+		fmt.Fprintf(&sb, "warren_tenant_sandboxes{tenant=%q} %d\n", t, st.Tenants[t])
+	}
+	nt := st.Native
+	fmt.Fprintf(&sb, "# HELP warren_native_workspaces Live native workspaces (namespaces, overlay, cgroup).\n# TYPE warren_native_workspaces gauge\nwarren_native_workspaces %d\n", nt.Workspaces)
+	fmt.Fprintf(&sb, "# HELP warren_native_oom_kills_total Native processes killed over their sandbox's memory limit.\n# TYPE warren_native_oom_kills_total counter\nwarren_native_oom_kills_total %d\n", nt.OOMKills)
+	fmt.Fprintf(&sb, "# HELP warren_native_cpu_seconds_total CPU time of native processes (from their cgroups).\n# TYPE warren_native_cpu_seconds_total counter\nwarren_native_cpu_seconds_total %g\n", nt.CPUSeconds)
 	d := st.Durable
 	sb.WriteString("# HELP warren_wlog_appends_total Write-log records acknowledged (local level).\n# TYPE warren_wlog_appends_total counter\n")
 	fmt.Fprintf(&sb, "warren_wlog_appends_total %d\n", d.Log.Appends)
@@ -144,6 +193,7 @@ func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request, _ api.Se
 		fmt.Fprintf(&sb, "# HELP warren_memory_limit_bytes The Go runtime's soft memory limit (GOMEMLIMIT).\n# TYPE warren_memory_limit_bytes gauge\nwarren_memory_limit_bytes %d\n", lim)
 	}
 	fmt.Fprintf(&sb, "# HELP warren_goroutines Goroutines.\n# TYPE warren_goroutines gauge\nwarren_goroutines %d\n", runtime.NumGoroutine())
+	writeProcess(&sb, &ms)
 
 	s.metrics.mu.Lock()
 	sb.WriteString("# HELP warren_http_requests_total HTTP requests by route and status.\n# TYPE warren_http_requests_total counter\n")
@@ -166,6 +216,7 @@ func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request, _ api.Se
 	}
 	sb.WriteString("# HELP warren_exec_duration_seconds Exec latency over HTTP, request to exit.\n# TYPE warren_exec_duration_seconds histogram\n")
 	s.metrics.exec.write(&sb, "warren_exec_duration_seconds", "")
+	s.metrics.writeTenants(&sb)
 	s.metrics.mu.Unlock()
 
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")

@@ -236,6 +236,10 @@ type ctxKey struct{}
 func (s *Server) wrap(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t0 := time.Now()
+		rid := requestID(r)
+		w.Header().Set(RequestIDHeader, rid)
+		ctx, ri := withReqInfo(r.Context())
+		r = r.WithContext(ctx)
 		rec := &recorder{ResponseWriter: w}
 		tenant := ""
 		s.inflight.Add(1)
@@ -251,10 +255,8 @@ func (s *Server) wrap(rt route) http.Handler {
 				rec.status = http.StatusOK
 			}
 			d := time.Since(t0)
-			s.metrics.observe(rt.method+" "+rt.pattern, rec.status, d)
-			s.log.Info("request", "method", r.Method, "path", r.URL.Path, "route", rt.pattern,
-				"tenant", tenant, "sandbox", r.PathValue("id"), "status", rec.status,
-				"duration_ms", float64(d.Microseconds())/1000, "bytes", rec.bytes)
+			s.metrics.observe(rt.method+" "+rt.pattern, tenant, rec.status, d)
+			s.logRequest(r, rid, rt.pattern, tenant, rec.status, d, rec.bytes, ri)
 		}()
 		if g := s.cfg.Guard; g != nil && shedRoutes[rt.method+" "+rt.pattern] {
 			// Before auth and body: under pressure, do as little as can be.
@@ -276,6 +278,7 @@ func (s *Server) wrap(rt route) http.Handler {
 				return
 			}
 			tenant = name
+			r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, name))
 			svc = s.cfg.Backend.For(name)
 		}
 		if err := rt.h(rec, r, svc); err != nil {

@@ -25,9 +25,11 @@ func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "run warren's benchmark suite (peer-bench/v1, comparable with the peer harnesses)",
-		Long: `bench measures warren on the workloads of shared/peers/justbash over the same
-base tree, and prints a table, or with --json one peer-bench/v1 object on stdout
-(progress goes to stderr). Compare with: node shared/peers/compare.mjs A.json B.json`,
+		Long: `bench measures warren on the peer-bench/v1 workloads (` + "`warren bench --list`" + ` names
+them and the metrics each sets) over a base tree embedded in the binary (or
+--base-tree FILE), and prints a table, or with --json one peer-bench/v1 object
+on stdout (progress goes to stderr). Save two runs' --json output to compare
+them metric by metric.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if list {
@@ -97,7 +99,7 @@ base tree, and prints a table, or with --json one peer-bench/v1 object on stdout
 	f.Float64Var(&opts.Seconds, "seconds", 0, "density: measured window in s (default 10, --quick 2)")
 	f.Float64Var(&opts.Scale, "scale", 0, "multiply the latency phases' sample counts (default 1, --quick 0.1)")
 	f.IntVar(&opts.MemN, "mem-n", 0, "mem_per_*_bytes: sandboxes kept (default 2000, --quick 200)")
-	f.StringVar(&opts.BaseTree, "base-tree", "", "base-tree.json to use (default: ../shared/peers/justbash/base-tree.json if present, else the embedded copy)")
+	f.StringVar(&opts.BaseTree, "base-tree", "", "base tree (a peer-bench base-tree.json) to measure over (default: $WARREN_SHARED/peers/justbash/base-tree.json if present, else the one embedded in the binary)")
 	f.BoolVar(&list, "list", false, "list the scenarios and the metric keys they set")
 	f.StringVar(&cpuProf, "cpuprofile", "", "write a pprof CPU profile of the run to this file")
 	f.StringVar(&memProf, "memprofile", "", "write a pprof allocation profile of the run to this file")

@@ -29,7 +29,7 @@ func TestE2E_DurabilityLevels(t *testing.T) {
 		{nil, regexp.MustCompile(`^warren: durability local\n$`), 0}, // the sandbox's default
 		{[]string{"--durability", "memory"}, regexp.MustCompile(`^warren: durability memory\n$`), 0},
 		{[]string{"--durability", "committed"}, regexp.MustCompile(`^warren: durability committed \(generation [1-9][0-9]*\)\n$`), 0},
-		{[]string{"--durability", "soon"}, regexp.MustCompile(`bad durability "soon"`), 2},
+		{[]string{"--durability", "soon"}, regexp.MustCompile(`bad durability "soon"`), exitUsage},
 	} {
 		args := append([]string{"sandbox", "exec", id, "--print-durability"}, tc.args...)
 		args = append(args, "-c", "echo x >> /f")

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -16,11 +17,14 @@ func newFSCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "fs", Short: "read and write a sandbox's files"}
 	c.flags(cmd)
 	put := &cobra.Command{
-		Use: "put ID LOCAL REMOTE", Short: "upload a local file to an absolute path in the sandbox", Args: cobra.ExactArgs(3),
+		Use: "put ID LOCAL REMOTE", Short: "upload a local file, or a directory's tree (as a tar), to an absolute path in the sandbox", Args: cobra.ExactArgs(3),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			cl, err := c.client()
 			if err != nil {
 				return err
+			}
+			if fi, err := os.Stat(args[1]); err == nil && fi.IsDir() {
+				return putDir(cmd.Context(), cl, args[0], args[1], args[2])
 			}
 			f, err := os.Open(args[1])
 			if err != nil {
@@ -79,6 +83,22 @@ func newFSCmd() *cobra.Command {
 		}),
 	}
 	ls.Flags().BoolVarP(&recursive, "recursive", "r", false, "list the whole tree")
-	cmd.AddCommand(put, cat, ls)
+	get := &cobra.Command{
+		Use:   "get ID REMOTE [LOCAL]",
+		Short: "download a sandbox file, or a directory's tree, to LOCAL (default: its base name here; - for stdout, a tar for a directory)",
+		Args:  cobra.RangeArgs(2, 3),
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			cl, err := c.client()
+			if err != nil {
+				return err
+			}
+			local := path.Base(args[1])
+			if len(args) == 3 {
+				local = args[2]
+			}
+			return getPath(cmd.Context(), cl, args[0], args[1], local, cmd.OutOrStdout())
+		}),
+	}
+	cmd.AddCommand(put, get, cat, ls)
 	return cmd
 }

@@ -316,9 +316,6 @@ offers it to every tenant as a shared image.`,
 	return cmd
 }
 
-// usageError marks bad arguments (exit status 2 through cliError).
-func usageError(err error) error { return api.Errorf(api.ErrUnprocessable, "%v", err) }
-
 // localNotFound says what to do about a missing local image.
 func localNotFound(err error, data string) error {
 	if err != nil && errors.Is(err, fs.ErrNotExist) && strings.Contains(err.Error(), "not found") {

@@ -152,8 +152,8 @@ CMD ["serve"]
 		if code != 0 || out != "/srv/app 1000 /home/user user\nhi\n" {
 			t.Fatalf("warren run of the image: %q %q %d", out, errs, code)
 		}
-		if _, errs, code := cli("", "image", "rm", "app"); code != 5 || !strings.Contains(errs, "in use") {
-			t.Fatalf("image rm while a sandbox uses it: %q %d, want 5", errs, code)
+		if _, errs, code := cli("", "image", "rm", "app"); code != exitConflict || !strings.Contains(errs, "in use") {
+			t.Fatalf("image rm while a sandbox uses it: %q %d, want %d", errs, code, exitConflict)
 		}
 		mustCLI("sandbox", "rm", id)
 		mustCLI("image", "rm", "app")
@@ -203,8 +203,8 @@ CMD ["serve"]
 		if ls := mustCLI("image", "ls"); !regexp.MustCompile(`(?m)^tools\s+sha256:\S+\s+\d+\s+true$`).MatchString(ls) {
 			t.Fatalf("image ls does not show tools as shared: %q", ls)
 		}
-		if _, errs, code := cli("", "image", "rm", "tools"); code != 3 || !strings.Contains(errs, "--local") {
-			t.Fatalf("a tenant removing a shared image: %q %d, want 3 naming --local", errs, code)
+		if _, errs, code := cli("", "image", "rm", "tools"); code != exitNoPerm || !strings.Contains(errs, "--local") {
+			t.Fatalf("a tenant removing a shared image: %q %d, want %d naming --local", errs, code, exitNoPerm)
 		}
 	})
 
@@ -234,13 +234,13 @@ CMD ["serve"]
 			code int
 			want []string
 		}{
-			{"unknown image", []string{"sandbox", "create", "--image", "nosuch"}, 4, []string{`"nosuch" not found for tenant "admin"`, "warren image build -t nosuch", "warren image ls"}},
-			{"build without a name", []string{"image", "build", ctxDir}, 2, []string{"-t NAME", "--local"}},
-			{"local source on the server", []string{"image", "build", "-t", "x", "oci:/nowhere"}, 2, []string{"--local"}},
-			{"missing source", []string{"image", "build", "-t", "x", "/no/such/dir"}, 2, []string{"no such file"}},
-			{"bad Dockerfile", []string{"image", "build", "-t", "bad", "-f", "/dev/null", ctxDir}, 2, []string{"no instructions"}},
-			{"rm unknown", []string{"image", "rm", "nosuch"}, 4, []string{`tenant "admin"`}},
-			{"local inspect unknown", []string{"image", "inspect", "nosuch"}, 4, []string{"warren image ls --local"}},
+			{"unknown image", []string{"sandbox", "create", "--image", "nosuch"}, exitNotFound, []string{`"nosuch" not found for tenant "admin"`, "warren image build -t nosuch", "warren image ls"}},
+			{"build without a name", []string{"image", "build", ctxDir}, exitUsage, []string{"-t NAME", "--local"}},
+			{"local source on the server", []string{"image", "build", "-t", "x", "oci:/nowhere"}, exitUsage, []string{"--local"}},
+			{"missing source", []string{"image", "build", "-t", "x", "/no/such/dir"}, exitUsage, []string{"no such file"}},
+			{"bad Dockerfile", []string{"image", "build", "-t", "bad", "-f", "/dev/null", ctxDir}, exitUsage, []string{"no instructions"}},
+			{"rm unknown", []string{"image", "rm", "nosuch"}, exitNotFound, []string{`tenant "admin"`}},
+			{"local inspect unknown", []string{"image", "inspect", "nosuch"}, exitNotFound, []string{"warren image ls --local"}},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {

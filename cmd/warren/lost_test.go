@@ -70,8 +70,8 @@ func TestE2E_ConnectionLost(t *testing.T) {
 			<-p.done
 			err = cmd.Wait()
 			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != statusConnectionLost {
-				t.Fatalf("exec after the server died: %v, want exit %d; stderr %q", err, statusConnectionLost, errb.String())
+			if !errors.As(err, &ee) || ee.ExitCode() != exitConnLost {
+				t.Fatalf("exec after the server died: %v, want exit %d; stderr %q", err, exitConnLost, errb.String())
 			}
 			if !strings.Contains(errb.String(), "connection lost during exec; its effects up to the loss may persist") {
 				t.Fatalf("stderr %q does not say the connection was lost", errb.String())
@@ -85,7 +85,7 @@ func TestE2E_ConnectionLost(t *testing.T) {
 	cmd.Stderr = &errb
 	err := cmd.Run()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 6 || strings.Contains(errb.String(), "connection lost") {
-		t.Fatalf("exec with no server: %v stderr %q, want exit 6 (unavailable)", err, errb.String())
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUnavailable || !strings.Contains(errb.String(), "start it with `warren serve`") || strings.Contains(errb.String(), "connection lost") {
+		t.Fatalf("exec with no server: %v stderr %q, want exit %d (unavailable) and what to do", err, errb.String(), exitUnavailable)
 	}
 }

@@ -27,7 +27,7 @@ func run(args []string) int {
 			return int(st)
 		}
 		fmt.Fprintln(os.Stderr, "warren:", err)
-		return 1
+		return exitCode(err)
 	}
 	return 0
 }
@@ -42,6 +42,7 @@ func newRoot() *cobra.Command {
 	root.AddCommand(&cobra.Command{
 		Use:   "version",
 		Short: "print the version",
+		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
 			fmt.Fprintln(cmd.OutOrStdout(), "warren", version)
 		},
@@ -49,6 +50,8 @@ func newRoot() *cobra.Command {
 	for _, v := range verbs {
 		root.AddCommand(v())
 	}
+	root.AddCommand(newExitCodesTopic())
+	strictTree(root)
 	return root
 }
 

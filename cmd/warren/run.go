@@ -48,7 +48,7 @@ func newRunCmd() *cobra.Command {
 			src := script
 			var params []string
 			switch {
-			case cmd.Flags().Changed("c"):
+			case cmd.Flags().Changed("command"):
 				params = args
 			case len(args) > 0:
 				data, err := os.ReadFile(args[0])
@@ -152,7 +152,7 @@ func newRunCmd() *cobra.Command {
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&script, "c", "c", "", "script text to run")
+	c.Flags().StringVarP(&script, "command", "c", "", "script text to run")
 	c.Flags().StringVar(&imgName, "image", image.DefaultName, "base image: a tag or digest in the data directory's catalog")
 	c.Flags().StringVar(&security, "security", api.SecurityDefault, "native tier confinement: default (Docker's seccomp profile and capabilities, masked /proc) or relaxed (none of those; trusted images only)")
 	c.Flags().StringVar(&data, "data", "", "data directory holding images (default $WARREN_DATA, else ~/.local/share/warren)")

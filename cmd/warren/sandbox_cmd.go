@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,42 +20,8 @@ import (
 
 func init() { verbs = append(verbs, newSandboxCmd) }
 
-// conn holds the client flags shared by the sandbox, fs and shell verbs.
-type conn struct {
-	server, key string
-}
-
-func (c *conn) flags(cmd *cobra.Command) {
-	cmd.PersistentFlags().StringVar(&c.server, "server", "", "warren server (default $WARREN_SERVER or http://127.0.0.1:7711)")
-	cmd.PersistentFlags().StringVar(&c.key, "api-key", "", "API key (default $WARREN_API_KEY, else the local admin.key)")
-}
-
-func (c *conn) client() (*client.Client, error) {
-	server, key := c.server, c.key
-	if server == "" {
-		server = os.Getenv("WARREN_SERVER")
-	}
-	if server == "" {
-		server = "http://127.0.0.1:7711"
-	}
-	if key == "" {
-		key = os.Getenv("WARREN_API_KEY")
-	}
-	if key == "" {
-		// A local `warren serve` with default --data: use its admin key.
-		if data, err := os.ReadFile(filepath.Join(defaultDataDir(), "admin.key")); err == nil {
-			key = strings.TrimSpace(string(data))
-		}
-	}
-	return client.New(server, key)
-}
-
-// statusConnectionLost is the exit status of `warren sandbox exec` when
-// the server goes away mid-exec.
-const statusConnectionLost = 255
-
-// cliError prints err and maps its class to the CLI's exit status: the one
-// place where error classes become exit codes.
+// cliError prints err and turns it into the exit status of its class
+// (exitCode): the script's own status passes through untouched.
 func cliError(err error) error {
 	if err == nil {
 		return nil
@@ -64,27 +30,8 @@ func cliError(err error) error {
 	if asExit(err, &st) {
 		return err
 	}
-	fmt.Fprintln(os.Stderr, "warren:", err)
-	switch {
-	case errors.Is(err, client.ErrConnectionLost):
-		// As ssh does: 255 is no status a command of the sandbox gives
-		// through warren (exit statuses there are 0-254 in practice), and
-		// the exec's own status is unknown.
-		return exitStatus(statusConnectionLost)
-	case errors.Is(err, errdefs.ErrInvalidArgument), errors.Is(err, api.ErrUnprocessable), errors.Is(err, api.ErrTooLarge):
-		return exitStatus(2)
-	case errors.Is(err, errdefs.ErrUnauthenticated), errors.Is(err, errdefs.ErrPermissionDenied):
-		return exitStatus(3)
-	case errors.Is(err, errdefs.ErrNotFound):
-		return exitStatus(4)
-	case errors.Is(err, errdefs.ErrAlreadyExists), errors.Is(err, errdefs.ErrFailedPrecondition), errors.Is(err, errdefs.ErrConflict):
-		return exitStatus(5)
-	case errors.Is(err, errdefs.ErrUnavailable), errors.Is(err, api.ErrOverloaded):
-		return exitStatus(6)
-	case errors.Is(err, errdefs.ErrResourceExhausted), errors.Is(err, api.ErrInsufficientStorage):
-		return exitStatus(7)
-	}
-	return exitStatus(1)
+	fmt.Fprintln(os.Stderr, "warren:", hint(err))
+	return exitStatus(exitCode(err))
 }
 
 // runE wraps a verb body so its errors go through cliError.
@@ -153,71 +100,29 @@ func newSandboxCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			names := map[string]string{} // digest -> a name it has
+			if imgs, err := cl.ListImages(cmd.Context()); err == nil {
+				for _, im := range imgs {
+					if _, ok := names[im.Digest]; !ok {
+						names[im.Digest] = im.Name
+					}
+				}
+			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTATE\tCREATED\tLABELS")
+			fmt.Fprintln(tw, "ID\tSTATE\tIMAGE\tCREATED\tLABELS")
 			for _, sb := range sbs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sb.ID, sb.State, sb.CreatedAt.Local().Format(time.DateTime), joinLabels(sb.Labels))
+				img := names[sb.Image]
+				if img == "" {
+					img = shortImage(sb.Image)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", sb.ID, sb.State, img, sb.CreatedAt.Local().Format(time.DateTime), joinLabels(sb.Labels))
 			}
 			return tw.Flush()
 		}),
 	}
 	ls.Flags().StringArrayVar(&lsLabels, "label", nil, "only sandboxes with label k=v (repeatable)")
 
-	var session, script string
-	var timeout time.Duration
-	var isolated, printAck bool
-	var durability string
-	execCmd := &cobra.Command{
-		Use:   "exec ID [-c SCRIPT | -- ARGV...]",
-		Short: "run a script or a command in a sandbox; the exit status is the command's",
-		Long: `exec runs a script (-c) or a command (after --) in a sandbox and streams its output.
-The exit status is the command's. When warren itself fails it is one of:
-  2 bad request, 3 not allowed, 4 no such sandbox, 5 conflict, 6 server unavailable
-  (or shedding load: retry later), 7 a quota or limit is full, 1 anything else;
-  255 the connection to the server was lost during the exec: it may have run in part
-  or whole and its effects up to the loss may persist.`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			cl, err := c.client()
-			if err != nil {
-				return err
-			}
-			req := api.ExecRequest{Session: session, Script: script, Argv: args[1:], Timeout: api.Duration(timeout), Isolated: isolated, Durability: durability}
-			if err := api.CheckDurability(durability); err != nil {
-				return err
-			}
-			if (script == "") == (len(args) == 1) {
-				return api.Errorf(errdefs.ErrInvalidArgument, "give either -c SCRIPT or a command after --")
-			}
-			if stdinIsPipe() {
-				req.StdinReader = os.Stdin
-			}
-			res, err := cl.Exec(cmd.Context(), args[0], req, cmd.OutOrStdout(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			if res.Limit != "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warren: stopped by %s limit\n", res.Limit)
-			}
-			if printAck {
-				if res.Generation != 0 {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warren: durability %s (generation %d)\n", res.Durability, res.Generation)
-				} else {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warren: durability %s\n", res.Durability)
-				}
-			}
-			if res.Exit != 0 {
-				return exitStatus(res.Exit)
-			}
-			return nil
-		}),
-	}
-	execCmd.Flags().StringVarP(&script, "command", "c", "", "bash script to run")
-	execCmd.Flags().StringVar(&session, "session", "", "shell session (default main)")
-	execCmd.Flags().DurationVar(&timeout, "timeout", 0, "time limit for this exec")
-	execCmd.Flags().BoolVar(&isolated, "isolated", false, "run in a throwaway copy of the session")
-	execCmd.Flags().StringVar(&durability, "durability", "", "wait until the exec's writes are durable at this level: memory, local or committed (default: the sandbox's)")
-	execCmd.Flags().BoolVar(&printAck, "print-durability", false, "print the level reached (and the generation) on stderr")
+	execCmd := newExecCmd(&c)
 
 	simple := func(use, short string, fn func(ctx context.Context, cl *client.Client, id string) (api.Sandbox, error)) *cobra.Command {
 		return &cobra.Command{
@@ -231,24 +136,68 @@ The exit status is the command's. When warren itself fails it is one of:
 				if err != nil {
 					return err
 				}
-				if sb.ID != "" {
+				if sb.StateRef != "" {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s\n", sb.ID, sb.State, sb.StateRef)
+				} else {
 					fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", sb.ID, sb.State)
 				}
 				return nil
 			}),
 		}
 	}
-	hibernate := simple("hibernate", "hibernate a sandbox to a StateRef", func(ctx context.Context, cl *client.Client, id string) (api.Sandbox, error) {
+	hibernate := simple("hibernate", "hibernate a sandbox: prints its id, state (standby) and StateRef, the digest of its saved state", func(ctx context.Context, cl *client.Client, id string) (api.Sandbox, error) {
 		return cl.Hibernate(ctx, id)
 	})
-	resume := simple("resume", "resume a hibernated sandbox", func(ctx context.Context, cl *client.Client, id string) (api.Sandbox, error) {
+	resume := simple("resume", "resume a hibernated sandbox: prints its id and state", func(ctx context.Context, cl *client.Client, id string) (api.Sandbox, error) {
 		return cl.Resume(ctx, id)
 	})
-	rm := simple("rm", "delete a sandbox", func(ctx context.Context, cl *client.Client, id string) (api.Sandbox, error) {
-		return api.Sandbox{}, cl.Delete(ctx, id)
-	})
+	rm := &cobra.Command{
+		Use: "rm ID...", Short: "delete sandboxes", Args: cobra.MinimumNArgs(1),
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			cl, err := c.client()
+			if err != nil {
+				return err
+			}
+			// Every id is tried; the first failure sets the status, as rm(1).
+			var first error
+			for _, id := range args {
+				if err := cl.Delete(cmd.Context(), id); err != nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), "warren:", hint(err))
+					if first == nil {
+						first = exitStatus(exitCode(err))
+					}
+					continue
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), id)
+			}
+			return first
+		}),
+	}
+	var asJSON bool
+	get := &cobra.Command{
+		Use: "get ID", Aliases: []string{"inspect"}, Short: "show a sandbox (state, image, limits, sessions, disk use); --json for all of it", Args: cobra.ExactArgs(1),
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			cl, err := c.client()
+			if err != nil {
+				return err
+			}
+			sb, err := cl.Get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON || cmd.CalledAs() == "inspect" {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(sb)
+			}
+			printSandbox(cmd.OutOrStdout(), sb)
+			return nil
+		}),
+	}
+	get.Flags().BoolVar(&asJSON, "json", false, "print the sandbox as JSON (what `inspect` prints)")
 
 	var count int
+	var forkLabels []string
 	fork := &cobra.Command{
 		Use: "fork ID", Short: "fork a sandbox and print the children's ids", Args: cobra.ExactArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
@@ -256,7 +205,11 @@ The exit status is the command's. When warren itself fails it is one of:
 			if err != nil {
 				return err
 			}
-			kids, err := cl.Fork(cmd.Context(), args[0], count)
+			req := api.ForkRequest{Count: count}
+			if req.Labels, err = keyValues("--label", forkLabels); err != nil {
+				return err
+			}
+			kids, err := cl.ForkWith(cmd.Context(), args[0], req)
 			if err != nil {
 				return err
 			}
@@ -267,6 +220,7 @@ The exit status is the command's. When warren itself fails it is one of:
 		}),
 	}
 	fork.Flags().IntVar(&count, "count", 1, "number of children")
+	fork.Flags().StringArrayVar(&forkLabels, "label", nil, "k=v label of the children, over the parent's (repeatable)")
 
 	snapshotCmd := &cobra.Command{
 		Use: "snapshot ID NAME", Short: "save a sandbox's state as a named, immutable snapshot", Args: cobra.ExactArgs(2),
@@ -283,8 +237,49 @@ The exit status is the command's. When warren itself fails it is one of:
 			return nil
 		}),
 	}
-	cmd.AddCommand(create, ls, execCmd, hibernate, resume, rm, fork, snapshotCmd)
+	cmd.AddCommand(create, ls, get, execCmd, hibernate, resume, rm, fork, snapshotCmd)
+	cmd.AddCommand(processCmds(&c)...)
 	return cmd
+}
+
+// shortImage shows a digest as docker does (sha256: and 12 hex digits);
+// names stay as they are.
+func shortImage(s string) string {
+	if d, ok := strings.CutPrefix(s, "sha256:"); ok && len(d) > 12 {
+		return d[:12]
+	}
+	return s
+}
+
+func printSandbox(w io.Writer, sb api.Sandbox) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+		}
+	}
+	row("id", sb.ID)
+	row("state", sb.State)
+	row("image", sb.Image)
+	row("labels", joinLabels(sb.Labels))
+	row("user", sb.User)
+	row("cwd", sb.Cwd)
+	row("created", sb.CreatedAt.Local().Format(time.DateTime))
+	row("last active", sb.LastActive.Local().Format(time.DateTime))
+	row("standby after", sb.StandbyAfter.Std().String())
+	if sb.TTL > 0 {
+		row("ttl", sb.TTL.Std().String())
+	}
+	row("parent", sb.Parent)
+	row("snapshot", sb.Snapshot)
+	row("state ref", sb.StateRef)
+	row("sessions", strings.Join(sb.Sessions, ","))
+	l := sb.Limits
+	row("limits", fmt.Sprintf("timeout %s, output %s, memory %s, disk %s", l.Timeout.Std(), sizeString(l.MaxOutputBytes), sizeString(l.MaxMemoryBytes), sizeString(l.DiskBytes)))
+	if sb.State == api.StateRunning {
+		row("disk use", fmt.Sprintf("%d bytes, %d inodes", sb.DiskBytes, sb.DiskInodes))
+	}
+	tw.Flush()
 }
 
 func keyValues(flag string, kvs []string) (map[string]string, error) {

@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/api"
+	"io"
 	"log/slog"
 	"math"
 	"net"
@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/sandbox/node"
 	"github.com/warren-sandbox/warren/sandbox/workerpool"
@@ -62,13 +63,16 @@ func newServeCmd() *cobra.Command {
 		commitBytes                     int64
 		commitDelay                     time.Duration
 		wf                              workerFlags
+		metricsKey                      string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "run the sandbox service (HTTP API under /v1)",
 		Long: `serve runs warren's service on its embedded defaults: blobs in DATA/blobs,
 metadata and API keys in DATA/meta.db. On first start it creates an admin
-key, prints it once and writes it to DATA/admin.key (mode 0600).
+key and writes it to DATA/admin.key (mode 0600); the key itself is never
+printed or logged, only the file's path (client verbs on this machine read
+it from there).
 SIGTERM or SIGINT hibernates every sandbox to DATA and exits; the next start
 knows every sandbox and resumes each on first use. A kill -9 loses the work
 of each sandbox since its last hibernate.
@@ -87,7 +91,7 @@ AWS_SESSION_TOKEN).`,
 			if logFormat == "json" {
 				h = slog.NewJSONHandler(cmd.ErrOrStderr(), nil)
 			} else if logFormat != "text" {
-				return fmt.Errorf("--log-format %q: want text or json", logFormat)
+				return usageError(fmt.Errorf("--log-format %q: want text or json", logFormat))
 			}
 			log := slog.New(h)
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
@@ -96,17 +100,17 @@ AWS_SESSION_TOKEN).`,
 				// Workers keep bbolt metas and share DATA/blobs; with a shared
 				// PostgreSQL every worker would load every sandbox.
 				if cmd.Flags().Changed("workers") {
-					return fmt.Errorf("--workers %d with --meta or --blobs: worker processes need local metadata and blobs for now (use --workers 0)", wf.workers)
+					return usageError(fmt.Errorf("--workers %d with --meta or --blobs: worker processes need local metadata and blobs for now (use --workers 0)", wf.workers))
 				}
 				log.Info("--meta/--blobs: sandboxes served in process (worker processes need local metadata and blobs)")
 				wf.workers = 0
 			}
 			if err := api.CheckDurability(durability); err != nil {
-				return fmt.Errorf("--durability: %w", err)
+				return usageError(fmt.Errorf("--durability: %w", err))
 			}
 			if wf.workers != 0 {
 				setProcs(log, procs, cmd.Flags().Changed("procs"))
-				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json", durability, commitBytes, commitDelay})
+				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json", durability, commitBytes, commitDelay, metricsKey})
 			}
 			if metaURL == "" {
 				if err := workerpool.Adopt(ctx, data, 0); err != nil { // sandboxes of an earlier --workers start
@@ -188,14 +192,12 @@ AWS_SESSION_TOKEN).`,
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "warren listening on http://%s\n", ln.Addr())
-			if n.AdminKey != "" {
-				fmt.Fprintf(out, "admin key (shown once): %s\n", n.AdminKey)
-			}
-			fmt.Fprintf(out, "admin key file: %s\n", n.KeyFile)
+			printKeyFile(out, n.AdminKey != "", n.KeyFile)
 			if guard != nil {
 				go guard.Run(ctx, n.Handler.Idle)
 			}
-			srv := &http.Server{Handler: n.Handler, ReadHeaderTimeout: 10 * time.Second}
+			blobs := &blobGauge{count: storeCounter(n.Blobs)}
+			srv := &http.Server{Handler: server.MetricsFront(n.Handler, metricsKey, blobs.write), ReadHeaderTimeout: 10 * time.Second}
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(ln) }()
 			select {
@@ -238,8 +240,18 @@ AWS_SESSION_TOKEN).`,
 	f.StringVar(&memLimit, "memory-limit", "70%", "the Go runtime's soft memory limit (GOMEMLIMIT): SIZE, PERCENT of the node's memory (RAM or cgroup limit), or off; a GOMEMLIMIT in the environment wins over the default")
 	f.StringVar(&shedAbove, "shed-above", "90%", "refuse new creates and execs with 503 + Retry-After while the heap is over SIZE or PERCENT of --memory-limit (off: never)")
 	wf.add(cmd)
+	f.StringVar(&metricsKey, "metrics-key", os.Getenv("WARREN_METRICS_KEY"), "require Authorization: Bearer KEY on /metrics (its series name tenants) [$WARREN_METRICS_KEY]")
 	f.IntVar(&procs, "procs", defaultProcs(), "Go scheduler threads (GOMAXPROCS); more than the cores so the kernel time-slices busy sandboxes and a short exec is not queued behind them; a GOMAXPROCS in the environment wins over the default")
 	return cmd
+}
+
+// printKeyFile says where the admin key is: never the key itself, which
+// would end up in terminals' scrollback and service logs.
+func printKeyFile(out io.Writer, created bool, path string) {
+	if created {
+		fmt.Fprintf(out, "admin key created in %s (mode 0600): export WARREN_API_KEY=$(cat %s)\n", path, path)
+	}
+	fmt.Fprintf(out, "admin key file: %s\n", path)
 }
 
 func envOr(key, def string) string {
@@ -297,7 +309,7 @@ func memoryGuard(log *slog.Logger, limitFlag string, changed bool, shedFlag stri
 			}
 			return n, err
 		}); err != nil {
-			return nil, fmt.Errorf("--memory-limit: %w", err)
+			return nil, usageError(fmt.Errorf("--memory-limit: %w", err))
 		}
 		debug.SetMemoryLimit(limit)
 	}
@@ -313,7 +325,7 @@ func memoryGuard(log *slog.Logger, limitFlag string, changed bool, shedFlag stri
 	}
 	high, err := sizeOrPercent(shedFlag, func() (int64, error) { return limit, nil })
 	if err != nil {
-		return nil, fmt.Errorf("--shed-above: %w", err)
+		return nil, usageError(fmt.Errorf("--shed-above: %w", err))
 	}
 	log.Info("memory limit", "gomemlimit", limit, "shed_above", high)
 	return server.NewMemoryGuard(server.MemoryGuardConfig{High: uint64(high)})
@@ -341,7 +353,7 @@ func addKeys(ctx context.Context, n *node.Node, flags []string, file string) err
 	for _, kv := range flags {
 		t, k, ok := strings.Cut(kv, "=")
 		if !ok || t == "" || k == "" {
-			return fmt.Errorf("--api-key %q: want TENANT=KEY", kv)
+			return usageError(fmt.Errorf("--api-key %q: want TENANT=KEY", kv))
 		}
 		pairs[k] = t
 	}
@@ -369,7 +381,7 @@ func addKeys(ctx context.Context, n *node.Node, flags []string, file string) err
 	}
 	for k, t := range pairs {
 		if len(k) < 16 {
-			return fmt.Errorf("key for tenant %q is shorter than 16 characters", t)
+			return usageError(fmt.Errorf("key for tenant %q is shorter than 16 characters", t))
 		}
 		if err := n.Meta.PutKey(ctx, k, t, false); err != nil {
 			return err

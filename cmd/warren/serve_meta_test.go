@@ -22,7 +22,7 @@ func TestE2E_ServeMetaPostgres(t *testing.T) {
 	dir, url := t.TempDir(), pgtest.New(t)
 	ctx := context.Background()
 	p := startServe(t, dir, "--no-native", "--meta", url)
-	if !strings.Contains(p.header, "admin key (shown once)") {
+	if !strings.Contains(p.header, "admin key created in") {
 		t.Fatalf("first start on an empty database printed no admin key:\n%s", p.header)
 	}
 	c, err := client.New(p.url, p.adminKey(t))
@@ -47,7 +47,7 @@ func TestE2E_ServeMetaPostgres(t *testing.T) {
 	t.Setenv("WARREN_META", url)
 	p = startServe(t, dir, "--no-native")
 	defer p.stop(t)
-	if strings.Contains(p.header, "shown once") {
+	if strings.Contains(p.header, "admin key created") {
 		t.Fatalf("restart made a new admin key: the first was not read from PostgreSQL:\n%s", p.header)
 	}
 	if c, err = client.New(p.url, p.adminKey(t)); err != nil {

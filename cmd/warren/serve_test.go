@@ -215,7 +215,7 @@ func sh(t *testing.T, c *client.Client, id, script string) (string, int) {
 func TestE2E_Serve(t *testing.T) {
 	dir := t.TempDir()
 	p := startServe(t, dir)
-	if !strings.Contains(p.header, "admin key (shown once): wk_") || !strings.Contains(p.header, filepath.Join(dir, "admin.key")) {
+	if !strings.Contains(p.header, "admin key created in "+filepath.Join(dir, "admin.key")) || strings.Contains(p.header, "wk_") {
 		t.Fatalf("serve header:\n%s", p.header)
 	}
 	fi, err := os.Stat(filepath.Join(dir, "admin.key"))
@@ -348,11 +348,11 @@ func TestE2E_Serve(t *testing.T) {
 		if _, _, code := p.cli(t, ka.Key, "", "sandbox", "rm", id); code != 0 {
 			t.Fatalf("rm: %d", code)
 		}
-		if _, errs, code := p.cli(t, ka.Key, "", "sandbox", "exec", id, "-c", "true"); code != 4 || !strings.Contains(errs, "not found") {
-			t.Fatalf("exec on a removed sandbox: %q code %d, want 4", errs, code)
+		if _, errs, code := p.cli(t, ka.Key, "", "sandbox", "exec", id, "-c", "true"); code != exitNotFound || !strings.Contains(errs, "not found") {
+			t.Fatalf("exec on a removed sandbox: %q code %d, want %d", errs, code, exitNotFound)
 		}
-		if _, _, code := p.cli(t, "wk_wrong", "", "sandbox", "ls"); code != 3 {
-			t.Fatalf("wrong key: code %d, want 3", code)
+		if _, _, code := p.cli(t, "wk_wrong", "", "sandbox", "ls"); code != exitNoPerm {
+			t.Fatalf("wrong key: code %d, want %d", code, exitNoPerm)
 		}
 	})
 
@@ -450,7 +450,7 @@ func TestE2E_Serve(t *testing.T) {
 	t.Run("SIGTERMRestart", func(t *testing.T) {
 		p.stop(t)
 		p2 := startServe(t, dir)
-		if strings.Contains(p2.header, "shown once") {
+		if strings.Contains(p2.header, "admin key created") {
 			t.Fatalf("restart printed a new admin key:\n%s", p2.header)
 		}
 		alice2, _ := client.New(p2.url, ka.Key) // keys survive the restart
@@ -482,6 +482,16 @@ func TestE2E_Serve(t *testing.T) {
 		}
 		p2.stop(t)
 	})
+}
+
+// waitLog waits up to 10 s for want in p's log.
+func waitLog(t *testing.T, p *serveProc, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.logs(), want); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log lacks %q:\n%s", want, p.logs())
+		}
+	}
 }
 
 // busyboxTar writes a tar of busybox-static and its applet links, or skips
@@ -562,6 +572,21 @@ func TestE2E_Native(t *testing.T) {
 	_, errs, code = p.cli(t, admin, "", "sandbox", "exec", id, "-c", `/bin/busybox sh -c 'x=$(head -c 300000000 /dev/zero | tr "\0" a); echo $x'`)
 	if code != 137 || !strings.Contains(errs, "out of memory (limit 64MiB)") {
 		t.Fatalf("memory hog: status %d stderr %q: want 137 and the limit", code, errs)
+	}
+	if !strings.HasSuffix(errs, "warren: memory limit exceeded (64 MiB)\n") {
+		t.Fatalf("memory hog: the CLI's notice is not last: %q", errs)
+	}
+	waitLog(t, p, "event=native_oom sandbox="+id)
+	resp, err := http.Get(p.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsText, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`(?m)^warren_native_oom_kills_total [1-9]`, `(?m)^warren_native_workspaces [1-9]`, `(?m)^warren_native_cpu_seconds_total [0-9.e-]*[1-9]`, `(?m)^warren_exec_outcomes_total\{tenant="admin",outcome="memory"\} 1$`} {
+		if !regexp.MustCompile(want).Match(metricsText) {
+			t.Errorf("/metrics lacks %s:\n%s", want, metricsText)
+		}
 	}
 	off, errs, code := p.cli(t, admin, "", "sandbox", "create", "--image", "busybox", "--no-native")
 	if code != 0 {

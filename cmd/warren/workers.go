@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/warren-sandbox/warren/sandbox/node"
 	"github.com/warren-sandbox/warren/sandbox/workerpool"
+	"github.com/warren-sandbox/warren/server"
 )
 
 func init() { verbs = append(verbs, newServeWorkerCmd) }
@@ -60,19 +62,20 @@ type serveSettings struct {
 	durability           string
 	commitBytes          int64
 	commitDelay          time.Duration
+	metricsKey           string
 }
 
 // serveWorkers is serve in worker mode: the HTTP front and its keys here,
 // the sandboxes in w.workers supervised worker processes.
 func serveWorkers(ctx context.Context, cmd *cobra.Command, log *slog.Logger, w workerFlags, s serveSettings) error {
 	if w.workers < 0 {
-		return fmt.Errorf("--workers %d: want 0 (sandboxes in process) or a number of worker processes", w.workers)
+		return usageError(fmt.Errorf("--workers %d: want 0 (sandboxes in process) or a number of worker processes", w.workers))
 	}
 	var mem int64
 	if w.memory != "" {
 		var err error
 		if mem, err = parseSize(w.memory); err != nil {
-			return fmt.Errorf("--worker-memory: %w", err)
+			return usageError(fmt.Errorf("--worker-memory: %w", err))
 		}
 	}
 	runDir := s.nativeRunDir
@@ -110,11 +113,9 @@ func serveWorkers(ctx context.Context, cmd *cobra.Command, log *slog.Logger, w w
 	}
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "warren listening on http://%s (%d workers)\n", ln.Addr(), w.workers)
-	if f.AdminKey != "" {
-		fmt.Fprintf(out, "admin key (shown once): %s\n", f.AdminKey)
-	}
-	fmt.Fprintf(out, "admin key file: %s\n", f.KeyFile)
-	srv := &http.Server{Handler: f.Handler, ReadHeaderTimeout: 10 * time.Second}
+	printKeyFile(out, f.AdminKey != "", f.KeyFile)
+	blobs := &blobGauge{count: dirCounter(filepath.Join(s.data, "blobs", "data"))} // store/dir keeps objects under data/
+	srv := &http.Server{Handler: server.MetricsFront(f.Handler, s.metricsKey, blobs.write), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

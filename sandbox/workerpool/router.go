@@ -63,6 +63,7 @@ func (p *Pool) Stats() sandbox.Stats {
 			out.Sandboxes += st.Sandboxes
 			out.BytesInDeltas += st.BytesInDeltas
 			out.Durable.Add(st.Durable)
+			out.AddNodeStats(st)
 			mu.Unlock()
 		}()
 	}
@@ -399,11 +400,15 @@ func (r *tenantRouter) Resume(ctx context.Context, id string) (api.Sandbox, erro
 }
 
 func (r *tenantRouter) Fork(ctx context.Context, id string, count int) ([]api.Sandbox, error) {
+	return r.ForkWith(ctx, id, api.ForkRequest{Count: count})
+}
+
+func (r *tenantRouter) ForkWith(ctx context.Context, id string, req api.ForkRequest) ([]api.Sandbox, error) {
 	w, svc, g, err := r.locate(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	kids, err := svc.Fork(ctx, id, count)
+	kids, err := svc.ForkWith(ctx, id, req)
 	if err != nil {
 		return nil, w.explain(ctx, err, g)
 	}
