@@ -75,6 +75,7 @@ type Runtime struct {
 	held     int64
 	compiles int // modules compiled (not found in memory), for tests and metrics
 	closed   bool
+	hosted   map[string]map[string]bool // Ruby's host modules: module → functions provided
 }
 
 type cacheKey = [sha256.Size]byte
@@ -121,7 +122,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 	if r.rt != nil {
 		err = r.rt.Close(ctx)
 	}
-	r.rt, r.byKey, r.held = nil, map[cacheKey]*list.Element{}, 0
+	r.rt, r.byKey, r.held, r.hosted = nil, map[cacheKey]*list.Element{}, 0, nil
 	r.lru.Init()
 	return err
 }
@@ -202,7 +203,17 @@ func (r *Runtime) Run(ctx context.Context, inv *commands.Invocation, path string
 		fmt.Fprintf(inv.Stderr, "warren: %s: not a valid WebAssembly module: %v\n", name, err)
 		return StatusCannotExec
 	}
-	if st, ok := r.checkImports(inv, name, mod); !ok {
+	ruby := isRuby(mod)
+	if ruby {
+		r.mu.Lock()
+		err := r.provideRubyHost(ctx, rt, mod)
+		r.mu.Unlock()
+		if err != nil {
+			fmt.Fprintf(inv.Stderr, "warren: %s: %v\n", name, err)
+			return StatusCannotExec
+		}
+	}
+	if st, ok := r.checkImports(inv, name, mod, ruby); !ok {
 		return st
 	}
 	// The instance's memory is charged to the sandbox's budget as it
@@ -243,6 +254,13 @@ func (r *Runtime) Run(ctx context.Context, inv *commands.Invocation, path string
 		return status(ctx, inv, name, limit, refused(), err)
 	}
 	defer inst.Close(context.WithoutCancel(ctx))
+	if ruby {
+		st, err := startRuby(ctx, inst, inv, name)
+		if err != nil {
+			return status(ctx, inv, name, limit, refused(), err)
+		}
+		return st
+	}
 	start := inst.ExportedFunction("_start")
 	if start == nil {
 		fmt.Fprintf(inv.Stderr, "warren: %s: the module exports no _start function (a WASI command is needed)\n", name)
@@ -296,12 +314,13 @@ func firstLine(err error) string {
 	return s
 }
 
-// checkImports refuses a module that imports anything but WASI preview 1,
-// naming the import, before it runs.
-func (r *Runtime) checkImports(inv *commands.Invocation, name string, mod wazero.CompiledModule) (int, bool) {
+// checkImports refuses a module that imports anything but WASI preview 1
+// (and, for a ruby.wasm reactor, the glue in ruby.go), naming the import,
+// before it runs.
+func (r *Runtime) checkImports(inv *commands.Invocation, name string, mod wazero.CompiledModule, ruby bool) (int, bool) {
 	for _, f := range mod.ImportedFunctions() {
 		m, n, _ := f.Import()
-		if m != wasi_snapshot_preview1.ModuleName {
+		if m != wasi_snapshot_preview1.ModuleName && !(ruby && rubyHostModules[m]) {
 			fmt.Fprintf(inv.Stderr, "warren: %s: imports %s.%s, which warren does not provide (only %s)\n", name, m, n, wasi_snapshot_preview1.ModuleName)
 			return StatusCannotExec, false
 		}
