@@ -6,74 +6,104 @@ import "strings"
 // outside quotes, identifiers and comments, and, for CREATE TRIGGER, after
 // the body's END (sqlite3_complete's rules, which ncruces does not export).
 func complete(sql string) bool {
-	var words []string // the current statement's first words and its last
-	ended := false
-	trigger := false
+	var c completer
+	return c.feed(sql)
+}
+
+// completer is complete fed a script line by line, so that a long
+// statement is scanned once, not once per line.
+type completer struct {
+	quote   byte // the closing quote of an open string or identifier; 0: none
+	comment bool // in a /* */ comment
+	first   []string
+	last    string
+	trigger bool
+	ended   bool
+}
+
+func (c *completer) reset() { *c = completer{} }
+
+// feed scans more of the statement and reports whether it now ends.
+func (c *completer) feed(sql string) bool {
 	for i := 0; i < len(sql); {
-		c := sql[i]
+		ch := sql[i]
 		switch {
-		case c == ';':
-			if !trigger || len(words) > 0 && words[len(words)-1] == "END" {
-				ended, words, trigger = true, words[:0], false
+		case c.comment:
+			end := strings.Index(sql[i:], "*/")
+			if end < 0 {
+				return false
+			}
+			c.comment = false
+			i += end + 2
+			continue
+		case c.quote != 0:
+			k := strings.IndexByte(sql[i:], c.quote)
+			if k < 0 {
+				return false
+			}
+			i += k + 1
+			if c.quote != ']' && i < len(sql) && sql[i] == c.quote {
+				i++ // a doubled quote is part of the string
+				continue
+			}
+			c.quote = 0
+			c.word("?")
+			continue
+		case ch == ';':
+			if !c.trigger || c.last == "END" {
+				c.reset()
+				c.ended = true
 			} else {
-				words = append(words, ";")
+				c.word(";")
 			}
 			i++
 			continue
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+		case ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v':
 			i++
 			continue
-		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
+		case ch == '-' && i+1 < len(sql) && sql[i+1] == '-':
 			for i < len(sql) && sql[i] != '\n' {
 				i++
 			}
 			continue
-		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
-			end := strings.Index(sql[i+2:], "*/")
-			if end < 0 {
-				return false
-			}
-			i += end + 4
+		case ch == '/' && i+1 < len(sql) && sql[i+1] == '*':
+			c.comment = true
+			c.ended = false
+			i += 2
 			continue
-		case c == '\'' || c == '"' || c == '`' || c == '[':
-			closer := c
-			if c == '[' {
-				closer = ']'
+		case ch == '\'' || ch == '"' || ch == '`' || ch == '[':
+			c.quote = ch
+			if ch == '[' {
+				c.quote = ']'
 			}
-			j := i + 1
-			for {
-				k := strings.IndexByte(sql[j:], closer)
-				if k < 0 {
-					return false
-				}
-				j += k + 1
-				if closer != ']' && j < len(sql) && sql[j] == closer {
-					j++ // a doubled quote is part of the string
-					continue
-				}
-				break
-			}
-			words = append(words, "?")
-			i = j
-		default:
-			j := i
-			for j < len(sql) && isWordByte(sql[j]) {
-				j++
-			}
-			if j == i {
-				j++
-			}
-			w := strings.ToUpper(sql[i:j])
-			words = append(words, w)
-			// CREATE [TEMP|TEMPORARY] TRIGGER: the body's ';' do not end it.
-			if w == "TRIGGER" && len(words) >= 2 && words[0] == "CREATE" && (len(words) == 2 || len(words) == 3 && (words[1] == "TEMP" || words[1] == "TEMPORARY")) {
-				trigger = true
-			}
-			i = j
+			c.ended = false
+			i++
+			continue
 		}
-		ended = false
+		j := i
+		for j < len(sql) && isWordByte(sql[j]) {
+			j++
+		}
+		if j == i {
+			j++
+		}
+		c.word(strings.ToUpper(sql[i:j]))
+		i = j
 	}
-	return ended
+	return c.ended && !c.comment && c.quote == 0
+}
+
+// word notes a token: the first three (CREATE [TEMP] TRIGGER) and the last.
+func (c *completer) word(w string) {
+	c.ended = false
+	if len(c.first) < 3 {
+		c.first = append(c.first, w)
+		f := c.first
+		if w == "TRIGGER" && f[0] == "CREATE" && (len(f) == 2 || f[1] == "TEMP" || f[1] == "TEMPORARY") {
+			c.trigger = true
+		}
+	}
+	c.last = w
 }
 
 func isWordByte(c byte) bool {

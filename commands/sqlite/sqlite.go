@@ -32,7 +32,7 @@ func Register(t commands.Table) { t.Register("sqlite3", commands.Reserving(Run))
 
 // DefaultMemoryBytes bounds one connection's SQLite memory (its wasm
 // linear memory: page cache, sorter, statements) when the sandbox's budget
-// has that much left. It is charged to the budget when the database is
+// has twice that much left. It is charged to the budget when the database is
 // opened, since the connection's heap cannot be observed as it grows.
 const DefaultMemoryBytes = 64 << 20
 
@@ -270,10 +270,11 @@ func (s *state) open() error {
 		name = ":memory:"
 	}
 	// The memory SQLite may use is charged before it is granted: the
-	// default when the budget has it, less when it does not.
+	// default, or half of what the budget has left (the other half is for
+	// what the shell holds: columnar output, temporary files, scripts).
 	want := int64(DefaultMemoryBytes)
 	if m := s.inv.Memory(); m != nil && m.Max() > 0 {
-		want = min(want, m.Max()-m.Used())
+		want = min(want, (m.Max()-m.Used())/2)
 	}
 	if want < minMemoryBytes {
 		want = minMemoryBytes
@@ -437,10 +438,15 @@ func (s *state) reportMeta(err error) {
 func (s *state) process(r io.Reader, _ string) int {
 	br := bufio.NewReader(r)
 	var sql strings.Builder
+	var scan completer
+	var held int64 // charged for the statement being collected
+	defer func() { s.res.Shrink(held) }()
 	lineNo, start, errs := 0, 0, 0
 	runSQL := func() bool {
 		text := sql.String()
 		sql.Reset()
+		scan.reset()
+		defer func() { s.res.Shrink(held); held = 0 }()
 		if s.echo {
 			fmt.Fprintln(s.out, text)
 		}
@@ -467,21 +473,25 @@ func (s *state) process(r io.Reader, _ string) int {
 		return !s.bail
 	}
 	for !s.quit && s.ctx.Err() == nil {
-		line, err := br.ReadString('\n')
+		line, n, err := s.readLine(br)
+		held += n
+		if err != nil && !errors.Is(err, io.EOF) {
+			if _, ok := s.inv.LimitExceeded(err); ok {
+				s.quit, s.quitRC = true, commands.StatusLimit
+				return errs + 1
+			}
+			fmt.Fprintf(s.inv.Stderr, "Error: %v\n", err)
+			return errs + 1
+		}
 		if line == "" && err != nil {
 			break
 		}
 		lineNo++
-		if err := s.res.Grow(int64(len(line))); err != nil {
-			s.inv.LimitExceeded(err)
-			s.quit, s.quitRC = true, commands.StatusLimit
-			return errs + 1
-		}
-		s.res.Shrink(int64(len(line)))
 		body := strings.TrimRight(line, "\r\n")
 		if sql.Len() == 0 {
-			trimmed := strings.TrimSpace(body)
-			if allWhitespace(trimmed) {
+			s.res.Shrink(held) // a line kept is charged again as part of the statement below
+			held = 0
+			if allWhitespace(body) {
 				continue
 			}
 			if strings.HasPrefix(body, ".") {
@@ -500,12 +510,18 @@ func (s *state) process(r io.Reader, _ string) int {
 				continue
 			}
 			start = lineNo
-		}
-		if sql.Len() > 0 {
+			if err := s.res.Grow(int64(len(body))); err != nil {
+				s.inv.LimitExceeded(err)
+				s.quit, s.quitRC = true, commands.StatusLimit
+				return errs + 1
+			}
+			held = int64(len(body))
+		} else {
 			sql.WriteByte('\n')
+			scan.feed("\n")
 		}
 		sql.WriteString(body)
-		if complete(sql.String()) {
+		if scan.feed(body) {
 			if !runSQL() {
 				break
 			}
@@ -515,6 +531,28 @@ func (s *state) process(r io.Reader, _ string) int {
 		runSQL()
 	}
 	return errs
+}
+
+// readLine reads one line of a script, charging it to the budget as it
+// is read, so a line without end cannot take the node's memory. It
+// returns the line and what it charged.
+func (s *state) readLine(br *bufio.Reader) (string, int64, error) {
+	var b []byte
+	var charged int64
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			if err := s.res.Grow(int64(len(chunk))); err != nil {
+				return "", charged, err
+			}
+			charged += int64(len(chunk))
+			b = append(b, chunk...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return string(b), charged, err
+	}
 }
 
 type prepareError struct {

@@ -124,13 +124,13 @@ func TestMemoryBudget(t *testing.T) {
 	if mem.Used() != 0 {
 		t.Fatalf("%d bytes still charged", mem.Used())
 	}
-	// A budget mostly used by others leaves sqlite3 what is left.
-	small := commands.NewMemory(24 << 20)
+	// A budget mostly used by others leaves sqlite3 half of what is left.
+	small := commands.NewMemory(40 << 20)
 	if err := small.Charge(16 << 20); err != nil {
 		t.Fatal(err)
 	}
-	r = run(t, fsys, small, "", ":memory:", "select 1", "select length(randomblob(3000000))", "select length(randomblob(10000000))")
-	if r.code != commands.StatusLimit || r.stdout != "1\n3000000\n" || !strings.Contains(r.stderr, "memory limit (8 MiB)") {
+	r = run(t, fsys, small, "", ":memory:", "select 1", "select length(randomblob(3000000))", "select length(randomblob(12000000))")
+	if r.code != commands.StatusLimit || r.stdout != "1\n3000000\n" || !strings.Contains(r.stderr, "memory limit (12 MiB)") {
 		t.Fatalf("small budget: %+v", r)
 	}
 	// Nothing left: refused before SQLite runs.
