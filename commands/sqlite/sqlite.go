@@ -294,18 +294,12 @@ func (s *state) open() error {
 	} else {
 		uri = "file:" + escapePath(s.inv.Abs(name))
 	}
-	flags := sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE | sqlite3.OPEN_URI
 	if s.readonly {
-		q.Set("mode", "ro")
-		flags = sqlite3.OPEN_READONLY | sqlite3.OPEN_URI
+		q.Set("mode", "ro") // the URI's mode wins over OpenContext's read-write
 	}
 	uri += "?" + q.Encode()
 	ctx := sqlite3.WithMaxMemory(context.WithoutCancel(s.ctx), want)
 	conn, err := sqlite3.OpenContext(ctx, uri)
-	if s.readonly && err == nil {
-		conn.Close()
-		conn, err = sqlite3.OpenFlags(uri, flags) // OpenContext always asks for read-write
-	}
 	if err != nil {
 		return fmt.Errorf("unable to open database %q: %s", name, message(err))
 	}

@@ -83,6 +83,10 @@ func TestHostUnreachable(t *testing.T) {
 			t.Errorf("%s: %+v", sql, r)
 		}
 	}
+	// A URI as the database name is a path in the vfs, never a URI.
+	if r := run(t, fsys, nil, "", fmt.Sprintf("file:%s/f.db?vfs=os", host), "create table x(y)"); r.code != 1 || !strings.Contains(r.stderr, "unable to open database") {
+		t.Errorf("a URI as the file name: %+v", r)
+	}
 	if ents, _ := os.ReadDir(host); len(ents) != 0 {
 		t.Fatalf("host files created: %v", ents)
 	}
