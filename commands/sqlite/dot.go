@@ -11,8 +11,12 @@ import (
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
+	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/vfs"
 )
+
+// maxReadDepth bounds .read inside .read.
+const maxReadDepth = 16
 
 const dotHelp = `.bail on|off             Stop after hitting an error.  Default OFF
 .databases               List names and files of attached databases
@@ -134,11 +138,18 @@ func (s *state) meta(line string) error {
 		if len(args) != 2 {
 			return usageError("Usage: .read FILE")
 		}
+		// A script that reads itself would recurse until the Go stack
+		// overflows, which ends the whole process.
+		if s.depth >= maxReadDepth {
+			return &commands.DepthError{Limit: maxReadDepth}
+		}
 		f, err := s.inv.Open(args[1])
 		if err != nil {
 			return fmt.Errorf("cannot open %q", args[1])
 		}
 		defer f.Close()
+		s.depth++
+		defer func() { s.depth-- }()
 		if n := s.process(f, args[1]); n > 0 {
 			return errReported
 		}

@@ -39,6 +39,8 @@ func TestHostile(t *testing.T) {
 			Budget: 32 << 20, Status: 13, Msg: "database or disk is full", Within: 60 * time.Second},
 		{Name: "an endless query is canceled", Args: []string{"sqlite3", ":memory:", "with recursive n(i) as (select 1 union all select i+1 from n) select count(*) from n"},
 			Cancel: 200 * time.Millisecond, Status: 9, Msg: "interrupted"},
+		{Name: ".read of itself", Args: []string{"sqlite3", ":memory:", ".read self.sql"}, Files: map[string]string{"self.sql": "select 1;\n.read self.sql\n"},
+			Status: 1, Msg: "warren: nesting too deep (limit 16)"},
 		{Name: "a database over the disk quota", Args: []string{"sqlite3", "q.db", "create table t(x)", "insert into t select randomblob(1000) from generate_series(1, 10000)"},
 			Quota: 1 << 20, Status: 13, Msg: "database or disk is full"},
 	})

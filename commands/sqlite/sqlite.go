@@ -94,6 +94,7 @@ type state struct {
 
 	quit   bool
 	quitRC int
+	depth  int // .read nesting
 }
 
 // oomError is what a panic of ncruces's out-of-memory check is turned
@@ -117,7 +118,7 @@ func Run(ctx context.Context, inv *commands.Invocation) (rc int) {
 			}
 			s.out.Flush()
 			fmt.Fprintln(inv.Stderr, oomError{s.memCap}.Error())
-			s.conn = nil
+			s.dropConn()
 			rc = commands.StatusLimit
 		}
 		s.close()
@@ -242,6 +243,18 @@ func version() (string, error) {
 		return "", st.Err()
 	}
 	return st.ColumnText(0), nil
+}
+
+// dropConn closes a connection that ran out of memory mid-call, as far
+// as it can be closed (its wasm memory is unmapped when it is).
+func (s *state) dropConn() {
+	c := s.conn
+	s.conn = nil
+	if c == nil {
+		return
+	}
+	defer func() { recover() }()
+	c.Close()
 }
 
 // close flushes the output and closes the database.
