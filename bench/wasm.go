@@ -159,7 +159,11 @@ func runWASMExecGo(ctx context.Context, e *Env, r *Result) error {
 	if err != nil {
 		return err
 	}
-	cold, err := wasmSamples(ctx, bin, 0, e.Opts.iters(5), true)
+	coldN := 10 // each compiles the whole Go runtime: seconds
+	if e.Opts.Quick {
+		coldN = 2
+	}
+	cold, err := wasmSamples(ctx, bin, 0, coldN, true)
 	if err != nil {
 		return err
 	}
