@@ -49,13 +49,22 @@ func TestDatabasePersistsInVFS(t *testing.T) {
 	}
 }
 
-// During a transaction the rollback journal is a vfs file next to the
-// database, visible to other commands.
+// The rollback journal is a vfs file next to the database: kept (and
+// visible to other commands) with journal_mode=persist, deleted by default.
 func TestJournalInVFS(t *testing.T) {
 	fsys := newFS(t)
-	r := run(t, fsys, nil, "create table t(x);\nbegin;\ninsert into t values(1);\nselect count(*) from pragma_table_list;\n.print journal-check\ncommit;\n", "j.db")
-	if r.code != 0 {
+	r := run(t, fsys, nil, "", "j.db", "pragma journal_mode=persist", "create table t(x)", "insert into t values(1)")
+	if r.code != 0 || r.stdout != "persist\n" {
 		t.Fatalf("%+v", r)
+	}
+	if fi, err := fsys.Stat("/work/j.db-journal"); err != nil || fi.Size() == 0 {
+		t.Fatalf("persistent journal: %v %v", fi, err)
+	}
+	if r := run(t, fsys, nil, "", "d.db", "create table t(x)", "insert into t values(1)"); r.code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	if _, err := fsys.Stat("/work/d.db-journal"); err == nil {
+		t.Fatal("journal_mode=delete left its journal")
 	}
 	// Journal mode WAL needs shared memory unless the lock is exclusive;
 	// with it, the -wal file lives in the vfs while the connection is open.
