@@ -5,6 +5,7 @@ package wasm_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,9 +101,38 @@ func TestRuby(t *testing.T) {
 			if st != tt.status || out.String() != tt.stdout || !strings.Contains(errb.String(), tt.stderr) {
 				t.Fatalf("status %d stdout %q stderr %q; want %d %q %q", st, out.String(), errb.String(), tt.status, tt.stdout, tt.stderr)
 			}
+			if strings.Contains(tt.name, "vfs") {
+				if data, err := fsys.ReadFile("/tmp/r.txt"); err != nil || string(data) != "from ruby\n" {
+					t.Fatalf("ruby's write as the vfs has it: %q %v", data, err)
+				}
+			}
 		})
 	}
-	if data, err := fsys.ReadFile("/tmp/r.txt"); err != nil || string(data) != "from ruby\n" {
-		t.Fatalf("ruby's write: %q %v", data, err)
+	// The exec's deadline ends a Ruby loop (124), and Ruby's heap is
+	// bounded by the sandbox's limit (137).
+	for _, tc := range []struct {
+		name   string
+		code   string
+		sys    *commands.System
+		limit  time.Duration
+		status int
+	}{
+		{"deadline", "loop {}", nil, 4 * time.Second, wasm.StatusTimeout},
+		{"memory", `a = []; loop { a << "x" * (1 << 20) }`, &commands.System{MaxMemoryBytes: 128 << 20, Memory: commands.NewMemory(256 << 20)}, time.Minute, wasm.StatusMemory},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var errb bytes.Buffer
+			inv := &commands.Invocation{Args: []string{"ruby", "-e", tc.code}, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &errb,
+				Dir: "/home/user", FS: fsys, Sys: tc.sys}
+			ctx, cancel := context.WithTimeout(context.Background(), tc.limit)
+			defer cancel()
+			t0 := time.Now()
+			if st := rt.Exec(ctx, inv, "/usr/local/bin/ruby"); st != tc.status {
+				t.Fatalf("status %d after %v (stderr %q), want %d", st, time.Since(t0), errb.String(), tc.status)
+			}
+			if tc.sys != nil && tc.sys.Memory.Used() != 0 {
+				t.Fatalf("%d bytes still charged", tc.sys.Memory.Used())
+			}
+		})
 	}
 }
