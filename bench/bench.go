@@ -126,13 +126,13 @@ type Env struct {
 // Registry is the ordered list of scenarios; the report follows its order.
 var Registry []Scenario
 
-// order is the report's order: in-process, lifecycle, HTTP API, native
+// order is the report's order: in-process, lifecycle, HTTP API, native, wasm
 // (each tier's file registers its own scenarios; init order is by file name).
 var order = []string{
 	"create_first_exec", "exec_rtt", "exec_pipeline", "fork", "mem_per_sandbox_bytes", "density",
 	"hibernate", "resume_cold", "mem_per_hibernated_bytes",
 	"api_create_first_exec", "api_exec_rtt", "api_resume", "api_fork",
-	"native_exec",
+	"native_exec", "wasm_exec", "wasm_exec_go",
 }
 
 func rank(name string) int {

@@ -314,6 +314,8 @@ func TestScenariosCheckOutput(t *testing.T) {
 	ctx := context.Background()
 	defer func(a []string) { nativeArgv = a }(nativeArgv)
 	nativeArgv = []string{"/bin/echo", "wrong"}
+	defer func(a []string) { wasmArgs = a }(wasmArgs)
+	wasmArgs = []string{"wrong"}
 	for _, status := range []int{0, 1} {
 		e := tinyEnv(t)
 		e.Runtime = wrongRuntime{status}

@@ -13,6 +13,7 @@ var StatsKeys = []string{
 	"create_first_exec", "create_only", "exec_rtt", "exec_pipeline", "fork", "fork_first_exec",
 	"hibernate", "resume_warm", "resume_cold", "resume_cold_first_exec", "resume_cold_read_10mb",
 	"api_create_first_exec", "api_exec_rtt", "api_resume", "api_fork", "native_exec", "native_workspace_create",
+	"wasm_exec", "wasm_compile_cold", "wasm_exec_native", "wasm_exec_go", "wasm_compile_cold_go",
 }
 
 // Validate checks a report against the peer-bench/v1 schema: the required

@@ -37,6 +37,15 @@ echo "== go test -race"
 # -short, which CI does not set.
 go test -race -count=1 -timeout 40m ./... 2>&1 | tee /tmp/warren-test.log
 
+echo "== WASM tier without -race (Go wasip1 and Ruby modules compile for minutes under it)"
+# ruby.wasm from npm, pinned, installed once into a cache the tests find.
+ruby_wasm=/var/cache/warren-test/ruby-wasm
+if [ ! -f "$ruby_wasm/node_modules/@ruby/3.4-wasm-wasi/dist/ruby+stdlib.wasm" ]; then
+  if command -v npm >/dev/null; then npm install --silent --prefix "$ruby_wasm" @ruby/3.4-wasm-wasi@2.10.1
+  else echo "test.sh: npm is missing: the Ruby tests cannot get ruby.wasm" >&2; fi
+fi
+go test -count=1 -run 'TestGoWasip1|TestRuby|TestImageAddRuby' ./wasm/ ./cmd/warren/
+
 echo "== fuzz (a bounded slice of each target; scripts/fuzz.sh runs the campaign)"
 FUZZTIME=${FUZZTIME:-10s} ./scripts/fuzz.sh
 

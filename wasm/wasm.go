@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -75,6 +76,10 @@ type Runtime struct {
 	held     int64
 	compiles int // modules compiled (not found in memory), for tests and metrics
 	closed   bool
+	hosted   map[string]map[string]bool // Ruby's host modules: module → functions provided
+
+	baseFiles baseFiles
+	reads     atomic.Int64 // module files read by Exec, for tests
 }
 
 type cacheKey = [sha256.Size]byte
@@ -121,7 +126,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 	if r.rt != nil {
 		err = r.rt.Close(ctx)
 	}
-	r.rt, r.byKey, r.held = nil, map[cacheKey]*list.Element{}, 0
+	r.rt, r.byKey, r.held, r.hosted = nil, map[cacheKey]*list.Element{}, 0, nil
 	r.lru.Init()
 	return err
 }
@@ -146,10 +151,10 @@ func (r *Runtime) runtime(ctx context.Context) (wazero.Runtime, error) {
 	return rt, nil
 }
 
-// compiled returns the module compiled, from the cache when its bytes were
-// seen before.
-func (r *Runtime) compiled(ctx context.Context, bin []byte) (wazero.Runtime, wazero.CompiledModule, error) {
-	key := cacheKey(sha256.Sum256(bin))
+// compiled returns the module whose bytes hash to key, compiled, from the
+// cache when it was seen before; bin is the bytes (nil: call load for
+// them, only on a miss).
+func (r *Runtime) compiled(ctx context.Context, key cacheKey, bin []byte, load func() ([]byte, error)) (wazero.Runtime, wazero.CompiledModule, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -162,6 +167,12 @@ func (r *Runtime) compiled(ctx context.Context, bin []byte) (wazero.Runtime, waz
 	if el, ok := r.byKey[key]; ok {
 		r.lru.MoveToFront(el)
 		return rt, el.Value.(*entry).mod, nil
+	}
+	if bin == nil {
+		var err error
+		if bin, err = load(); err != nil {
+			return nil, nil, err
+		}
 	}
 	// Compiling under the lock keeps two execs of a new module from
 	// compiling it twice; other modules wait, which is rare and bounded.
@@ -188,6 +199,10 @@ func (r *Runtime) compiled(ctx context.Context, bin []byte) (wazero.Runtime, waz
 // env, cwd ($PWD), stdio, the vfs at "/". It returns the exit status and
 // writes warren's own diagnostics to inv.Stderr.
 func (r *Runtime) Run(ctx context.Context, inv *commands.Invocation, path string, bin []byte) int {
+	return r.run(ctx, inv, path, cacheKey(sha256.Sum256(bin)), bin, nil)
+}
+
+func (r *Runtime) run(ctx context.Context, inv *commands.Invocation, path string, key cacheKey, bin []byte, load func() ([]byte, error)) int {
 	name := path
 	if len(inv.Args) > 0 {
 		name = inv.Args[0]
@@ -197,12 +212,27 @@ func (r *Runtime) Run(ctx context.Context, inv *commands.Invocation, path string
 		limit = inv.Sys.MaxMemoryBytes
 	}
 	limit = max(min(limit, 65536*pageSize), pageSize)
-	rt, mod, err := r.compiled(ctx, bin)
+	rt, mod, err := r.compiled(ctx, key, bin, load)
 	if err != nil {
+		var re *readError
+		if errors.As(err, &re) {
+			fmt.Fprintf(inv.Stderr, "warren: %s: %v\n", name, re.err)
+			return StatusCannotExec
+		}
 		fmt.Fprintf(inv.Stderr, "warren: %s: not a valid WebAssembly module: %v\n", name, err)
 		return StatusCannotExec
 	}
-	if st, ok := r.checkImports(inv, name, mod); !ok {
+	ruby := isRuby(mod)
+	if ruby {
+		r.mu.Lock()
+		err := r.provideRubyHost(ctx, rt, mod)
+		r.mu.Unlock()
+		if err != nil {
+			fmt.Fprintf(inv.Stderr, "warren: %s: %v\n", name, err)
+			return StatusCannotExec
+		}
+	}
+	if st, ok := r.checkImports(inv, name, mod, ruby); !ok {
 		return st
 	}
 	// The instance's memory is charged to the sandbox's budget as it
@@ -243,6 +273,13 @@ func (r *Runtime) Run(ctx context.Context, inv *commands.Invocation, path string
 		return status(ctx, inv, name, limit, refused(), err)
 	}
 	defer inst.Close(context.WithoutCancel(ctx))
+	if ruby {
+		st, err := startRuby(ctx, inst, inv, name)
+		if err != nil {
+			return status(ctx, inv, name, limit, refused(), err)
+		}
+		return st
+	}
 	start := inst.ExportedFunction("_start")
 	if start == nil {
 		fmt.Fprintf(inv.Stderr, "warren: %s: the module exports no _start function (a WASI command is needed)\n", name)
@@ -296,12 +333,13 @@ func firstLine(err error) string {
 	return s
 }
 
-// checkImports refuses a module that imports anything but WASI preview 1,
-// naming the import, before it runs.
-func (r *Runtime) checkImports(inv *commands.Invocation, name string, mod wazero.CompiledModule) (int, bool) {
+// checkImports refuses a module that imports anything but WASI preview 1
+// (and, for a ruby.wasm reactor, the glue in ruby.go), naming the import,
+// before it runs.
+func (r *Runtime) checkImports(inv *commands.Invocation, name string, mod wazero.CompiledModule, ruby bool) (int, bool) {
 	for _, f := range mod.ImportedFunctions() {
 		m, n, _ := f.Import()
-		if m != wasi_snapshot_preview1.ModuleName {
+		if m != wasi_snapshot_preview1.ModuleName && !(ruby && rubyHostModules[m]) {
 			fmt.Fprintf(inv.Stderr, "warren: %s: imports %s.%s, which warren does not provide (only %s)\n", name, m, n, wasi_snapshot_preview1.ModuleName)
 			return StatusCannotExec, false
 		}
@@ -334,10 +372,32 @@ func (r *Runtime) Exec(ctx context.Context, inv *commands.Invocation, path strin
 		fmt.Fprintf(inv.Stderr, "warren: %s: module of %d bytes is over the %d MiB limit\n", name, fi.Size(), MaxModuleBytes>>20)
 		return StatusCannotExec
 	}
-	bin, err := inv.FS.ReadFile(path)
+	read := func() ([]byte, error) {
+		r.reads.Add(1)
+		bin, err := inv.FS.ReadFile(path)
+		if err != nil {
+			return nil, &readError{err}
+		}
+		return bin, nil
+	}
+	// A file of the image (not in the delta) cannot change: its hash is
+	// remembered, and a cached module runs without reading it again (a
+	// 30 MB ruby.wasm costs ~20 ms to hash).
+	base := r.baseFiles.lookup(inv.FS, path, fi)
+	if base != nil {
+		return r.run(ctx, inv, path, *base, nil, read)
+	}
+	bin, err := read()
 	if err != nil {
-		fmt.Fprintf(inv.Stderr, "warren: %s: %v\n", name, err)
+		fmt.Fprintf(inv.Stderr, "warren: %s: %v\n", name, err.(*readError).err)
 		return StatusCannotExec
 	}
-	return r.Run(ctx, inv, path, bin)
+	key := cacheKey(sha256.Sum256(bin))
+	r.baseFiles.remember(inv.FS, path, fi, key)
+	return r.run(ctx, inv, path, key, bin, nil)
 }
+
+// readError is a module file that could not be read.
+type readError struct{ err error }
+
+func (e *readError) Error() string { return e.err.Error() }

@@ -301,3 +301,41 @@ func TestConcurrentInstances(t *testing.T) {
 		t.Errorf("%d compiles for one module", rt.Compiles())
 	}
 }
+
+// TestExecImageModule: a module in the image is read and hashed once per
+// sandbox; a module in the delta every time; a module copied up and
+// rewritten runs its new bytes.
+func TestExecImageModule(t *testing.T) {
+	bins := fixtures(t)
+	base := fstest.MapFS{"bin/tool": {Data: bins["echo"], Mode: 0o755}, "home/user": {Mode: 0o755 | os.ModeDir}}
+	fsys := vfs.New(vfs.Options{Base: base})
+	rt := wasm.New(wasm.Config{})
+	defer rt.Close(context.Background())
+	exec := func(path string) (int, string) {
+		var out, errb bytes.Buffer
+		inv := &commands.Invocation{Args: []string{"tool", "x"}, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Dir: "/home/user", FS: fsys}
+		return rt.Exec(context.Background(), inv, path), out.String()
+	}
+	for i := range 3 {
+		if st, out := exec("/bin/tool"); st != 0 || !strings.HasPrefix(out, "args=[x]") {
+			t.Fatalf("run %d: %d %q", i, st, out)
+		}
+	}
+	if n := rt.ModuleReads(); n != 1 {
+		t.Fatalf("an image module was read %d times in 3 runs, want once", n)
+	}
+	// Rewritten in the delta (copied up): the new bytes run, read each time.
+	if err := fsys.WriteFile("/bin/tool", bins["files"], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if st, out := exec("/bin/tool"); strings.HasPrefix(out, "args=[x]") {
+		t.Fatalf("the rewritten module ran the old code: %d %q", st, out)
+	}
+	exec("/bin/tool")
+	if n := rt.ModuleReads(); n != 3 {
+		t.Fatalf("a delta module: %d reads after 2 more runs, want 3", n)
+	}
+	if rt.Compiles() != 2 {
+		t.Fatalf("%d compiles, want 2 (one per content)", rt.Compiles())
+	}
+}

@@ -312,7 +312,7 @@ offers it to every tenant as a shared image.`,
 			return c.Export(ctx, args[0], out)
 		}),
 	}
-	cmd.AddCommand(build, ls, inspect, rm, pull, export)
+	cmd.AddCommand(build, ls, inspect, rm, pull, export, newImageAddRubyCmd(&f, withCatalog))
 	return cmd
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/warren-sandbox/warren/commands/jq"
 	"github.com/warren-sandbox/warren/commands/net"
 	"github.com/warren-sandbox/warren/commands/sed"
+	"github.com/warren-sandbox/warren/commands/sqlite"
 	"github.com/warren-sandbox/warren/commands/sysinfo"
 )
 
@@ -33,6 +34,7 @@ var registers = []func(commands.Table){
 	sysinfo.Register,
 	net.Register,
 	git.Register,
+	sqlite.Register,
 }
 
 // Table returns a fresh table holding every resident command.
