@@ -26,6 +26,9 @@ type Config struct {
 	// Hosts maps names to addresses before any DNS lookup (warren serve
 	// --egress-hosts, hosts(5) format; see ParseHosts).
 	Hosts map[string][]netip.Addr
+	// HostsOnly resolves names through Hosts alone, never DNS (air-gapped
+	// sites, tests).
+	HostsOnly bool
 	// RootCAs verifies servers (nil: the host's roots).
 	RootCAs *x509.CertPool
 	// AllowInsecure lets curl -k / wget --no-check-certificate skip
@@ -328,6 +331,9 @@ func (s *Sandbox) check(ctx context.Context, host string, port int) ([]netip.Add
 func (s *Sandbox) lookup(ctx context.Context, name string) ([]netip.Addr, error) {
 	if as, ok := s.e.cfg.Hosts[name]; ok {
 		return as, nil
+	}
+	if s.e.cfg.HostsOnly {
+		return nil, errors.New("not in the egress hosts file")
 	}
 	as, err := s.e.resolve(ctx, name)
 	if err == nil && len(as) == 0 {
