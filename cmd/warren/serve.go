@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/egress"
 	"log/slog"
 	"math"
 	"net"
@@ -46,6 +47,7 @@ func defaultDataDir() string {
 }
 
 func newServeCmd() *cobra.Command {
+	var egressOpts egress.Options
 	var (
 		addr, data, keysFile, logFormat string
 		metaURL                         string
@@ -104,9 +106,13 @@ AWS_SESSION_TOKEN).`,
 			if err := api.CheckDurability(durability); err != nil {
 				return fmt.Errorf("--durability: %w", err)
 			}
+			eg, err := egressOpts.Build() // bad --egress-* flags fail here, before any worker starts
+			if err != nil {
+				return err
+			}
 			if wf.workers != 0 {
 				setProcs(log, procs, cmd.Flags().Changed("procs"))
-				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json", durability, commitBytes, commitDelay})
+				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json", durability, commitBytes, commitDelay, egressOpts})
 			}
 			if metaURL == "" {
 				if err := workerpool.Adopt(ctx, data, 0); err != nil { // sandboxes of an earlier --workers start
@@ -139,7 +145,8 @@ AWS_SESSION_TOKEN).`,
 				return err
 			}
 			opts := node.Options{
-				Dir: data, Meta: metaURL, Logger: log, Fsync: fsync, DefaultStandbyAfter: standbyAfter, MaxFileBytes: maxUpload,
+				Egress: eg,
+				Dir:    data, Meta: metaURL, Logger: log, Fsync: fsync, DefaultStandbyAfter: standbyAfter, MaxFileBytes: maxUpload,
 				Native: rt, Guard: guard,
 				Durability: durability, CommitBytes: commitBytes, CommitDelay: commitDelay,
 			}
@@ -238,6 +245,7 @@ AWS_SESSION_TOKEN).`,
 	f.StringVar(&memLimit, "memory-limit", "70%", "the Go runtime's soft memory limit (GOMEMLIMIT): SIZE, PERCENT of the node's memory (RAM or cgroup limit), or off; a GOMEMLIMIT in the environment wins over the default")
 	f.StringVar(&shedAbove, "shed-above", "90%", "refuse new creates and execs with 503 + Retry-After while the heap is over SIZE or PERCENT of --memory-limit (off: never)")
 	wf.add(cmd)
+	addEgressFlags(cmd, &egressOpts)
 	f.IntVar(&procs, "procs", defaultProcs(), "Go scheduler threads (GOMAXPROCS); more than the cores so the kernel time-slices busy sandboxes and a short exec is not queued behind them; a GOMAXPROCS in the environment wins over the default")
 	return cmd
 }

@@ -63,6 +63,8 @@ func (p *Pool) Stats() sandbox.Stats {
 			out.Sandboxes += st.Sandboxes
 			out.BytesInDeltas += st.BytesInDeltas
 			out.Durable.Add(st.Durable)
+			out.EgressAllowed += st.EgressAllowed
+			out.EgressDenied += st.EgressDenied
 			mu.Unlock()
 		}()
 	}
