@@ -1,0 +1,82 @@
+package egress
+
+import (
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/warren-sandbox/warren/egress/egresstest"
+)
+
+func TestProxy(t *testing.T) {
+	ca := egresstest.NewCA(t)
+	up := ca.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "upstream "+r.Host) }), "api.test", "decoy.test")
+	plain := ca.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "plain") }))
+	lo := netip.MustParseAddr("127.0.0.1")
+	e := New(Config{
+		Hosts:      map[string][]netip.Addr{"api.test": {lo}, "decoy.test": {lo}},
+		HostsOnly:  true,
+		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+	})
+	s := e.Sandbox("sb-proxy", mustPolicy(t, []string{"api.test"}, nil))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.ServeProxy(ln)
+	t.Cleanup(func() { ln.Close() })
+	proxyURL, _ := url.Parse("http://" + ln.Addr().String())
+	client := func(serverName string) *http.Client {
+		return &http.Client{Transport: &http.Transport{
+			Proxy:           http.ProxyURL(proxyURL),
+			TLSClientConfig: &tls.Config{RootCAs: ca.Pool, ServerName: serverName},
+		}}
+	}
+	for _, c := range []struct {
+		name, url, sni string
+		status         int
+		body           string // contains; "" with status 0 means the request fails
+	}{
+		{"CONNECT allowed", "https://api.test:" + up.Port() + "/", "", 200, "upstream api.test"},
+		{"CONNECT denied", "https://decoy.test:" + up.Port() + "/", "", 0, ""},
+		{"SNI of a denied name through an allowed tunnel", "https://api.test:" + up.Port() + "/", "decoy.test", 0, ""},
+		{"plain forward allowed", "http://api.test:" + plain.Port() + "/", "", 200, "plain"},
+		{"plain forward denied", "http://decoy.test:" + plain.Port() + "/", "", 403, "not in the sandbox's allow list"},
+		{"plain forward to a literal", "http://127.0.0.1:" + plain.Port() + "/", "", 403, "not in the sandbox's allow list"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp, err := client(c.sni).Get(c.url)
+			if c.status == 0 {
+				if err == nil {
+					resp.Body.Close()
+					t.Fatalf("request went through: %d", resp.StatusCode)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.status || !strings.Contains(string(body), c.body) {
+				t.Fatalf("got %d %q, want %d %q", resp.StatusCode, body, c.status, c.body)
+			}
+		})
+	}
+	if up.Hits() != 1 { // only the allowed HTTPS request; the fronted one never arrived
+		t.Fatalf("upstream saw %d requests, want 1", up.Hits())
+	}
+	audit, _ := s.Audit()
+	found := false
+	for _, d := range audit {
+		found = found || strings.Contains(d.Reason, `TLS server name "decoy.test" differs`)
+	}
+	if !found {
+		t.Fatalf("no SNI refusal in the audit: %+v", audit)
+	}
+}
