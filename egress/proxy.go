@@ -66,7 +66,12 @@ func (p proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "warren egress proxy: want an absolute URL (this is a forward proxy)", http.StatusBadRequest)
 		return
 	}
-	out := r.Clone(r.Context())
+	// Some clients (busybox wget) half-close after the request, which
+	// cancels its context in net/http: the exchange goes on until the
+	// response is written or fails, bounded by the transport's timeouts.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Minute)
+	defer cancel()
+	out := r.Clone(ctx)
 	out.RequestURI = ""
 	for _, h := range hopHeaders {
 		out.Header.Del(h)
