@@ -10,6 +10,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"math/big"
 	"net"
 	"net/http"
@@ -23,7 +24,6 @@ type CA struct {
 	Pool *x509.CertPool
 	cert *x509.Certificate
 	key  *ecdsa.PrivateKey
-	PEM  []byte
 }
 
 // NewCA makes a CA valid for an hour.
@@ -46,6 +46,11 @@ func NewCA(t testing.TB) *CA {
 	pool := x509.NewCertPool()
 	pool.AddCert(cert)
 	return &CA{Pool: pool, cert: cert, key: key}
+}
+
+// CertPEM is the CA's certificate in PEM (for a sandbox's trust file).
+func (ca *CA) CertPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw})
 }
 
 // Leaf issues a server certificate for names (and 127.0.0.1).
