@@ -94,6 +94,8 @@ type Sandbox struct {
 
 	tmu sync.Mutex
 	tr  *transport // lazily built (transport.go)
+
+	icpt interceptCA // the native tier's interception CA (intercept.go)
 }
 
 // Sandbox returns the egress of sandbox id under policy p.

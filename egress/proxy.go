@@ -20,8 +20,9 @@ import (
 // CONNECT tunnels (HTTPS and anything else over TCP) and plain-HTTP
 // forwarding, every request under the sandbox's policy. A tunnel whose TLS
 // ClientHello names another server (SNI) than the CONNECT target is
-// checked on that name too. Secrets are not swapped in here: HTTPS through
-// a tunnel is end to end (README "Network": no interception yet).
+// checked on that name too. A tunnel to a host that carries one of the
+// sandbox's secrets is intercepted instead (intercept.go), so the secret
+// can be swapped in; every other tunnel is end to end.
 func (s *Sandbox) ServeProxy(ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           proxy{s},
@@ -119,6 +120,10 @@ func (p proxy) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	defer conn.Close()
 	if _, err := io.WriteString(conn, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		return
+	}
+	if p.s.carriesSecret(host, port) {
+		p.intercept(ctx, conn, brw.Reader, host, port)
 		return
 	}
 	// What the client sends first: for TLS, its ClientHello, whose SNI

@@ -80,3 +80,61 @@ func TestProxy(t *testing.T) {
 		t.Fatalf("no SNI refusal in the audit: %+v", audit)
 	}
 }
+
+// TestProxy_Intercept: HTTPS through the proxy to a secret's host is
+// terminated with the sandbox's CA so the secret reaches the upstream;
+// another host is tunneled end to end and gets the placeholder.
+func TestProxy_Intercept(t *testing.T) {
+	ca := egresstest.NewCA(t)
+	seen := make(chan string, 4)
+	up := ca.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.Host + " " + r.Header.Get("Authorization")
+		io.WriteString(w, "ok")
+	}), "api.test", "other.test")
+	lo := netip.MustParseAddr("127.0.0.1")
+	e := New(Config{
+		Hosts:      map[string][]netip.Addr{"api.test": {lo}, "other.test": {lo}},
+		HostsOnly:  true,
+		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		RootCAs:    ca.Pool,
+	})
+	s := e.Sandbox("sb-icpt", mustPolicy(t, []string{"api.test", "other.test"}, nil))
+	sec, _ := NewSecret("TOKEN", "intercepted-value", []string{"api.test"}, false)
+	s.SetSecrets([]Secret{sec})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.ServeProxy(ln)
+	t.Cleanup(func() { ln.Close() })
+	caPEM, err := s.CACert()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := ca.Pool.Clone()
+	pool.AppendCertsFromPEM(caPEM)
+	proxyURL, _ := url.Parse("http://" + ln.Addr().String())
+	cl := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL), TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	for _, c := range []struct{ url, want string }{
+		{"https://api.test:" + up.Port() + "/", "api.test:" + up.Port() + " Bearer intercepted-value"},
+		{"https://api.test:" + up.Port() + "/again", "api.test:" + up.Port() + " Bearer intercepted-value"},
+		{"https://other.test:" + up.Port() + "/", "other.test:" + up.Port() + " Bearer " + sec.Placeholder},
+	} {
+		req, _ := http.NewRequest("GET", c.url, nil)
+		req.Header.Set("Authorization", "Bearer "+sec.Placeholder)
+		resp, err := cl.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := <-seen; got != c.want {
+			t.Fatalf("%s: upstream saw %q, want %q", c.url, got, c.want)
+		}
+		// The intercepted host's certificate is the sandbox CA's; the
+		// other's is the upstream's own.
+		issuer := resp.TLS.PeerCertificates[0].Issuer.CommonName
+		if want := map[bool]string{true: "warren egress CA for sb-icpt", false: "warren test CA"}[strings.Contains(c.url, "api.test")]; issuer != want {
+			t.Fatalf("%s: certificate issued by %q, want %q", c.url, issuer, want)
+		}
+	}
+}

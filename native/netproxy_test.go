@@ -25,18 +25,30 @@ func TestListen_ProxyInNetns(t *testing.T) {
 	rt, _ := requireRuntime(t)
 	root, img := debianImage(t)
 	ca := egresstest.NewCA(t)
-	up := ca.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello "+r.Host) }), "api.test", "decoy.test")
+	up := ca.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "hello "+r.Host+" "+r.Header.Get("Authorization"))
+	}), "api.test", "decoy.test", "vault.test")
 	lo := netip.MustParseAddr("127.0.0.1")
 	eg := egress.New(egress.Config{
-		Hosts:      map[string][]netip.Addr{"api.test": {lo}, "decoy.test": {lo}},
+		Hosts:      map[string][]netip.Addr{"api.test": {lo}, "decoy.test": {lo}, "vault.test": {lo}},
 		HostsOnly:  true,
 		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		RootCAs:    ca.Pool,
 	})
-	p, _ := egress.ParsePolicy([]string{"api.test"}, nil)
+	p, _ := egress.ParsePolicy([]string{"api.test", "vault.test"}, nil)
 	sb := eg.Sandbox("netproxy", p)
+	sec, _ := egress.NewSecret("TOKEN", "value-for-vault", []string{"vault.test"}, false)
+	sb.SetSecrets([]egress.Secret{sec})
+	sbCA, err := sb.CACert()
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	v := vfs.New(vfs.Options{Base: os.DirFS(root)})
 	if err := v.WriteFile("/root/ca.pem", ca.CertPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.WriteFile("/root/sandbox-ca.pem", sbCA, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ws, err := rt.Workspace(context.Background(), "netproxy", img, v, native.Limits{Memory: 512 << 20, Pids: 256})
@@ -51,16 +63,18 @@ func TestListen_ProxyInNetns(t *testing.T) {
 	go sb.ServeProxy(ln)
 
 	fetch := `import os, ssl, sys, urllib.request
-ctx = ssl.create_default_context(cafile="/root/ca.pem")
+ctx = ssl.create_default_context(cafile=os.environ.get("CAFILE", "/root/ca.pem"))
+req = urllib.request.Request(sys.argv[1], headers={"Authorization": "Bearer " + os.environ.get("TOKEN", "")})
 try:
-    print(urllib.request.urlopen(sys.argv[1], context=ctx, timeout=5).read().decode())
+    print(urllib.request.urlopen(req, context=ctx, timeout=5).read().decode())
 except Exception as e:
     print("ERR", e); sys.exit(3)
 `
 	if err := v.WriteFile("/root/fetch.py", []byte(fetch), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	proxied := append(append([]string{}, testEnv...), "https_proxy=http://127.0.0.1:3128", "http_proxy=http://127.0.0.1:3128")
+	proxied := append(append([]string{}, testEnv...), "https_proxy=http://127.0.0.1:3128", "http_proxy=http://127.0.0.1:3128", "TOKEN="+sec.Placeholder)
+	intercepted := append(append([]string{}, proxied...), "CAFILE=/root/sandbox-ca.pem")
 	for _, c := range []struct {
 		name string
 		env  []string
@@ -68,7 +82,8 @@ except Exception as e:
 		exit int
 		out  string
 	}{
-		{"allowed through CONNECT", proxied, "https://api.test:" + up.Port() + "/", 0, "hello api.test:" + up.Port()},
+		{"allowed through CONNECT", proxied, "https://api.test:" + up.Port() + "/", 0, "hello api.test:" + up.Port() + " Bearer " + sec.Placeholder},
+		{"secret's host intercepted, value swapped in", intercepted, "https://vault.test:" + up.Port() + "/", 0, "hello vault.test:" + up.Port() + " Bearer value-for-vault"},
 		{"denied through CONNECT", proxied, "https://decoy.test:" + up.Port() + "/", 3, "403"},
 		{"ignoring the proxy fails closed", testEnv, "https://127.0.0.1:" + up.Port() + "/", 3, "ERR"},
 	} {
@@ -83,8 +98,8 @@ except Exception as e:
 			}
 		})
 	}
-	if up.Hits() != 1 {
-		t.Fatalf("upstream saw %d requests, want 1 (the allowed one)", up.Hits())
+	if up.Hits() != 2 {
+		t.Fatalf("upstream saw %d requests, want 2 (the allowed ones)", up.Hits())
 	}
 	// The listener goes with the workspace.
 	ws.Close()

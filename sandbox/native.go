@@ -178,7 +178,7 @@ func (b *box) workspace(ctx context.Context, fsys *vfs.FS) (*native.Workspace, e
 	}
 	b.ws, b.wsFS = ws, fsys
 	b.mu.Unlock()
-	b.startProxy(ws) // netproxy.go
+	b.startProxy(ws, fsys) // netproxy.go
 	return ws, nil
 }
 

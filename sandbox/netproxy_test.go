@@ -71,6 +71,7 @@ func TestNative_EgressProxy(t *testing.T) {
 		auth         string
 	}{
 		{"proxy variables", "/bin/busybox env | /bin/busybox grep -c '^https\\?_proxy=http://127.0.0.1:3128$'", 0, "2\n", "", ""},
+		{"CA installed and pointed at", `/bin/busybox sh -c '/bin/busybox grep -c "BEGIN CERTIFICATE" $SSL_CERT_FILE $NODE_EXTRA_CA_CERTS'`, 0, "/etc/ssl/certs/warren-egress-bundle.pem:1\n/etc/ssl/certs/warren-egress-ca.pem:1\n", "", ""},
 		{"environ holds the placeholder", "/bin/busybox tr '\\0' '\\n' < /proc/self/environ | /bin/busybox grep ^TOKEN=", 0, "TOKEN=" + ph + "\n", "", ""},
 		{"allowed host through the proxy", "/bin/busybox wget -q -O - http://api.test:" + plain.Port() + "/", 0, "hello native\n", "", ""},
 		{"https through the proxy gets the secret", `/bin/busybox wget -q -O - --header "Authorization: Bearer $TOKEN" https://api.test:` + tlsUp.Port() + "/", 0, "hello native\n", "", "Bearer native-secret-value"},
