@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -24,6 +25,7 @@ import (
 // sandbox's secrets is intercepted instead (intercept.go), so the secret
 // can be swapped in; every other tunnel is end to end.
 func (s *Sandbox) ServeProxy(ln net.Listener) error {
+	ln = &limitListener{Listener: ln, slots: make(chan struct{}, MaxProxyConns)}
 	srv := &http.Server{
 		Handler:           proxy{s},
 		ReadHeaderTimeout: 30 * time.Second,
@@ -37,6 +39,39 @@ func (s *Sandbox) ServeProxy(ln net.Listener) error {
 }
 
 type proxy struct{ s *Sandbox }
+
+// MaxProxyConns bounds a sandbox's open proxy connections: past it, new
+// ones wait in the listen backlog (a sandbox cannot exhaust the host's file
+// descriptors through its proxy).
+const MaxProxyConns = 256
+
+type limitListener struct {
+	net.Listener
+	slots chan struct{}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	l.slots <- struct{}{}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.slots
+		return nil, err
+	}
+	return &slotConn{Conn: c, free: func() { <-l.slots }}, nil
+}
+
+// slotConn gives its slot back once, on the first Close.
+type slotConn struct {
+	net.Conn
+	once sync.Once
+	free func()
+}
+
+func (c *slotConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.free)
+	return err
+}
 
 // hopHeaders are a proxy's own, never forwarded.
 var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/warren-sandbox/warren/egress/egresstest"
 )
@@ -136,5 +137,44 @@ func TestProxy_Intercept(t *testing.T) {
 		if want := map[bool]string{true: "warren egress CA for sb-icpt", false: "warren test CA"}[strings.Contains(c.url, "api.test")]; issuer != want {
 			t.Fatalf("%s: certificate issued by %q, want %q", c.url, issuer, want)
 		}
+	}
+}
+
+func TestProxy_ConnectionLimit(t *testing.T) {
+	s := New(Config{}).Sandbox("sb-limit", Policy{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.ServeProxy(ln)
+	t.Cleanup(func() { ln.Close() })
+	var held []net.Conn
+	for range MaxProxyConns {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	// One more: accepted by the kernel, not served while the others are open.
+	extra, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra.Close()
+	io.WriteString(extra, "GET http://x.test/ HTTP/1.1\r\nHost: x.test\r\n\r\n")
+	extra.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if n, _ := extra.Read(make([]byte, 1)); n != 0 {
+		t.Fatal("a connection past the limit was served")
+	}
+	held[0].Close()
+	extra.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 64)
+	n, err := extra.Read(buf)
+	if err != nil || !strings.Contains(string(buf[:n]), "403") {
+		t.Fatalf("after a slot freed: %q %v, want the 403 of a denied host", buf[:n], err)
+	}
+	for _, c := range held[1:] {
+		c.Close()
 	}
 }

@@ -96,8 +96,11 @@ func curl(ctx context.Context, inv *commands.Invocation) int {
 		case "d", "data-binary", "data-raw", "data-urlencode", "json":
 			v := o.Val
 			if o.Key != "data-raw" && o.Key != "data-urlencode" && strings.HasPrefix(v, "@") {
-				b, err := readData(inv, v[1:])
+				b, err := readData(ctx, inv, v[1:])
 				if err != nil {
+					if code, ok := inv.LimitExceeded(err); ok {
+						return code
+					}
 					return c.failf(26, "Failed to open/read local data from file/application")
 				}
 				v = string(b)
@@ -106,7 +109,7 @@ func curl(ctx context.Context, inv *commands.Invocation) int {
 				}
 			}
 			if o.Key == "data-urlencode" {
-				v = urlencode(inv, v)
+				v = urlencode(ctx, inv, v)
 			}
 			c.json = c.json || o.Key == "json"
 			c.data = append(c.data, v)
@@ -187,7 +190,10 @@ func curl(ctx context.Context, inv *commands.Invocation) int {
 		fmt.Fprintln(inv.Stderr, "curl: try 'curl --help' or 'curl --manual' for more information")
 		return 2
 	}
-	if err := c.buildBody(); err != nil {
+	if err := c.buildBody(ctx); err != nil {
+		if code, ok := inv.LimitExceeded(err); ok {
+			return code
+		}
 		return c.failf(26, err.Error())
 	}
 	if c.maxTime > 0 {
@@ -212,7 +218,7 @@ func curl(ctx context.Context, inv *commands.Invocation) int {
 }
 
 // buildBody turns -d/-F/--json into the request body and its headers.
-func (c *curlRun) buildBody() error {
+func (c *curlRun) buildBody(ctx context.Context) error {
 	switch {
 	case len(c.form) > 0 && len(c.data) > 0:
 		return errors.New("You can only select one HTTP request method! You asked for both POST (-d) and multipart formpost (-F)")
@@ -226,8 +232,11 @@ func (c *curlRun) buildBody() error {
 			}
 			if file, ok := strings.CutPrefix(val, "@"); ok {
 				file, ctype, _ := strings.Cut(file, ";type=")
-				data, err := readData(c.inv, file)
+				data, err := readData(ctx, c.inv, file)
 				if err != nil {
+					if errors.Is(err, commands.ErrMemoryLimit) {
+						return err
+					}
 					return fmt.Errorf("Failed to open/read local data from file/application: %s", commands.Describe(err))
 				}
 				h := textproto.MIMEHeader{}
@@ -241,8 +250,11 @@ func (c *curlRun) buildBody() error {
 				continue
 			}
 			if file, ok := strings.CutPrefix(val, "<"); ok {
-				data, err := readData(c.inv, file)
+				data, err := readData(ctx, c.inv, file)
 				if err != nil {
+					if errors.Is(err, commands.ErrMemoryLimit) {
+						return err
+					}
 					return fmt.Errorf("Failed to open/read local data from file/application: %s", commands.Describe(err))
 				}
 				val = string(data)
@@ -250,6 +262,11 @@ func (c *curlRun) buildBody() error {
 			mw.WriteField(name, val)
 		}
 		mw.Close()
+		if res := commands.ReservationFrom(ctx); res != nil {
+			if err := res.Grow(int64(buf.Len())); err != nil { // the form holds a copy of each part
+				return err
+			}
+		}
 		c.rq.body, c.rq.hasBody = buf.Bytes(), true
 		c.defaultHeader("Content-Type", mw.FormDataContentType())
 	case len(c.data) > 0 && c.get:
@@ -535,9 +552,9 @@ func (c *curlRun) writeOutFor(res result, size int64, exit int) {
 
 // urlencode is --data-urlencode's "content", "=content", "name=content"
 // and "name@file" forms.
-func urlencode(inv *commands.Invocation, v string) string {
+func urlencode(ctx context.Context, inv *commands.Invocation, v string) string {
 	if name, file, ok := strings.Cut(v, "@"); ok && !strings.Contains(name, "=") {
-		data, _ := readData(inv, file)
+		data, _ := readData(ctx, inv, file)
 		if name == "" {
 			return url.QueryEscape(string(data))
 		}

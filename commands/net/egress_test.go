@@ -192,3 +192,27 @@ func TestCurl_PolicyUpdateAppliesNext(t *testing.T) {
 		t.Fatalf("audit %+v", audit)
 	}
 }
+
+func TestCurl_BodyChargedToMemory(t *testing.T) {
+	w := newWorld(t)
+	w.fs.WriteFile("/big", bytes.Repeat([]byte("x"), 3<<20), 0o644)
+	api := "https://api.test:" + w.api.Port() + "/"
+	for _, argv := range [][]string{
+		{"curl", "-sS", "--data-binary", "@/big", api},
+		{"curl", "-sS", "-F", "f=@/big", api},
+		{"wget", "-q", "--post-file", "/big", api},
+	} {
+		tab := commands.Table{}
+		net.Register(tab)
+		var out, errb bytes.Buffer
+		inv := &commands.Invocation{Args: argv, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Dir: "/", FS: w.fs,
+			Sys: &commands.System{Net: w.sb.Client(), Memory: commands.NewMemory(1 << 20)}}
+		code := tab[argv[0]](context.Background(), inv)
+		if code != commands.StatusLimit || !strings.Contains(errb.String(), "memory limit") {
+			t.Fatalf("%q: status %d stderr %q, want %d and the memory limit named", argv, code, errb.String(), commands.StatusLimit)
+		}
+		if inv.Sys.Memory.Used() != 0 {
+			t.Fatalf("%q: %d bytes still charged after the command", argv, inv.Sys.Memory.Used())
+		}
+	}
+}

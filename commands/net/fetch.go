@@ -143,14 +143,34 @@ func hostPort(u *url.URL) (string, string) {
 }
 
 // readData reads curl's @file / wget's --post-file from the sandbox ("-"
-// is stdin).
-func readData(inv *commands.Invocation, name string) ([]byte, error) {
+// is stdin), charging what it holds to the sandbox's memory budget (the
+// command runs under commands.Reserving).
+func readData(ctx context.Context, inv *commands.Invocation, name string) ([]byte, error) {
 	f, err := inv.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	res := commands.ReservationFrom(ctx)
+	var buf bytes.Buffer
+	chunk := make([]byte, 32<<10)
+	for {
+		n, err := f.Read(chunk)
+		if n > 0 {
+			if res != nil {
+				if gerr := res.Grow(int64(n)); gerr != nil {
+					return nil, gerr
+				}
+			}
+			buf.Write(chunk[:n])
+		}
+		if err == io.EOF {
+			return buf.Bytes(), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 func statusLine(resp *commands.HTTPResponse) string {

@@ -14,8 +14,9 @@ import (
 
 // Register adds curl and wget to t.
 func Register(t commands.Table) {
-	t.Register("curl", curl)
-	t.Register("wget", wget)
+	// Bodies read from files are charged to the sandbox's memory budget.
+	t.Register("curl", commands.Reserving(curl))
+	t.Register("wget", commands.Reserving(wget))
 }
 
 const disabled = "network disabled for this sandbox"

@@ -95,8 +95,11 @@ func wget(ctx context.Context, inv *commands.Invocation) int {
 				rq.method = "POST"
 			}
 		case "post-file":
-			b, err := readData(inv, o.Val)
+			b, err := readData(ctx, inv, o.Val)
 			if err != nil {
+				if code, ok := inv.LimitExceeded(err); ok {
+					return code
+				}
 				fmt.Fprintf(inv.Stderr, "wget: %s\n", commands.Describe(err))
 				return wgetIO
 			}
