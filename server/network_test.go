@@ -59,10 +59,10 @@ func TestNetwork_EndToEnd(t *testing.T) {
 	if !strings.HasPrefix(ph, "warren-secret-TOKEN-") {
 		t.Fatalf("env TOKEN = %q, want a placeholder", ph)
 	}
-	run := func(script string) api.ExecResult {
+	runIn := func(id, script string) api.ExecResult {
 		t.Helper()
 		var out, errb bytes.Buffer
-		res, err := c.Exec(ctx, sb.ID, api.ExecRequest{Script: script}, &out, &errb)
+		res, err := c.Exec(ctx, id, api.ExecRequest{Script: script}, &out, &errb)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,6 +72,7 @@ func TestNetwork_EndToEnd(t *testing.T) {
 		}
 		return res
 	}
+	run := func(script string) api.ExecResult { t.Helper(); return runIn(sb.ID, script) }
 	apiURL := "https://api.test:" + api1.Port() + "/"
 	for _, c := range []struct {
 		name, script string
@@ -126,6 +127,18 @@ func TestNetwork_EndToEnd(t *testing.T) {
 	resp.Body.Close()
 	if !strings.Contains(string(metrics), `warren_egress_decisions_total{verdict="deny"} 1`) {
 		t.Fatalf("metrics lack the denial:\n%s", metrics)
+	}
+	// A fork keeps the policy and the secrets (in memory, like its parent).
+	kids, err := c.Fork(ctx, sb.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotAuth.Store("")
+	if res := runIn(kids[0].ID, `curl -sSf -H "Authorization: Bearer $TOKEN" `+apiURL); res.Exit != 0 || gotAuth.Load() != "Bearer "+secretValue {
+		t.Fatalf("fork: exit %d %q, upstream saw %q", res.Exit, res.Stderr, gotAuth.Load())
+	}
+	if res := runIn(kids[0].ID, "curl -sS https://decoy.test:"+decoy.Port()+"/"); res.Exit != 7 || !strings.Contains(res.Stderr, kids[0].ID) {
+		t.Fatalf("fork, denied host: %d %q", res.Exit, res.Stderr)
 	}
 	// A policy update applies to the next request.
 	if _, err := c.SetNetwork(ctx, sb.ID, api.NetworkUpdate{Allow: []string{"other.test"}}); err != nil {
