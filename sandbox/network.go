@@ -103,9 +103,11 @@ func makeSecrets(specs []api.SecretSpec, env map[string]string) ([]egress.Secret
 }
 
 // takeSecrets moves the secrets out of a create request (so they never
-// reach the record) and puts their placeholders in its env.
+// reach the record) and puts their placeholders in its env. A placeholder
+// already there (a sandbox from a snapshot, whose restored shell state
+// still holds it) is kept.
 func takeSecrets(req api.CreateRequest) (api.CreateRequest, []egress.Secret, error) {
-	secrets, err := makeSecrets(req.Secrets, nil)
+	secrets, err := makeSecrets(req.Secrets, req.Env)
 	req.Secrets = nil
 	if err != nil || len(secrets) == 0 {
 		return req, nil, err

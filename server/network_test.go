@@ -187,3 +187,45 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// TestNetwork_SnapshotKeepsPlaceholders: a sandbox made from a snapshot with
+// the secret given again keeps the placeholder its restored shell holds.
+func TestNetwork_SnapshotKeepsPlaceholders(t *testing.T) {
+	eg := egress.New(egress.Config{HostsOnly: true})
+	tn := startNode(t, node.Options{Egress: eg})
+	c, _ := tn.tenant(t)
+	ctx := context.Background()
+	spec := []api.SecretSpec{{Name: "TOKEN", Value: "v1", Hosts: []string{"api.test"}}}
+	sb, err := c.Create(ctx, api.CreateRequest{Network: &api.NetworkPolicy{Allow: []string{"api.test"}}, Secrets: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateSnapshot(ctx, sb.ID, "with-secret"); err != nil {
+		t.Fatal(err)
+	}
+	kid, err := c.Create(ctx, api.CreateRequest{Snapshot: "with-secret", Secrets: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.GetNetwork(ctx, kid.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kid.Env["TOKEN"] != sb.Env["TOKEN"] || len(st.Secrets) != 1 || st.Secrets[0].Placeholder != sb.Env["TOKEN"] {
+		t.Fatalf("placeholder %q / %+v, want the snapshot's %q", kid.Env["TOKEN"], st.Secrets, sb.Env["TOKEN"])
+	}
+	if strings.Join(kid.Network.Allow, ",") != "api.test" {
+		t.Fatalf("policy from the snapshot: %+v", kid.Network)
+	}
+	// Bad secrets are refused naming the problem.
+	for _, bad := range []api.SecretSpec{
+		{Name: "1X", Value: "v", Hosts: []string{"a.test"}},
+		{Name: "X", Value: "", Hosts: []string{"a.test"}},
+		{Name: "X", Value: "v"},
+		{Name: "X", Value: "v", Hosts: []string{"10.0.0.0/8"}},
+	} {
+		if _, err := c.Create(ctx, api.CreateRequest{Secrets: []api.SecretSpec{bad}}); err == nil || !strings.Contains(err.Error(), "secret") {
+			t.Errorf("secret %+v: %v, want a refusal naming the secret", bad, err)
+		}
+	}
+}
