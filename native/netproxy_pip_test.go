@@ -108,7 +108,7 @@ func TestListen_PipThroughProxy(t *testing.T) {
 	var out strings.Builder
 	res, err := ws.Exec(context.Background(), native.Cmd{Path: "/usr/bin/python3",
 		Args: []string{"python3", "-c", "import sys; sys.path.insert(0, '/root/site'); import warrenprobe; print(warrenprobe.VALUE)"},
-		Env: env, Dir: "/root", Stdout: &out, Stderr: &out})
+		Env:  env, Dir: "/root", Stdout: &out, Stderr: &out})
 	if err != nil || res.Status != 0 || out.String() != "42\n" {
 		t.Fatalf("import after pip: %v %d %q", err, res.Status, out.String())
 	}
