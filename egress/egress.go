@@ -117,6 +117,13 @@ func (s *Sandbox) SetPolicy(p Policy) {
 	}
 }
 
+// Close drops the sandbox's secrets and kept-alive connections (the
+// sandbox is deleted); its policy denies everything from then on.
+func (s *Sandbox) Close() {
+	s.SetSecrets(nil)
+	s.SetPolicy(Policy{})
+}
+
 // Policy returns the sandbox's current policy.
 func (s *Sandbox) Policy() Policy { return *s.policy.Load() }
 

@@ -554,6 +554,9 @@ func (m *Manager) destroy(ctx context.Context, b *box) error {
 	m.mu.Lock()
 	delete(m.boxes, b.id)
 	m.mu.Unlock()
+	if b.net != nil {
+		b.net.Close() // its kept-alive connections and secrets go with it
+	}
 	if m.dur != nil {
 		m.commits.Forget(b.id)
 		b.dmu.Lock()
