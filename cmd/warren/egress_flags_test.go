@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -43,5 +45,28 @@ func TestNetworkFlags(t *testing.T) {
 				t.Fatalf("secrets %q, want %q", got, c.secrets)
 			}
 		})
+	}
+}
+
+// TestServe_BadEgressFlags: serve refuses bad --egress-* values naming the
+// flag, before it opens anything.
+func TestServe_BadEgressFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--egress-allow-cidr", "10.0.0.0/99"}, "--egress-allow-cidr"},
+		{[]string{"--egress-hosts", filepath.Join(t.TempDir(), "missing")}, "--egress-hosts"},
+		{[]string{"--egress-deny", "a b"}, "--egress-deny"},
+	} {
+		root := newRoot()
+		var out, errb bytes.Buffer
+		root.SetOut(&out)
+		root.SetErr(&errb)
+		root.SetArgs(append([]string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--workers", "0", "--no-native"}, c.args...))
+		err := root.Execute()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("%v: %v, want an error naming %s", c.args, err, c.want)
+		}
 	}
 }
