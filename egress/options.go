@@ -13,6 +13,7 @@ import (
 type Options struct {
 	AllowCIDRs []string // --egress-allow-cidr: always-denied ranges opened anyway
 	HostsFile  string   // --egress-hosts: hosts(5) file read before DNS
+	HostsOnly  bool     // --egress-hosts-only: no DNS at all
 	Allow      []string // --egress-allow: the server's ceiling (none: anything public)
 	Deny       []string // --egress-deny: denied for every sandbox
 	CAFile     string   // --egress-ca: PEM roots added to the host's
@@ -21,7 +22,7 @@ type Options struct {
 
 // Build makes the node's Egress, naming the flag of any bad setting.
 func (o Options) Build() (*Egress, error) {
-	cfg := Config{AllowInsecure: o.Insecure}
+	cfg := Config{AllowInsecure: o.Insecure, HostsOnly: o.HostsOnly}
 	for _, s := range o.AllowCIDRs {
 		p, err := netip.ParsePrefix(s)
 		if err != nil {
@@ -77,6 +78,9 @@ func (o Options) Args() []string {
 	if o.HostsFile != "" {
 		a = append(a, "--egress-hosts="+o.HostsFile)
 	}
+	if o.HostsOnly {
+		a = append(a, "--egress-hosts-only")
+	}
 	for _, s := range o.Allow {
 		a = append(a, "--egress-allow="+s)
 	}
@@ -96,6 +100,7 @@ func (o Options) Args() []string {
 var Usage = map[string]string{
 	"egress-allow-cidr":     "CIDR: let sandboxes reach this otherwise always-denied range (loopback, private, link-local, metadata) when their own policy allows it (repeatable)",
 	"egress-hosts":          "FILE: hosts(5) file mapping names to addresses before any DNS lookup (tests, air-gapped sites)",
+	"egress-hosts-only":     "resolve names through --egress-hosts alone, never DNS (air-gapped sites)",
 	"egress-allow":          "RULE: the server's egress ceiling; sandboxes cannot widen it (repeatable; default: anything public)",
 	"egress-deny":           "RULE: denied to every sandbox (repeatable)",
 	"egress-ca":             "FILE: PEM certificates trusted for sandboxes' HTTPS, besides the host's roots",

@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,7 @@ func TestOptions_Build(t *testing.T) {
 		err  string
 	}{
 		{"empty", Options{}, ""},
-		{"full", Options{AllowCIDRs: []string{"127.0.0.0/8", "10.1.2.3"}, HostsFile: hosts, Allow: []string{"*.test"}, Deny: []string{"evil.test"}}, ""},
+		{"full", Options{AllowCIDRs: []string{"127.0.0.0/8", "10.1.2.3"}, HostsFile: hosts, HostsOnly: true, Allow: []string{"*.test"}, Deny: []string{"evil.test"}, Insecure: true}, ""},
 		{"bad cidr", Options{AllowCIDRs: []string{"10.0.0.0/99"}}, "--egress-allow-cidr"},
 		{"missing hosts", Options{HostsFile: filepath.Join(dir, "nope")}, "--egress-hosts"},
 		{"bad hosts", Options{HostsFile: bad}, "bad address"},
@@ -42,9 +43,13 @@ func TestOptions_Build(t *testing.T) {
 			}
 		})
 	}
-	e, _ := Options{AllowCIDRs: []string{"127.0.0.0/8"}, HostsFile: hosts}.Build()
-	s := e.Sandbox("sb", mustPolicy(t, []string{"api.test"}, nil))
+	e, _ := Options{AllowCIDRs: []string{"127.0.0.0/8"}, HostsFile: hosts, HostsOnly: true}.Build()
+	s := e.Sandbox("sb", mustPolicy(t, []string{"api.test", "other.test"}, nil))
 	if addrs, err := s.Check(t.Context(), "api.test", 80); err != nil || addrs[0].String() != "127.0.0.2" {
 		t.Fatalf("hosts file not used: %v %v", addrs, err)
+	}
+	var re *ResolveError
+	if _, err := s.Check(t.Context(), "other.test", 80); !errors.As(err, &re) || !strings.Contains(err.Error(), "not in the egress hosts file") {
+		t.Fatalf("hosts-only lookup of a name outside the file: %v", err)
 	}
 }

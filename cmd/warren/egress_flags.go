@@ -15,6 +15,7 @@ func addEgressFlags(cmd *cobra.Command, o *egress.Options) {
 	u := egress.Usage
 	f.StringArrayVar(&o.AllowCIDRs, "egress-allow-cidr", nil, u["egress-allow-cidr"])
 	f.StringVar(&o.HostsFile, "egress-hosts", "", u["egress-hosts"])
+	f.BoolVar(&o.HostsOnly, "egress-hosts-only", false, u["egress-hosts-only"])
 	f.StringArrayVar(&o.Allow, "egress-allow", nil, u["egress-allow"])
 	f.StringArrayVar(&o.Deny, "egress-deny", nil, u["egress-deny"])
 	f.StringVar(&o.CAFile, "egress-ca", "", u["egress-ca"])

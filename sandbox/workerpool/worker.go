@@ -76,6 +76,7 @@ func (f *workerFlags) set(fs *flag.FlagSet) {
 	}
 	fs.Func("egress-allow-cidr", u["egress-allow-cidr"], add(&f.egress.AllowCIDRs))
 	fs.StringVar(&f.egress.HostsFile, "egress-hosts", "", u["egress-hosts"])
+	fs.BoolVar(&f.egress.HostsOnly, "egress-hosts-only", false, u["egress-hosts-only"])
 	fs.Func("egress-allow", u["egress-allow"], add(&f.egress.Allow))
 	fs.Func("egress-deny", u["egress-deny"], add(&f.egress.Deny))
 	fs.StringVar(&f.egress.CAFile, "egress-ca", "", u["egress-ca"])
