@@ -164,6 +164,77 @@ type CreateRequest struct {
 	// SecurityRelaxed (none of those, for trusted images that need, e.g.,
 	// nested containers; README "Security").
 	Security string `json:"security,omitempty"`
+	// Network is the sandbox's egress policy (nil: no network at all;
+	// README "Network"). Default deny: only what Allow names is reached.
+	Network *NetworkPolicy `json:"network,omitempty"`
+	// Secrets are credentials the sandbox never sees: its env holds
+	// placeholders the egress layer swaps for the values on requests to
+	// the secrets' hosts over TLS. Kept in memory only, never stored.
+	Secrets []SecretSpec `json:"secrets,omitempty"`
+}
+
+// NetworkPolicy is a sandbox's egress policy. Entries are names
+// ("api.example.com"), suffixes ("*.example.com"), addresses or CIDRs
+// ("192.0.2.0/24"), each optionally ":PORT"; "*" is anything. Deny wins over
+// allow; the server's own policy caps both, and private, loopback,
+// link-local and metadata ranges stay denied unless the operator allows
+// them (warren serve --egress-allow-cidr).
+type NetworkPolicy struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// SecretSpec sets one secret: its value goes only to Hosts (names), over
+// TLS, in place of the placeholder in headers and the query (and the body
+// with Body).
+type SecretSpec struct {
+	Name  string   `json:"name"`
+	Value string   `json:"value"`
+	Hosts []string `json:"hosts"`
+	Body  bool     `json:"body,omitempty"`
+}
+
+// SecretInfo is a secret as the API shows it: never its value.
+type SecretInfo struct {
+	Name        string   `json:"name"`
+	Placeholder string   `json:"placeholder"`
+	Hosts       []string `json:"hosts"`
+}
+
+// NetworkUpdate is the body of PUT /v1/sandboxes/{id}/network: the new
+// policy, applied to the next request, and (when non-nil) the secrets,
+// replacing the old ones.
+type NetworkUpdate struct {
+	Allow   []string     `json:"allow,omitempty"`
+	Deny    []string     `json:"deny,omitempty"`
+	Secrets []SecretSpec `json:"secrets,omitempty"`
+}
+
+// NetworkDecision is one entry of a sandbox's egress audit list.
+type NetworkDecision struct {
+	Time    time.Time `json:"time"`
+	Host    string    `json:"host"`
+	Port    int       `json:"port"`
+	Addr    string    `json:"addr,omitempty"`
+	Allowed bool      `json:"allowed"`
+	Reason  string    `json:"reason"`
+}
+
+// NetworkStatus is GET /v1/sandboxes/{id}/network: the policy, the
+// secrets (names and placeholders), and the last decisions, oldest first
+// (Decisions counts all of them; the list is bounded).
+type NetworkStatus struct {
+	Policy    NetworkPolicy     `json:"policy"`
+	Secrets   []SecretInfo      `json:"secrets,omitempty"`
+	Audit     []NetworkDecision `json:"audit"`
+	Decisions uint64            `json:"decisions"`
+}
+
+// NetworkManager is implemented by Services with an egress layer (the
+// manager). The server answers 501 on a Service without it.
+type NetworkManager interface {
+	SetNetwork(ctx context.Context, id string, up NetworkUpdate) (NetworkStatus, error)
+	GetNetwork(ctx context.Context, id string) (NetworkStatus, error)
 }
 
 // Native-tier confinement levels (CreateRequest.Security).
@@ -243,6 +314,8 @@ type Sandbox struct {
 	// Security is the native tier's confinement (SecurityDefault or
 	// SecurityRelaxed).
 	Security string `json:"security"`
+	// Network is the egress policy (absent: no network).
+	Network *NetworkPolicy `json:"network,omitempty"`
 }
 
 // ListOptions filter GET /v1/sandboxes; every label must match.

@@ -107,6 +107,9 @@ type System struct {
 	Kill func(pid int, sig string) error
 	// Now is the clock (date, touch); nil means time.Now.
 	Now func() time.Time
+	// Net is the sandbox's network under its egress policy (curl, wget);
+	// nil means no network.
+	Net HTTPClient
 }
 
 // Proc is one sandbox process as ps shows it.

@@ -18,6 +18,7 @@ import (
 	"github.com/containerd/errdefs"
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/egress"
 	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/vfs"
 )
@@ -49,6 +50,8 @@ type box struct {
 	nextPID    int
 	ws         *native.Workspace // the native workspace (nil until an ELF exec)
 	wsFS       *vfs.FS           // the filesystem ws syncs with
+
+	net *egress.Sandbox // its egress (nil: the node has none); network.go
 
 	nmu           sync.Mutex   // serialises creating the native workspace
 	nativeRunning atomic.Int32 // native commands in flight
@@ -92,6 +95,7 @@ func (m *Manager) newBox(r Record) *box {
 		mem: commands.NewMemory(r.Config.Limits.MaxMemoryBytes),
 	}
 	b.runCtx, b.runCancel = context.WithCancel(context.Background())
+	m.newNet(b)
 	return b
 }
 
@@ -102,8 +106,10 @@ func (b *box) record() Record {
 }
 
 func (b *box) recordLocked() Record {
+	cfg := b.cfg
+	cfg.Network = b.networkPolicy() // changed at run time by PUT .../network
 	return Record{
-		ID: b.id, Tenant: b.tenant, Config: b.cfg, ImageDigest: b.imageDigest,
+		ID: b.id, Tenant: b.tenant, Config: cfg, ImageDigest: b.imageDigest,
 		StateRef: b.ref, State: b.state, Parent: b.parent, Snapshot: b.snapshot,
 		CreatedAt: b.created,
 	}
@@ -117,7 +123,7 @@ func (b *box) info() api.Sandbox {
 		Cwd: b.cfg.Cwd, User: b.cfg.User, Hostname: b.cfg.Hostname, Limits: b.cfg.Limits,
 		StandbyAfter: b.cfg.StandbyAfter, TTL: b.cfg.TTL, CreatedAt: b.created,
 		LastActive: b.lastActive, Parent: b.parent, Snapshot: b.snapshot,
-		Durability: b.cfg.Durability, Security: b.cfg.Security,
+		Durability: b.cfg.Durability, Security: b.cfg.Security, Network: b.networkPolicy(),
 	}
 	if s.Security == "" { // a record from before the field
 		s.Security = api.SecurityDefault
@@ -534,6 +540,10 @@ func (b *box) fork(ctx context.Context, count int) ([]*box, error) {
 			Parent: b.id, Snapshot: b.snapshot, CreatedAt: now,
 		})
 		c.procs = map[int]*process{}
+		if b.net != nil && c.net != nil { // children keep the parent's policy and secrets
+			c.net.SetPolicy(b.net.Policy())
+			c.net.SetSecrets(b.net.Secrets())
+		}
 		return c
 	}
 	// A standby parent forks without resuming: children share its StateRef.
@@ -609,7 +619,7 @@ func (b *box) sessionConfig(fsys *vfs.FS) SessionConfig {
 	sort.Strings(env)
 	return SessionConfig{
 		FS: fsys, Env: env, Dir: b.cfg.Cwd, Hostname: b.cfg.Hostname, User: b.cfg.User,
-		Limits: b.cfg.Limits, Memory: b.mem, Native: b.m.runNative,
+		Limits: b.cfg.Limits, Memory: b.mem, Native: b.m.runNative, Net: b.m.sessionNet(),
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/committer"
+	"github.com/warren-sandbox/warren/egress"
 	"github.com/warren-sandbox/warren/image"
 	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/vfs"
@@ -47,6 +48,8 @@ type SessionConfig struct {
 	Memory *commands.Memory
 	// Native runs ELF files (the sandbox's hook into the native tier).
 	Native NativeFunc
+	// Net is the sandbox's network (nil: none; network.go).
+	Net commands.HTTPClient
 }
 
 // Interpreters builds sessions.
@@ -128,6 +131,9 @@ type Config struct {
 	// memory only; every write is acked at "memory" and survives only a
 	// hibernate). Meta must then be a DurableMeta.
 	Durable *Durable
+	// Egress is the node's way out to the network (nil: sandboxes have
+	// none; network.go).
+	Egress *egress.Egress
 }
 
 // Manager holds every sandbox of one node. It is safe for concurrent use.
@@ -351,6 +357,8 @@ type Stats struct {
 	// Native counts the native tier; Tenants the sandboxes of each tenant.
 	Native  NativeStats
 	Tenants map[string]int
+	// EgressAllowed and EgressDenied count egress decisions (network.go).
+	EgressAllowed, EgressDenied uint64
 }
 
 // Stats returns the current counts (for /metrics).
@@ -380,6 +388,9 @@ func (m *Manager) Stats() Stats {
 	s.Resumes = m.resumes.Load()
 	s.Durable = m.DurableStats()
 	s.Native, s.Tenants = m.nativeStats(boxes)
+	if m.cfg.Egress != nil {
+		s.EgressAllowed, s.EgressDenied = m.cfg.Egress.Counts()
+	}
 	return s
 }
 
@@ -445,6 +456,9 @@ func (m *Manager) normalise(req api.CreateRequest) (api.CreateRequest, error) {
 		return req, api.Errorf(api.ErrUnprocessable, "bad hostname %q", req.Hostname)
 	}
 	if err := api.CheckSecurity(req.Security); err != nil {
+		return req, err
+	}
+	if err := m.checkNetwork(req); err != nil {
 		return req, err
 	}
 	if req.Security == "" {
@@ -544,6 +558,9 @@ func (m *Manager) destroy(ctx context.Context, b *box) error {
 	m.mu.Lock()
 	delete(m.boxes, b.id)
 	m.mu.Unlock()
+	if b.net != nil {
+		b.net.Close() // its kept-alive connections and secrets go with it
+	}
 	if m.dur != nil {
 		m.commits.Forget(b.id)
 		b.dmu.Lock()

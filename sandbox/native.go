@@ -89,7 +89,7 @@ func (m *Manager) runNative(ctx context.Context, inv *commands.Invocation, path 
 	b.active++ // a native process keeps the sandbox out of standby
 	b.mu.Unlock()
 	res, err := ws.Exec(ctx, native.Cmd{
-		Path: path, Args: inv.Args, Env: inv.Env, Dir: inv.Dir,
+		Path: path, Args: inv.Args, Env: b.nativeEnv(inv.Env), Dir: inv.Dir,
 		Stdin: inv.Stdin, Stdout: inv.Stdout, Stderr: inv.Stderr,
 	})
 	b.nativeRunning.Add(-1)
@@ -181,6 +181,7 @@ func (b *box) workspace(ctx context.Context, fsys *vfs.FS) (*native.Workspace, e
 	}
 	b.ws, b.wsFS = ws, fsys
 	b.mu.Unlock()
+	b.startProxy(ws, fsys) // netproxy.go
 	return ws, nil
 }
 

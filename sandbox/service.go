@@ -54,6 +54,10 @@ func (t *tenantView) Create(ctx context.Context, req api.CreateRequest) (api.San
 		if req.StandbyAfter != 0 {
 			base.StandbyAfter = req.StandbyAfter
 		}
+		if req.Network != nil {
+			base.Network = req.Network
+		}
+		base.Secrets = req.Secrets
 		base.TTL = req.TTL
 		base.Snapshot = req.Snapshot
 		req = base
@@ -70,6 +74,11 @@ func (t *tenantView) Create(ctx context.Context, req api.CreateRequest) (api.San
 	if req, err = m.normalise(req); err != nil {
 		return api.Sandbox{}, err
 	}
+	// Secrets leave the request here: the record never holds them.
+	req, secrets, err := takeSecrets(req)
+	if err != nil {
+		return api.Sandbox{}, err
+	}
 	if req.Image == "" {
 		req.Image = img.Name
 	}
@@ -81,6 +90,9 @@ func (t *tenantView) Create(ctx context.Context, req api.CreateRequest) (api.San
 		r.State, r.StateRef, r.Snapshot, r.ImageDigest = api.StateStandby, snap.StateRef, snap.Name, snap.Image
 	}
 	b := m.newBox(r)
+	if b.net != nil && len(secrets) > 0 {
+		b.net.SetSecrets(secrets)
+	}
 	if m.dur != nil {
 		// Durable: the head must exist (the record) before the claim
 		// that resuming makes.

@@ -77,7 +77,7 @@ func ShellConfig(table commands.Table, cfg SessionConfig) shell.Config {
 		Native: shell.NativeFunc(cfg.Native),
 		// Buffering commands (sort, tac, shuf) fail cleanly past the
 		// sandbox's memory limit; other fields come from the ones above.
-		Sys: &commands.System{MaxMemoryBytes: cfg.Limits.MaxMemoryBytes, Memory: mem, Uid: u.Uid, Gid: u.Gid},
+		Sys: &commands.System{MaxMemoryBytes: cfg.Limits.MaxMemoryBytes, Memory: mem, Uid: u.Uid, Gid: u.Gid, Net: cfg.Net},
 		Limits: shell.Limits{
 			Timeout: cfg.Limits.Timeout.Std(),
 			// The sandbox's own output limit is enforced by the manager

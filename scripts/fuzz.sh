@@ -18,6 +18,7 @@ targets=(
   "./vfs FuzzDecodeNode" "./vfs FuzzResolve" "./vfs FuzzApplyChanges"
   "./wlog FuzzReplay"
   "./store FuzzValidateKey"
+  "./egress FuzzCheck"
 )
 for t in "${targets[@]}"; do
   set -- $t

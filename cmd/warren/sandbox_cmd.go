@@ -49,6 +49,7 @@ func newSandboxCmd() *cobra.Command {
 	var standby, ttl time.Duration
 	var lf limitFlags
 	var createDurability, createSecurity string
+	var nf networkFlags
 	create := &cobra.Command{
 		Use: "create", Short: "create a sandbox and print its id", Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
@@ -64,6 +65,9 @@ func newSandboxCmd() *cobra.Command {
 				return err
 			}
 			if req.Limits, err = lf.limits(); err != nil {
+				return err
+			}
+			if req.Network, req.Secrets, err = nf.request(); err != nil {
 				return err
 			}
 			sb, err := cl.Create(cmd.Context(), req)
@@ -82,6 +86,7 @@ func newSandboxCmd() *cobra.Command {
 	create.Flags().DurationVar(&ttl, "ttl", 0, "delete the sandbox this long after creation")
 	lf.register(create.Flags()) // the same limit flags as `warren run`
 	create.Flags().StringVar(&createSecurity, "security", "", "native tier confinement: default or relaxed (no seccomp filter, capabilities or /proc masks; trusted images only)")
+	nf.register(create)
 	create.Flags().StringVar(&createDurability, "durability", "", "default ack level of the sandbox's writes: memory, local or committed (default: the server's)")
 
 	var lsLabels []string

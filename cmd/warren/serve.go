@@ -22,6 +22,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/egress"
 	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/sandbox/node"
 	"github.com/warren-sandbox/warren/sandbox/workerpool"
@@ -47,6 +48,7 @@ func defaultDataDir() string {
 }
 
 func newServeCmd() *cobra.Command {
+	var egressOpts egress.Options
 	var (
 		addr, data, keysFile, logFormat string
 		metaURL                         string
@@ -108,9 +110,13 @@ AWS_SESSION_TOKEN).`,
 			if err := api.CheckDurability(durability); err != nil {
 				return usageError(fmt.Errorf("--durability: %w", err))
 			}
+			eg, err := egressOpts.Build() // bad --egress-* flags fail here, before any worker starts
+			if err != nil {
+				return err
+			}
 			if wf.workers != 0 {
 				setProcs(log, procs, cmd.Flags().Changed("procs"))
-				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json", durability, commitBytes, commitDelay, metricsKey})
+				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json", durability, commitBytes, commitDelay, metricsKey, egressOpts})
 			}
 			if metaURL == "" {
 				if err := workerpool.Adopt(ctx, data, 0); err != nil { // sandboxes of an earlier --workers start
@@ -143,7 +149,8 @@ AWS_SESSION_TOKEN).`,
 				return err
 			}
 			opts := node.Options{
-				Dir: data, Meta: metaURL, Logger: log, Fsync: fsync, DefaultStandbyAfter: standbyAfter, MaxFileBytes: maxUpload,
+				Egress: eg,
+				Dir:    data, Meta: metaURL, Logger: log, Fsync: fsync, DefaultStandbyAfter: standbyAfter, MaxFileBytes: maxUpload,
 				Native: rt, Guard: guard,
 				Durability: durability, CommitBytes: commitBytes, CommitDelay: commitDelay,
 			}
@@ -241,6 +248,7 @@ AWS_SESSION_TOKEN).`,
 	f.StringVar(&shedAbove, "shed-above", "90%", "refuse new creates and execs with 503 + Retry-After while the heap is over SIZE or PERCENT of --memory-limit (off: never)")
 	wf.add(cmd)
 	f.StringVar(&metricsKey, "metrics-key", os.Getenv("WARREN_METRICS_KEY"), "require Authorization: Bearer KEY on /metrics (its series name tenants) [$WARREN_METRICS_KEY]")
+	addEgressFlags(cmd, &egressOpts)
 	f.IntVar(&procs, "procs", defaultProcs(), "Go scheduler threads (GOMAXPROCS); more than the cores so the kernel time-slices busy sandboxes and a short exec is not queued behind them; a GOMAXPROCS in the environment wins over the default")
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/egress"
 	"log/slog"
 	"net"
 	"net/http"
@@ -63,6 +64,7 @@ type serveSettings struct {
 	commitBytes          int64
 	commitDelay          time.Duration
 	metricsKey           string
+	egress               egress.Options
 }
 
 // serveWorkers is serve in worker mode: the HTTP front and its keys here,
@@ -88,6 +90,7 @@ func serveWorkers(ctx context.Context, cmd *cobra.Command, log *slog.Logger, w w
 			Workers: w.workers, Data: s.data, MemoryLimit: mem, StandbyAfter: s.standbyAfter,
 			MaxFileBytes: s.maxUpload, Fsync: s.fsync, NativeRunDir: runDir, LogJSON: s.logJSON,
 			Durability: s.durability, CommitBytes: s.commitBytes, CommitDelay: s.commitDelay,
+			Egress: s.egress,
 			Logger: log, Stderr: cmd.ErrOrStderr(),
 			// Each worker schedules as the front does (--procs, or a
 			// GOMAXPROCS from the environment, set by setProcs before).

@@ -59,6 +59,8 @@ var rules = []rule{
 		"the Go SDK talks HTTP; it must not drag the server into users' binaries"},
 	{"wasm", []string{"os", "os/exec", "os/user", "net", "net/http", module + "/shell", module + "/native", module + "/sandbox", module + "/server"},
 		"the WASM tier is resident: modules see the vfs and the shell's streams, never the host"},
+	{"egress", []string{module + "/sandbox", module + "/server", module + "/shell", module + "/native", module + "/vfs"},
+		"egress sits below the sandbox: policy, dialer, transport and proxy only; commands see it through commands.HTTPClient"},
 	{"mcp", []string{module + "/server", module + "/sandbox", module + "/shell", module + "/vfs", module + "/native", module + "/commands"},
 		"the MCP tools speak api.Service only, so they work in process and over HTTP alike"},
 }

@@ -23,6 +23,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/egress"
 	"log/slog"
 	"net/url"
 	"os"
@@ -78,6 +79,9 @@ type Options struct {
 	// committer.DefaultMaxBytes, committer.DefaultMaxDelay).
 	CommitBytes int64
 	CommitDelay time.Duration
+	// Egress is the node's way out to the network (nil: sandboxes have
+	// none). The caller builds it (egress.New).
+	Egress *egress.Egress
 }
 
 // Meta is a node's metadata store: boltmeta.DB or postgres.DB.
@@ -195,6 +199,7 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 		MaxSandboxesPerTenant: opts.MaxSandboxesPerTenant,
 		Native:                opts.Native,
 		Logger:                opts.Logger,
+		Egress:                opts.Egress,
 		Durable: &sandbox.Durable{Node: n.NodeID, Log: n.Log, Default: opts.Durability,
 			Commit: committer.Options{MaxBytes: opts.CommitBytes, MaxDelay: opts.CommitDelay, Logger: opts.Logger}},
 	})

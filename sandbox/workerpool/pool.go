@@ -26,6 +26,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/egress"
 	"io"
 	"log/slog"
 	"net"
@@ -82,6 +83,8 @@ type Options struct {
 	// (DIR/wN each); empty: no native tier in the workers.
 	NativeRunDir string
 	LogJSON      bool
+	// Egress is the node's egress settings, passed to every worker.
+	Egress egress.Options
 	// CgroupName names the parent cgroup of the workers, under the
 	// server's own (default "warren-workers-" + a hash of Data, so two
 	// nodes on one host do not share one).
@@ -563,6 +566,7 @@ func (p *Pool) argv(w *worker) []string {
 	if o.LogJSON {
 		a = append(a, "--log-json")
 	}
+	a = append(a, o.Egress.Args()...)
 	if !o.NoCgroup {
 		// 80% of the cgroup: the heap is most of a worker's charge.
 		a = append(a, "--shed-above", strconv.FormatInt(o.MemoryLimit/10*8, 10))

@@ -64,6 +64,8 @@ func (p *Pool) Stats() sandbox.Stats {
 			out.BytesInDeltas += st.BytesInDeltas
 			out.Durable.Add(st.Durable)
 			out.AddNodeStats(st)
+			out.EgressAllowed += st.EgressAllowed
+			out.EgressDenied += st.EgressDenied
 			mu.Unlock()
 		}()
 	}

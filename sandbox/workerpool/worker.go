@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/warren-sandbox/warren/egress"
 	"io"
 	"log/slog"
 	"net"
@@ -50,6 +51,7 @@ type workerFlags struct {
 	durability   string
 	commitBytes  int64
 	commitDelay  time.Duration
+	egress       egress.Options
 }
 
 func (f *workerFlags) set(fs *flag.FlagSet) {
@@ -68,6 +70,17 @@ func (f *workerFlags) set(fs *flag.FlagSet) {
 	fs.StringVar(&f.durability, "durability", "", "default ack level (\"\": local)")
 	fs.Int64Var(&f.commitBytes, "commit-bytes", 0, "committer size threshold (0: its default)")
 	fs.DurationVar(&f.commitDelay, "commit-delay", 0, "committer time threshold (0: its default)")
+	u := egress.Usage
+	add := func(to *[]string) func(string) error {
+		return func(s string) error { *to = append(*to, s); return nil }
+	}
+	fs.Func("egress-allow-cidr", u["egress-allow-cidr"], add(&f.egress.AllowCIDRs))
+	fs.StringVar(&f.egress.HostsFile, "egress-hosts", "", u["egress-hosts"])
+	fs.BoolVar(&f.egress.HostsOnly, "egress-hosts-only", false, u["egress-hosts-only"])
+	fs.Func("egress-allow", u["egress-allow"], add(&f.egress.Allow))
+	fs.Func("egress-deny", u["egress-deny"], add(&f.egress.Deny))
+	fs.StringVar(&f.egress.CAFile, "egress-ca", "", u["egress-ca"])
+	fs.BoolVar(&f.egress.Insecure, "egress-allow-insecure", false, u["egress-allow-insecure"])
 }
 
 // RunWorker is the body of a worker process (`warren serve-worker`): it
@@ -118,8 +131,13 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			return err
 		}
 	}
+	eg, err := f.egress.Build()
+	if err != nil {
+		return err
+	}
 	n, err := node.Open(ctx, node.Options{
-		Dir: f.dir, Logger: log, Fsync: f.fsync, DefaultStandbyAfter: f.standbyAfter,
+		Egress: eg,
+		Dir:    f.dir, Logger: log, Fsync: f.fsync, DefaultStandbyAfter: f.standbyAfter,
 		TickInterval: f.tick, MaxFileBytes: f.maxUpload, Native: rt, Guard: guard,
 		Durability: f.durability, CommitBytes: f.commitBytes, CommitDelay: f.commitDelay,
 	})

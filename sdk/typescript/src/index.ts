@@ -47,6 +47,8 @@ export const ABSENT: Record<string, string> = {
   "GET /metrics": "Prometheus scrapes it; not an SDK concern",
   "GET /v1/openapi.json": "the API's own description",
   "POST /v1/mcp": "MCP clients speak it, not this SDK",
+  "GET /v1/sandboxes/{id}/network": "egress policy and audit: no SDK method yet (issue 18); use the HTTP API",
+  "PUT /v1/sandboxes/{id}/network": "egress policy and secrets: no SDK method yet (issue 18); use the HTTP API",
 };
 
 export const DEFAULT_API_URL = "http://127.0.0.1:7711";
