@@ -100,7 +100,11 @@ func (t *tenantView) Create(ctx context.Context, req api.CreateRequest) (api.San
 			return api.Sandbox{}, err
 		}
 		if r.State == api.StateRunning {
+			// Under mu: the box is in the manager now, and its tick reads
+			// the state.
+			b.mu.Lock()
 			b.state = api.StateStandby
+			b.mu.Unlock()
 			if err := b.resume(ctx); err != nil {
 				m.destroy(context.WithoutCancel(ctx), b)
 				return api.Sandbox{}, err
