@@ -79,6 +79,18 @@ type Invocation struct {
 	// its own job table; commands must not modify it (it may be shared by
 	// several invocations).
 	Sys *System
+
+	// FallBack, set by the shell, means a refusal (Refuse) can be run on
+	// another rung of the ladder: the command then reports nothing itself.
+	FallBack bool
+
+	// Lookup, when set, resolves a command name as the shell would run it
+	// (which, so that it agrees with type and command -v): the paths, in
+	// PATH order, of every executable the name reaches; all=false stops at
+	// the first.
+	Lookup func(name string, all bool) []string
+
+	refusal *UnsupportedError
 }
 
 // File is what OpenHook returns: the subset of *vfs.File commands use.

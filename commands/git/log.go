@@ -69,7 +69,7 @@ func parseLogOpts(args []string, o *logOpts) ([]string, []string, error) {
 		case strings.HasPrefix(a, "-n") && len(a) > 2:
 			n, err := strconv.Atoi(a[2:])
 			if err != nil {
-				return nil, nil, errorf(129, "error: unknown switch `%s'", a)
+				return nil, nil, unknownOpt(a)
 			}
 			o.max = n
 		case len(a) > 1 && a[0] == '-' && a[1] >= '0' && a[1] <= '9':
@@ -97,7 +97,7 @@ func parseLogOpts(args []string, o *logOpts) ([]string, []string, error) {
 			o.graph = true
 		case a == "--no-color" || a == "--color=never" || a == "--decorate" || a == "--no-decorate" || a == "--first-parent" || a == "--abbrev-commit" || a == "--no-merges" || a == "--all":
 		case strings.HasPrefix(a, "-"):
-			return nil, nil, fatalf("unrecognized argument: %s", a)
+			return nil, nil, unknownOpt(a)
 		default:
 			revs = append(revs, a)
 		}
