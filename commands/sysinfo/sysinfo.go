@@ -789,6 +789,12 @@ func which(ctx context.Context, inv *commands.Invocation) int {
 				fmt.Fprintln(inv.Stdout, name)
 				found = true
 			}
+		} else if inv.Lookup != nil {
+			// the shell's PATH search, so which agrees with command -v
+			for _, p := range inv.Lookup(name, all) {
+				fmt.Fprintln(inv.Stdout, p)
+				found = true
+			}
 		} else {
 			for _, dir := range strings.Split(pathVar, ":") {
 				if dir == "" {
