@@ -164,6 +164,11 @@ type CreateRequest struct {
 	// SecurityRelaxed (none of those, for trusted images that need, e.g.,
 	// nested containers; README "Security").
 	Security string `json:"security,omitempty"`
+	// Commands is the commands policy (README "Choosing where commands
+	// run"): resident-first (default), native-first or resident-only,
+	// plus per-command overrides NAME=native|resident|resident-only
+	// ("native-first,git=resident", "git=native,python=native").
+	Commands string `json:"commands,omitempty"`
 }
 
 // Native-tier confinement levels (CreateRequest.Security).
@@ -243,6 +248,9 @@ type Sandbox struct {
 	// Security is the native tier's confinement (SecurityDefault or
 	// SecurityRelaxed).
 	Security string `json:"security"`
+	// Commands is the commands policy in its canonical form
+	// ("resident-first", "native-first,git=resident").
+	Commands string `json:"commands"`
 }
 
 // ListOptions filter GET /v1/sandboxes; every label must match.
@@ -273,6 +281,10 @@ type ExecRequest struct {
 	// Durability is the ack level this exec waits for (memory, local or
 	// committed; "" = the sandbox's default).
 	Durability string `json:"durability,omitempty"`
+	// Commands is this exec's commands policy over the sandbox's (a mode
+	// replaces the sandbox's default mode, NAME=WHERE items add to its
+	// overrides).
+	Commands string `json:"commands,omitempty"`
 }
 
 // ExecResult is the outcome of an exec. Stdout and Stderr are filled only
@@ -295,6 +307,12 @@ type ExecResult struct {
 	// Generation the committed generation holding them (committed only).
 	Durability string `json:"durability,omitempty"`
 	Generation uint64 `json:"generation,omitempty"`
+	// Rungs counts the exec's commands by where they ran (resident,
+	// wasm, native; missing: not found or refused with no other rung);
+	// builtins and functions are not counted. Fallbacks counts, by
+	// command name, the resident refusals run on another rung.
+	Rungs     map[string]int64 `json:"rungs,omitempty"`
+	Fallbacks map[string]int64 `json:"fallbacks,omitempty"`
 }
 
 // ExecEvent is one line of a streamed exec (NDJSON): exactly one of

@@ -47,6 +47,8 @@ type SessionConfig struct {
 	Memory *commands.Memory
 	// Native runs ELF files (the sandbox's hook into the native tier).
 	Native NativeFunc
+	// Commands is the sandbox's commands policy (CreateRequest.Commands).
+	Commands string
 }
 
 // Interpreters builds sessions.
@@ -157,6 +159,7 @@ type Manager struct {
 	execErrors atomic.Uint64
 	hibernates atomic.Uint64
 	resumes    atomic.Uint64
+	ladder     ladderCounts
 }
 
 // DefaultLimits apply to every sandbox that does not set its own: the one
@@ -343,6 +346,9 @@ type Stats struct {
 	MemoryCharged int64
 	// Durable counts the write path (zero without Config.Durable).
 	Durable DurableStats
+	// Rungs counts exec'd commands by rung and Fallbacks the resident
+	// refusals run elsewhere, by command name (ladder.go).
+	Rungs, Fallbacks map[string]uint64
 }
 
 // Stats returns the current counts (for /metrics).
@@ -371,6 +377,7 @@ func (m *Manager) Stats() Stats {
 	s.Hibernates = m.hibernates.Load()
 	s.Resumes = m.resumes.Load()
 	s.Durable = m.DurableStats()
+	s.Rungs, s.Fallbacks = m.ladder.snapshot()
 	return s
 }
 
@@ -449,6 +456,11 @@ func (m *Manager) normalise(req api.CreateRequest) (api.CreateRequest, error) {
 	if req.Security == "" {
 		req.Security = api.SecurityDefault
 	}
+	pol, err := CommandsPolicy(req.Commands)
+	if err != nil {
+		return req, err
+	}
+	req.Commands = pol.String()
 	if req.Limits.Timeout < 0 || req.Limits.MaxOutputBytes < 0 || req.Limits.MaxMemoryBytes < 0 ||
 		req.Limits.DiskBytes < 0 || req.Limits.DiskInodes < 0 || req.Limits.CPUs < 0 || req.Limits.Pids < 0 ||
 		req.Limits.Jobs < 0 || req.TTL < 0 {
