@@ -263,3 +263,33 @@ func TestLadderTypeA(t *testing.T) {
 		}
 	}
 }
+
+func TestClassifyScript(t *testing.T) {
+	cases := []struct {
+		policy string
+		elf    bool
+		want   string
+	}{
+		{"", true, "1 tool resident|1 tool fancy native|2 nosuch missing|3 : resident|3 f resident|4 … dynamic|4 tool late missing"},
+		{"", false, "1 tool resident|1 tool fancy missing|2 nosuch missing|3 : resident|3 f resident|4 … dynamic|4 tool late missing"},
+		{"resident-only", true, "1 tool resident|1 tool fancy missing|2 nosuch missing|3 : resident|3 f resident|4 … dynamic|4 tool late missing"},
+		{"native-first", true, "1 tool native|1 tool fancy native|2 nosuch missing|3 : resident|3 f resident|4 … dynamic|4 tool late native"},
+	}
+	for _, c := range cases {
+		sh, calls := newLadderShell(t, c.policy, c.elf)
+		got, err := sh.ClassifyScript("tool && tool fancy\nnosuch\nf() { :; }; f\n$X | tool late\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var parts []string
+		for _, g := range got {
+			parts = append(parts, fmt.Sprintf("%d %s %s", g.Line, strings.Join(g.Argv, " "), g.Rung))
+		}
+		if s := strings.Join(parts, "|"); s != c.want {
+			t.Errorf("%s elf=%v: %s\nwant %s", c.policy, c.elf, s, c.want)
+		}
+		if len(*calls) != 0 {
+			t.Errorf("classify ran %d native commands", len(*calls))
+		}
+	}
+}

@@ -102,6 +102,7 @@ func newSandboxCmd() *cobra.Command {
 	var standby, ttl time.Duration
 	var lf limitFlags
 	var createDurability, createSecurity string
+	var createCommands commandsFlags
 	create := &cobra.Command{
 		Use: "create", Short: "create a sandbox and print its id", Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
@@ -110,6 +111,9 @@ func newSandboxCmd() *cobra.Command {
 				return err
 			}
 			req := api.CreateRequest{Image: image, Snapshot: snapshot, StandbyAfter: api.Duration(standby), TTL: api.Duration(ttl), Durability: createDurability, Security: createSecurity}
+			if req.Commands, err = createCommands.value(); err != nil {
+				return err
+			}
 			if req.Labels, err = keyValues("--label", labels); err != nil {
 				return err
 			}
@@ -135,6 +139,7 @@ func newSandboxCmd() *cobra.Command {
 	create.Flags().DurationVar(&ttl, "ttl", 0, "delete the sandbox this long after creation")
 	lf.register(create.Flags()) // the same limit flags as `warren run`
 	create.Flags().StringVar(&createSecurity, "security", "", "native tier confinement: default or relaxed (no seccomp filter, capabilities or /proc masks; trusted images only)")
+	createCommands.register(create.Flags())
 	create.Flags().StringVar(&createDurability, "durability", "", "default ack level of the sandbox's writes: memory, local or committed (default: the server's)")
 
 	var lsLabels []string
@@ -167,6 +172,7 @@ func newSandboxCmd() *cobra.Command {
 	var timeout time.Duration
 	var isolated, printAck bool
 	var durability string
+	var execCommands commandsFlags
 	execCmd := &cobra.Command{
 		Use:   "exec ID [-c SCRIPT | -- ARGV...]",
 		Short: "run a script or a command in a sandbox; the exit status is the command's",
@@ -184,6 +190,9 @@ The exit status is the command's. When warren itself fails it is one of:
 			}
 			req := api.ExecRequest{Session: session, Script: script, Argv: args[1:], Timeout: api.Duration(timeout), Isolated: isolated, Durability: durability}
 			if err := api.CheckDurability(durability); err != nil {
+				return err
+			}
+			if req.Commands, err = execCommands.value(); err != nil {
 				return err
 			}
 			if (script == "") == (len(args) == 1) {
@@ -217,6 +226,7 @@ The exit status is the command's. When warren itself fails it is one of:
 	execCmd.Flags().DurationVar(&timeout, "timeout", 0, "time limit for this exec")
 	execCmd.Flags().BoolVar(&isolated, "isolated", false, "run in a throwaway copy of the session")
 	execCmd.Flags().StringVar(&durability, "durability", "", "wait until the exec's writes are durable at this level: memory, local or committed (default: the sandbox's)")
+	execCommands.register(execCmd.Flags())
 	execCmd.Flags().BoolVar(&printAck, "print-durability", false, "print the level reached (and the generation) on stderr")
 
 	simple := func(use, short string, fn func(ctx context.Context, cl *client.Client, id string) (api.Sandbox, error)) *cobra.Command {

@@ -62,6 +62,11 @@ func (e *refusal) Error() string { return e.what + ": not supported here" }
 
 func unknownOpt(a string) error { return &refusal{a} }
 
+func isRefusal(err error) bool {
+	var r *refusal
+	return errors.As(err, &r)
+}
+
 func unsupported(what string) error { return &refusal{what} }
 
 // gitCommands are real git's commands that the resident git lacks: they

@@ -106,11 +106,14 @@ func parseLogOpts(args []string, o *logOpts) ([]string, []string, error) {
 }
 
 func cmdLog(s *session, args []string) error {
+	o := &logOpts{format: "medium", max: -1}
+	revs, paths, err := parseLogOpts(args, o)
+	if isRefusal(err) {
+		return err // what it cannot do, repository or not (warren classify)
+	}
 	if err := s.open(); err != nil {
 		return err
 	}
-	o := &logOpts{format: "medium", max: -1}
-	revs, paths, err := parseLogOpts(args, o)
 	if err != nil {
 		return err
 	}
@@ -570,11 +573,14 @@ func (s *session) expandFormat(f string, c *object.Commit, o *logOpts) string {
 // ---- show ----
 
 func cmdShow(s *session, args []string) error {
+	o := &logOpts{format: "medium", max: -1, patch: true}
+	revs, paths, err := parseLogOpts(args, o)
+	if isRefusal(err) {
+		return err // what it cannot do, repository or not (warren classify)
+	}
 	if err := s.open(); err != nil {
 		return err
 	}
-	o := &logOpts{format: "medium", max: -1, patch: true}
-	revs, paths, err := parseLogOpts(args, o)
 	if err != nil {
 		return err
 	}
