@@ -34,9 +34,9 @@ func TestClassify(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := map[string][]byte{
-		"usr/bin/git":           elf,
+		"usr/bin/git":        elf,
 		"usr/local/bin/ruby": []byte("\x00asm\x01\x00\x00\x00"),
-		"etc/motd":              []byte("fixture\n"),
+		"etc/motd":           []byte("fixture\n"),
 	}
 	for p, b := range files {
 		full := filepath.Join(tree, p)
