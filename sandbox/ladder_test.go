@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/image"
@@ -40,7 +41,7 @@ type ladderEnv struct {
 	m   *sandbox.Manager
 }
 
-func newLadderEnv(t *testing.T) ladderEnv {
+func newLadderEnv(t testing.TB) ladderEnv {
 	t.Helper()
 	rt := requireNative(t)
 	_, imgPath := debiantest.Image(t)
@@ -74,7 +75,7 @@ func newLadderEnv(t *testing.T) ladderEnv {
 	return ladderEnv{svc: m.For("t1"), m: m}
 }
 
-func (e ladderEnv) create(t *testing.T, commands string) string {
+func (e ladderEnv) create(t testing.TB, commands string) string {
 	t.Helper()
 	sb, err := e.svc.Create(context.Background(), api.CreateRequest{Image: "debian", User: "root", Commands: commands})
 	if err != nil {
@@ -83,7 +84,7 @@ func (e ladderEnv) create(t *testing.T, commands string) string {
 	return sb.ID
 }
 
-func (e ladderEnv) exec(t *testing.T, id string, req api.ExecRequest) (string, string, api.ExecResult) {
+func (e ladderEnv) exec(t testing.TB, id string, req api.ExecRequest) (string, string, api.ExecResult) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	res, err := e.svc.Exec(context.Background(), id, req, &out, &errb)
@@ -226,4 +227,40 @@ func TestLadder_Policies(t *testing.T) {
 			t.Fatalf("exec: %v", err)
 		}
 	})
+}
+
+// BenchmarkLadder is the cost of a fallback (the resident git's refusal,
+// then the image's git in the native tier) next to running the image's
+// git directly and to the resident git, per exec, on a warm workspace.
+func BenchmarkLadder(b *testing.B) {
+	e := newLadderEnv(b)
+	id := e.create(b, "")
+	if _, errs, res := e.exec(b, id, api.ExecRequest{Script: repoScript}); res.Exit != 0 {
+		b.Fatalf("repo setup: %s", errs)
+	}
+	for _, c := range []struct {
+		name, script, rung, policy string
+		exit                       int
+	}{
+		{"fallback", "cd /work/r && git log --merges -1 --format=%s", "native", "", 0},
+		{"native-direct", "cd /work/r && /usr/bin/git log --merges -1 --format=%s", "native", "", 0},
+		// the resident attempt alone: its refusal, reported
+		{"refusal-only", "cd /work/r && git log --merges -1 --format=%s", "missing", "resident-only", 2},
+		{"resident", "cd /work/r && git log -1 --format=%s", "resident", "", 0},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			req := api.ExecRequest{Script: c.script, Commands: c.policy}
+			e.exec(b, id, req) // the workspace exists from here on
+			ds := make([]time.Duration, 0, b.N)
+			for b.Loop() {
+				t0 := time.Now()
+				_, errs, res := e.exec(b, id, req)
+				ds = append(ds, time.Since(t0))
+				if res.Exit != c.exit || res.Rungs[c.rung] != 1 {
+					b.Fatalf("exit %d rungs %v: %s", res.Exit, res.Rungs, errs)
+				}
+			}
+			percentiles(b, ds)
+		})
+	}
 }
