@@ -28,6 +28,9 @@ type classifyRecord struct {
 	Argv    []string `json:"argv"`
 }
 
+// rungUnparsed marks a JSONL record whose script does not parse.
+const rungUnparsed shell.Rung = "unparsed"
+
 // classified is one output row: the input record (JSONL) and the command.
 type classified struct {
 	Record int `json:"record,omitempty"`
@@ -136,7 +139,9 @@ func classifyInput(sh *shell.Shell, src string) ([]classified, error) {
 		}
 		cs, err := sh.ClassifyScript(script)
 		if err != nil {
-			return nil, fmt.Errorf("record %d: cannot parse script: %w", n, err)
+			// one bad record of a log is a row, not the end of the report
+			rows = append(rows, classified{Record: n, Classified: shell.Classified{Rung: rungUnparsed, Why: "cannot parse: " + err.Error()}})
+			continue
 		}
 		for _, c := range cs {
 			rows = append(rows, classified{Record: n, Classified: c})
@@ -179,8 +184,10 @@ func writeClassified(w io.Writer, rows []classified, asJSON bool) error {
 		return err
 	}
 	var parts []string
-	for _, k := range []shell.Rung{shell.RungResident, shell.RungWASM, shell.RungNative, shell.RungMissing, shell.RungDynamic} {
-		parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
+	for _, k := range []shell.Rung{shell.RungResident, shell.RungWASM, shell.RungNative, shell.RungMissing, shell.RungDynamic, rungUnparsed} {
+		if k != rungUnparsed || counts[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
+		}
 	}
 	_, err := fmt.Fprintf(w, "%d commands: %s\n", len(rows), strings.Join(parts, ", "))
 	return err
