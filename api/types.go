@@ -281,9 +281,9 @@ type ExecRequest struct {
 	// Durability is the ack level this exec waits for (memory, local or
 	// committed; "" = the sandbox's default).
 	Durability string `json:"durability,omitempty"`
-	// Commands is this exec's commands policy over the sandbox's (a mode
-	// replaces the sandbox's default mode, NAME=WHERE items add to its
-	// overrides).
+	// Commands is this exec's commands policy over the sandbox's: one
+	// that names a mode replaces the sandbox's policy, NAME=WHERE items
+	// alone add to its overrides.
 	Commands string `json:"commands,omitempty"`
 }
 
@@ -319,18 +319,21 @@ type ExecResult struct {
 // Stdout/Stderr (text), StdoutB64/StderrB64 (output that is not UTF-8),
 // Exit (the last event, with the result's other fields) or Error.
 type ExecEvent struct {
-	Stdout     *string      `json:"stdout,omitempty"`
-	Stderr     *string      `json:"stderr,omitempty"`
-	StdoutB64  []byte       `json:"stdout_b64,omitempty"`
-	StderrB64  []byte       `json:"stderr_b64,omitempty"`
-	Exit       *int         `json:"exit,omitempty"`
-	DurationMS float64      `json:"duration_ms,omitempty"`
-	CPUSeconds float64      `json:"cpu_seconds,omitempty"`
-	Limit      string       `json:"limit,omitempty"`
-	Truncated  bool         `json:"truncated,omitempty"`
-	Durability string       `json:"durability,omitempty"`
-	Generation uint64       `json:"generation,omitempty"`
-	Error      *ErrorDetail `json:"error,omitempty"`
+	Stdout     *string `json:"stdout,omitempty"`
+	Stderr     *string `json:"stderr,omitempty"`
+	StdoutB64  []byte  `json:"stdout_b64,omitempty"`
+	StderrB64  []byte  `json:"stderr_b64,omitempty"`
+	Exit       *int    `json:"exit,omitempty"`
+	DurationMS float64 `json:"duration_ms,omitempty"`
+	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
+	Limit      string  `json:"limit,omitempty"`
+	Truncated  bool    `json:"truncated,omitempty"`
+	Durability string  `json:"durability,omitempty"`
+	Generation uint64  `json:"generation,omitempty"`
+	// Rungs and Fallbacks are ExecResult's, on the exit event.
+	Rungs     map[string]int64 `json:"rungs,omitempty"`
+	Fallbacks map[string]int64 `json:"fallbacks,omitempty"`
+	Error     *ErrorDetail     `json:"error,omitempty"`
 }
 
 // Process is a background exec.

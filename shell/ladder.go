@@ -127,13 +127,14 @@ func (p Policy) For(name string) Mode {
 	return p.Default
 }
 
-// Over is p applied over base (an exec's policy over its sandbox's): p's
-// default when it names one, base's overrides with p's on top.
+// Over is p applied over base (an exec's policy over its sandbox's): a p
+// that names a mode replaces base whole (an exec's resident-only must not
+// be undone by the sandbox's git=native); overrides alone add to base's.
 func (p Policy) Over(base Policy) Policy {
-	out := Policy{Default: base.Default}
 	if p.Default != modeUnset {
-		out.Default = p.Default
+		return p
 	}
+	out := Policy{Default: base.Default}
 	if len(base.Commands)+len(p.Commands) > 0 {
 		out.Commands = make(map[string]Mode, len(base.Commands)+len(p.Commands))
 		for n, m := range base.Commands {

@@ -246,6 +246,10 @@ func TestParsePolicy(t *testing.T) {
 	if got := ex.Over(base).String(); got != "native-first,git=resident,sed=native" {
 		t.Errorf("Over: %q", got)
 	}
+	only, _ := ParsePolicy("resident-only")
+	if got := only.Over(base).String(); got != "resident-only" {
+		t.Errorf("Over with a mode: %q", got)
+	}
 }
 
 func TestLadderTypeA(t *testing.T) {
