@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/commands/sysinfo"
 	"github.com/warren-sandbox/warren/vfs"
 )
 
@@ -295,5 +296,17 @@ func TestClassifyScript(t *testing.T) {
 		if len(*calls) != 0 {
 			t.Errorf("classify ran %d native commands", len(*calls))
 		}
+	}
+}
+
+// TestWhichAgrees: which resolves names as command -v does, resident
+// commands included (issue 21).
+func TestWhichAgrees(t *testing.T) {
+	sh, _ := newLadderShell(t, "", false)
+	sysinfo.Register(sh.cfg.Commands)
+	out, errs, st := runScript(t, sh, `for n in tool which nosuch; do a=$(command -v $n); b=$(which $n); echo "$n:$a:$b"; done; which -a tool`)
+	want := "tool:/usr/bin/tool:/usr/bin/tool\nwhich:/usr/bin/which:/usr/bin/which\nnosuch::\n/usr/bin/tool\n/bin/tool\n"
+	if out != want || errs != "" || st != 0 {
+		t.Fatalf("%q %q %d, want %q", out, errs, st, want)
 	}
 }
