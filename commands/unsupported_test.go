@@ -65,6 +65,8 @@ func TestRefusals(t *testing.T) {
 		{[]string{"git", "apply", "x.patch"}, "apply"},
 		{[]string{"git", "am", "-3"}, "am"},
 		{[]string{"git", "log", "--merges"}, "log --merges"},
+		{[]string{"git", "log", "--first-parent"}, "log --first-parent"},
+		{[]string{"git", "log", "--all", "--oneline"}, "log --all"},
 		{[]string{"git", "--git-dir=/r/.git", "status"}, "--git-dir=/r/.git"},
 		{[]string{"git", "stash", "branch", "b"}, "stash branch"},
 		{[]string{"sed", "--debug-nope", "p"}, "--debug-nope"},

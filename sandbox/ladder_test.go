@@ -150,6 +150,8 @@ func TestLadder_DebianGit(t *testing.T) {
 		{"apply falls back", "cd /work/r && git apply /work/p.patch && cat a.txt", "one\ntwo\nthree\n", 0, map[string]int64{"native": 1, "resident": 1}, 1},
 		{"am falls back and commits once", "cd /work/r && git checkout -q -- a.txt && git am -q /work/c.mbox && git log -1 --format=%s && git rev-list --count HEAD",
 			"add c\n5\n", 0, map[string]int64{"native": 1, "resident": 3}, 1},
+		{"log --no-merges stays resident and agrees with git", "cd /work/r && diff <(git log --no-merges --format=%s | sort) <(/usr/bin/git log --no-merges --format=%s | sort) && echo same",
+			"same\n", 0, map[string]int64{"resident": 4, "native": 1}, 0},
 		{"a real failure does not fall back", "cat /work/nosuch", "", 1, map[string]int64{"resident": 1}, 0},
 		{"the fallback's redirection applies once", "for i in 1 2; do ls --hyperlink=never /work/p.patch >> /work/log; done; cat /work/log",
 			"/work/p.patch\n/work/p.patch\n", 0, map[string]int64{"native": 2, "resident": 1}, 2},
@@ -175,7 +177,7 @@ func TestLadder_DebianGit(t *testing.T) {
 		})
 	}
 	st := e.m.Stats()
-	if st.Fallbacks["git"] != 3 || st.Fallbacks["ls"] != 2 || st.Rungs["native"] < 5 {
+	if st.Fallbacks["git"] != 3 || st.Fallbacks["ls"] != 2 || st.Rungs["native"] < 6 {
 		t.Fatalf("node stats rungs %v fallbacks %v", st.Rungs, st.Fallbacks)
 	}
 }

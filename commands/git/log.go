@@ -29,6 +29,7 @@ type logOpts struct {
 	graph     bool
 	author    string
 	grep      string
+	noMerges  bool
 }
 
 func parseLogOpts(args []string, o *logOpts) ([]string, []string, error) {
@@ -95,7 +96,11 @@ func parseLogOpts(args []string, o *logOpts) ([]string, []string, error) {
 			o.grep = strings.TrimPrefix(a, "--grep=")
 		case a == "--graph":
 			o.graph = true
-		case a == "--no-color" || a == "--color=never" || a == "--decorate" || a == "--no-decorate" || a == "--first-parent" || a == "--abbrev-commit" || a == "--no-merges" || a == "--all":
+		case a == "--no-merges":
+			o.noMerges = true
+		case a == "--no-color" || a == "--color=never" || a == "--decorate" || a == "--no-decorate" || a == "--abbrev-commit":
+			// --first-parent and --all used to be ignored here, which gave
+			// wrong output on merges and branches: they are refused now
 		case strings.HasPrefix(a, "-"):
 			return nil, nil, unknownOpt(a)
 		default:
@@ -174,7 +179,7 @@ func cmdLog(s *session, args []string) error {
 		if o.max >= 0 && len(list) >= o.max && !o.reverse {
 			return storer.ErrStop
 		}
-		if excluded[c.Hash] {
+		if excluded[c.Hash] || (o.noMerges && c.NumParents() > 1) {
 			return nil
 		}
 		if o.author != "" && !strings.Contains(c.Author.Name+" <"+c.Author.Email+">", o.author) {
