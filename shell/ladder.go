@@ -45,11 +45,22 @@ type Policy struct {
 	Commands map[string]Mode
 }
 
+// Bounds of a policy (it comes from API requests and is stored with the
+// sandbox).
+const (
+	maxPolicyCommands = 256
+	maxPolicyName     = 64
+)
+
 // ParsePolicy reads "MODE[,NAME=WHERE...]" or "NAME=WHERE,...": MODE is
 // resident-first, native-first or resident-only; WHERE is native,
 // resident or resident-only (or a MODE). "" is the zero Policy.
 func ParsePolicy(s string) (Policy, error) {
 	var p Policy
+	full := s
+	if len(full) > 80 {
+		full = full[:77] + "..."
+	}
 	for _, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
@@ -59,21 +70,24 @@ func ParsePolicy(s string) (Policy, error) {
 		if !per {
 			m, ok := parseMode(item)
 			if !ok {
-				return Policy{}, fmt.Errorf("commands policy %q: unknown mode %q (want resident-first, native-first or resident-only)", s, item)
+				return Policy{}, fmt.Errorf("commands policy %q: unknown mode %q (want resident-first, native-first or resident-only)", full, item)
 			}
 			if p.Default != modeUnset && p.Default != m {
-				return Policy{}, fmt.Errorf("commands policy %q: two default modes", s)
+				return Policy{}, fmt.Errorf("commands policy %q: two default modes", full)
 			}
 			p.Default = m
 			continue
 		}
 		name = strings.TrimSpace(name)
-		if name == "" || strings.ContainsAny(name, "/ \t") {
-			return Policy{}, fmt.Errorf("commands policy %q: bad command name %q", s, name)
+		if name == "" || len(name) > maxPolicyName || strings.ContainsAny(name, "/ \t\n\"\\") {
+			return Policy{}, fmt.Errorf("commands policy %q: bad command name %q", full, name)
+		}
+		if len(p.Commands) >= maxPolicyCommands {
+			return Policy{}, fmt.Errorf("commands policy: more than %d per-command overrides", maxPolicyCommands)
 		}
 		m, ok := parseMode(strings.TrimSpace(where))
 		if !ok {
-			return Policy{}, fmt.Errorf("commands policy %q: %s=%s: want native, resident or resident-only", s, name, where)
+			return Policy{}, fmt.Errorf("commands policy %q: %s=%s: want native, resident or resident-only", full, name, where)
 		}
 		if p.Commands == nil {
 			p.Commands = map[string]Mode{}

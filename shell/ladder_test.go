@@ -229,6 +229,9 @@ func TestParsePolicy(t *testing.T) {
 		{"git=fast", "", "git=fast: want native, resident or resident-only"},
 		{"native-first,resident-only", "", "two default modes"},
 		{"a/b=native", "", `bad command name "a/b"`},
+		{strings.Repeat("x", 65) + "=native", "", "bad command name"},
+		{strings.Repeat("a=native,", 200) + "b=native", "resident-first,a=native,b=native", ""},
+		{overrides(257), "", "more than 256 per-command overrides"},
 	}
 	for _, c := range cases {
 		p, err := ParsePolicy(c.in)
@@ -309,4 +312,12 @@ func TestWhichAgrees(t *testing.T) {
 	if out != want || errs != "" || st != 0 {
 		t.Fatalf("%q %q %d, want %q", out, errs, st, want)
 	}
+}
+
+func overrides(n int) string {
+	var parts []string
+	for i := 0; i < n; i++ {
+		parts = append(parts, fmt.Sprintf("c%d=native", i))
+	}
+	return strings.Join(parts, ",")
 }
