@@ -57,10 +57,7 @@ const (
 // resident or resident-only (or a MODE). "" is the zero Policy.
 func ParsePolicy(s string) (Policy, error) {
 	var p Policy
-	full := s
-	if len(full) > 80 {
-		full = full[:77] + "..."
-	}
+	full := clip(s)
 	for _, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
@@ -70,7 +67,7 @@ func ParsePolicy(s string) (Policy, error) {
 		if !per {
 			m, ok := parseMode(item)
 			if !ok {
-				return Policy{}, fmt.Errorf("commands policy %q: unknown mode %q (want resident-first, native-first or resident-only)", full, item)
+				return Policy{}, fmt.Errorf("commands policy %q: unknown mode %q (want resident-first, native-first or resident-only)", full, clip(item))
 			}
 			if p.Default != modeUnset && p.Default != m {
 				return Policy{}, fmt.Errorf("commands policy %q: two default modes", full)
@@ -80,14 +77,14 @@ func ParsePolicy(s string) (Policy, error) {
 		}
 		name = strings.TrimSpace(name)
 		if name == "" || len(name) > maxPolicyName || strings.ContainsAny(name, "/ \t\n\"\\") {
-			return Policy{}, fmt.Errorf("commands policy %q: bad command name %q", full, name)
+			return Policy{}, fmt.Errorf("commands policy %q: bad command name %q", full, clip(name))
 		}
 		if len(p.Commands) >= maxPolicyCommands {
 			return Policy{}, fmt.Errorf("commands policy: more than %d per-command overrides", maxPolicyCommands)
 		}
 		m, ok := parseMode(strings.TrimSpace(where))
 		if !ok {
-			return Policy{}, fmt.Errorf("commands policy %q: %s=%s: want native, resident or resident-only", full, name, where)
+			return Policy{}, fmt.Errorf("commands policy %q: %s=%s: want native, resident or resident-only", full, name, clip(where))
 		}
 		if p.Commands == nil {
 			p.Commands = map[string]Mode{}
@@ -95,6 +92,14 @@ func ParsePolicy(s string) (Policy, error) {
 		p.Commands[name] = m
 	}
 	return p, nil
+}
+
+// clip shortens what an error quotes of a request.
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:77] + "..."
+	}
+	return s
 }
 
 func parseMode(s string) (Mode, bool) {
