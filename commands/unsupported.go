@@ -63,15 +63,27 @@ func (inv *Invocation) Unsupported(what string) *UnsupportedError {
 	return &UnsupportedError{Cmd: inv.Args[0], What: what}
 }
 
+// Refusals is where a caller that can run an invocation elsewhere
+// (Invocation.FallBack) finds the command's refusal.
+type Refusals struct{ e *UnsupportedError }
+
+// Refusal is the refusal recorded (nil when the command did not refuse).
+func (r *Refusals) Refusal() *UnsupportedError {
+	if r == nil {
+		return nil
+	}
+	return r.e
+}
+
 // Refuse records the refusal e and returns the status the command returns.
 // When the caller can run the invocation elsewhere (FallBack) nothing is
 // written: the caller reads Refusal and decides. Otherwise e is reported
 // at once, as if no other rung existed.
 func (inv *Invocation) Refuse(e *UnsupportedError) int {
-	if !inv.FallBack {
+	if inv.FallBack == nil {
 		return e.Report(inv.Stderr, "")
 	}
-	inv.refusal = e
+	inv.FallBack.e = e
 	if e.Status != 0 {
 		return e.Status
 	}
@@ -79,7 +91,7 @@ func (inv *Invocation) Refuse(e *UnsupportedError) int {
 }
 
 // Refusal is the refusal recorded by Refuse (nil when the command ran).
-func (inv *Invocation) Refusal() *UnsupportedError { return inv.refusal }
+func (inv *Invocation) Refusal() *UnsupportedError { return inv.FallBack.Refusal() }
 
 // UnknownOption is implemented by option parsers' errors for an option
 // (optparse, coreutils/getopt): the option as typed ("--debug", "-Z") when

@@ -30,7 +30,10 @@ func TestBadUsage(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			inv := &commands.Invocation{Args: []string{"cmd"}, Stderr: &stderr, FallBack: c.fallBack}
+			inv := &commands.Invocation{Args: []string{"cmd"}, Stderr: &stderr}
+			if c.fallBack {
+				inv.FallBack = &commands.Refusals{}
+			}
 			_, _, err := set.Parse(c.args)
 			if err == nil {
 				t.Fatal("no parse error")
@@ -75,6 +78,10 @@ func TestRefusals(t *testing.T) {
 		{[]string{"find", ".", "-nosuchpredicate"}, "-nosuchpredicate"},
 		{[]string{"ls", "--nosuch"}, "--nosuch"},
 		{[]string{"cat", "-Z"}, "-Z"},
+		// these parse their options on a copy of the Invocation
+		{[]string{"head", "--bogus"}, "--bogus"},
+		{[]string{"seq", "--bogus", "3"}, "--bogus"},
+		{[]string{"fold", "--bogus"}, "--bogus"},
 		{[]string{"cat", "missing.txt"}, ""},
 		{[]string{"git", "status"}, ""},
 	}
@@ -86,7 +93,7 @@ func TestRefusals(t *testing.T) {
 			t.Fatalf("git init: %d %s", st, errb.String())
 		}
 		stdin := &countingReader{}
-		inv := &commands.Invocation{Args: c.argv, Stdin: stdin, Stdout: &out, Stderr: &errb, Dir: "/", FS: fsys, FallBack: true}
+		inv := &commands.Invocation{Args: c.argv, Stdin: stdin, Stdout: &out, Stderr: &errb, Dir: "/", FS: fsys, FallBack: &commands.Refusals{}}
 		table[c.argv[0]](context.Background(), inv)
 		got := ""
 		if r := inv.Refusal(); r != nil {

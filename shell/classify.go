@@ -206,7 +206,7 @@ func probe(fn commands.Func, argv []string, dir string) (ref *commands.Unsupport
 	defer cancel()
 	guard := &readGuard{r: strings.NewReader("")}
 	inv := &commands.Invocation{Args: argv, Stdin: guard, Stdout: io.Discard, Stderr: io.Discard,
-		Dir: dir, FS: fsys, FallBack: true, Sys: &commands.System{Memory: commands.NewMemory(64 << 20), MaxMemoryBytes: 64 << 20}}
+		Dir: dir, FS: fsys, FallBack: &commands.Refusals{}, Sys: &commands.System{Memory: commands.NewMemory(64 << 20), MaxMemoryBytes: 64 << 20}}
 	fn(ctx, inv)
 	return inv.Refusal(), guard.read
 }

@@ -367,14 +367,21 @@ func (g *readGuard) WriteTo(w io.Writer) (int64, error) {
 	return io.Copy(w, g.r)
 }
 
+// attempt is what the shell keeps of one resident attempt.
+type attempt struct {
+	guard    readGuard
+	refusals commands.Refusals
+}
+
 // runResident runs a resident command and climbs the ladder when it
 // refuses the invocation.
 func (r *runner) runResident(fn commands.Func, args, extraEnv []string) int {
 	name := args[0][strings.LastIndexByte(args[0], '/')+1:]
 	inv := r.invocation(args, extraEnv)
-	inv.FallBack = true
-	guard := &readGuard{r: inv.Stdin}
-	inv.Stdin = guard
+	// one allocation for both: this runs for every resident command
+	at := &attempt{guard: readGuard{r: inv.Stdin}}
+	inv.FallBack, inv.Stdin = &at.refusals, &at.guard
+	guard := &at.guard
 	st := fn(r.context(), inv)
 	if p, ok := inv.Stdout.(*pipe); ok && st != 0 && p.broken() {
 		st = 141 // killed by SIGPIPE, as a process would be
