@@ -142,6 +142,10 @@ func TestLadderFallback(t *testing.T) {
 			stderr: "warren: tool late: not supported here (it read its input before refusing)\n", status: 2, rungs: map[Rung]int64{RungMissing: 1}},
 		{name: "fallback inside a pipeline reads the pipe", elf: true, script: "echo piped | tool fancy", stdout: "native fancy\n", status: 7, natives: 1,
 			rungs: map[Rung]int64{RungNative: 1}, fallback: 1},
+		{name: "in a command substitution", elf: true, script: `x=$(tool fancy); echo "got $x"`, stdout: "got native fancy\n", natives: 1,
+			rungs: map[Rung]int64{RungNative: 1}, fallback: 1},
+		{name: "in a background job", elf: true, script: "tool fancy & wait $!", stdout: "native fancy\n", status: 7, natives: 1,
+			rungs: map[Rung]int64{RungNative: 1}, fallback: 1},
 		{name: "through xargs (Invocation.Exec)", elf: true, script: "echo fancy | xargs tool", stdout: "native fancy\n", status: 7, natives: 1,
 			rungs: map[Rung]int64{RungNative: 1, RungResident: 1}, fallback: 1},
 	}
