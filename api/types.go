@@ -171,6 +171,11 @@ type CreateRequest struct {
 	// placeholders the egress layer swaps for the values on requests to
 	// the secrets' hosts over TLS. Kept in memory only, never stored.
 	Secrets []SecretSpec `json:"secrets,omitempty"`
+	// Commands is the commands policy (README "Choosing where commands
+	// run"): resident-first (default), native-first or resident-only,
+	// plus per-command overrides NAME=native|resident|resident-only
+	// ("native-first,git=resident", "git=native,python=native").
+	Commands string `json:"commands,omitempty"`
 }
 
 // NetworkPolicy is a sandbox's egress policy. Entries are names
@@ -316,6 +321,9 @@ type Sandbox struct {
 	Security string `json:"security"`
 	// Network is the egress policy (absent: no network).
 	Network *NetworkPolicy `json:"network,omitempty"`
+	// Commands is the commands policy in its canonical form
+	// ("resident-first", "native-first,git=resident").
+	Commands string `json:"commands"`
 }
 
 // ListOptions filter GET /v1/sandboxes; every label must match.
@@ -349,6 +357,10 @@ type ExecRequest struct {
 	// Durability is the ack level this exec waits for (memory, local or
 	// committed; "" = the sandbox's default).
 	Durability string `json:"durability,omitempty"`
+	// Commands is this exec's commands policy over the sandbox's: one
+	// that names a mode replaces the sandbox's policy, NAME=WHERE items
+	// alone add to its overrides.
+	Commands string `json:"commands,omitempty"`
 }
 
 // ExecResult is the outcome of an exec. Stdout and Stderr are filled only
@@ -371,24 +383,33 @@ type ExecResult struct {
 	// Generation the committed generation holding them (committed only).
 	Durability string `json:"durability,omitempty"`
 	Generation uint64 `json:"generation,omitempty"`
+	// Rungs counts the exec's commands by where they ran (resident,
+	// wasm, native; missing: not found or refused with no other rung);
+	// builtins and functions are not counted. Fallbacks counts, by
+	// command name, the resident refusals run on another rung.
+	Rungs     map[string]int64 `json:"rungs,omitempty"`
+	Fallbacks map[string]int64 `json:"fallbacks,omitempty"`
 }
 
 // ExecEvent is one line of a streamed exec (NDJSON): exactly one of
 // Stdout/Stderr (text), StdoutB64/StderrB64 (output that is not UTF-8),
 // Exit (the last event, with the result's other fields) or Error.
 type ExecEvent struct {
-	Stdout     *string      `json:"stdout,omitempty"`
-	Stderr     *string      `json:"stderr,omitempty"`
-	StdoutB64  []byte       `json:"stdout_b64,omitempty"`
-	StderrB64  []byte       `json:"stderr_b64,omitempty"`
-	Exit       *int         `json:"exit,omitempty"`
-	DurationMS float64      `json:"duration_ms,omitempty"`
-	CPUSeconds float64      `json:"cpu_seconds,omitempty"`
-	Limit      string       `json:"limit,omitempty"`
-	Truncated  bool         `json:"truncated,omitempty"`
-	Durability string       `json:"durability,omitempty"`
-	Generation uint64       `json:"generation,omitempty"`
-	Error      *ErrorDetail `json:"error,omitempty"`
+	Stdout     *string `json:"stdout,omitempty"`
+	Stderr     *string `json:"stderr,omitempty"`
+	StdoutB64  []byte  `json:"stdout_b64,omitempty"`
+	StderrB64  []byte  `json:"stderr_b64,omitempty"`
+	Exit       *int    `json:"exit,omitempty"`
+	DurationMS float64 `json:"duration_ms,omitempty"`
+	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
+	Limit      string  `json:"limit,omitempty"`
+	Truncated  bool    `json:"truncated,omitempty"`
+	Durability string  `json:"durability,omitempty"`
+	Generation uint64  `json:"generation,omitempty"`
+	// Rungs and Fallbacks are ExecResult's, on the exit event.
+	Rungs     map[string]int64 `json:"rungs,omitempty"`
+	Fallbacks map[string]int64 `json:"fallbacks,omitempty"`
+	Error     *ErrorDetail     `json:"error,omitempty"`
 }
 
 // Process is a background exec.

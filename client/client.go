@@ -269,7 +269,7 @@ func readEvents(r io.Reader, stdout, stderr io.Writer) (api.ExecResult, error) {
 			return api.ExecResult{}, api.ToNative(0, ev.Error.Code, ev.Error.Message)
 		case ev.Exit != nil:
 			return api.ExecResult{Exit: *ev.Exit, DurationMS: ev.DurationMS, CPUSeconds: ev.CPUSeconds, Limit: ev.Limit, Truncated: ev.Truncated,
-				Durability: ev.Durability, Generation: ev.Generation}, nil
+				Durability: ev.Durability, Generation: ev.Generation, Rungs: ev.Rungs, Fallbacks: ev.Fallbacks}, nil
 		}
 		write := func(w io.Writer, s *string, b []byte) error {
 			if w == nil {

@@ -79,6 +79,19 @@ type Invocation struct {
 	// its own job table; commands must not modify it (it may be shared by
 	// several invocations).
 	Sys *System
+
+	// FallBack, set by the shell, collects a refusal (Refuse) that can be
+	// run on another rung of the ladder: the command then reports nothing
+	// itself. A pointer, so that a command that parses its options on a
+	// copy of its Invocation (head, seq, ...) still reaches it. nil:
+	// Refuse reports at once.
+	FallBack *Refusals
+
+	// Lookup, when set, resolves a command name as the shell would run it
+	// (which, so that it agrees with type and command -v): the paths, in
+	// PATH order, of every executable the name reaches; all=false stops at
+	// the first.
+	Lookup func(name string, all bool) []string
 }
 
 // File is what OpenHook returns: the subset of *vfs.File commands use.

@@ -123,10 +123,13 @@ func (b *box) info() api.Sandbox {
 		Cwd: b.cfg.Cwd, User: b.cfg.User, Hostname: b.cfg.Hostname, Limits: b.cfg.Limits,
 		StandbyAfter: b.cfg.StandbyAfter, TTL: b.cfg.TTL, CreatedAt: b.created,
 		LastActive: b.lastActive, Parent: b.parent, Snapshot: b.snapshot,
-		Durability: b.cfg.Durability, Security: b.cfg.Security, Network: b.networkPolicy(),
+		Durability: b.cfg.Durability, Security: b.cfg.Security, Network: b.networkPolicy(), Commands: b.cfg.Commands,
 	}
 	if s.Security == "" { // a record from before the field
 		s.Security = api.SecurityDefault
+	}
+	if s.Commands == "" {
+		s.Commands = defaultCommands
 	}
 	if b.state == api.StateStandby && b.ref != "" {
 		s.StateRef = "sha256:" + b.ref
@@ -619,7 +622,7 @@ func (b *box) sessionConfig(fsys *vfs.FS) SessionConfig {
 	sort.Strings(env)
 	return SessionConfig{
 		FS: fsys, Env: env, Dir: b.cfg.Cwd, Hostname: b.cfg.Hostname, User: b.cfg.User,
-		Limits: b.cfg.Limits, Memory: b.mem, Native: b.m.runNative, Net: b.m.sessionNet(),
+		Limits: b.cfg.Limits, Memory: b.mem, Native: b.m.runNative, Net: b.m.sessionNet(), Commands: b.cfg.Commands,
 	}
 }
 

@@ -96,6 +96,9 @@ func checkExec(req *api.ExecRequest) error {
 	if req.MaxOutputBytes < 0 {
 		return api.Errorf(api.ErrUnprocessable, "max_output_bytes must not be negative")
 	}
+	if _, err := CommandsPolicy(req.Commands); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -212,7 +215,11 @@ func (m *Manager) run(ctx context.Context, b *box, req api.ExecRequest, stdin io
 		return api.ExecResult{}, err
 	}
 	ri := &runInfo{b: b}
-	rctx, cancel := context.WithCancelCause(withRunInfo(ctx, ri))
+	lctx, lstats, err := execLadder(ctx, req)
+	if err != nil {
+		return api.ExecResult{}, err
+	}
+	rctx, cancel := context.WithCancelCause(withRunInfo(lctx, ri))
 	defer cancel(nil)
 	stopGone := context.AfterFunc(b.runCtx, func() { cancel(errGone) })
 	defer stopGone()
@@ -240,6 +247,7 @@ func (m *Manager) run(ctx context.Context, b *box, req api.ExecRequest, stdin io
 	res := api.ExecResult{Exit: status, DurationMS: float64(time.Since(t0).Microseconds()) / 1000,
 		CPUSeconds: time.Duration(ri.cpu.Load()).Seconds()}
 	m.execs.Add(1)
+	m.ladder.record(lstats, &res)
 	out.mu.Lock()
 	res.Truncated = out.truncated
 	out.mu.Unlock()

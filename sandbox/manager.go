@@ -50,6 +50,8 @@ type SessionConfig struct {
 	Native NativeFunc
 	// Net is the sandbox's network (nil: none; network.go).
 	Net commands.HTTPClient
+	// Commands is the sandbox's commands policy (CreateRequest.Commands).
+	Commands string
 }
 
 // Interpreters builds sessions.
@@ -164,6 +166,7 @@ type Manager struct {
 	hibernates atomic.Uint64
 	resumes    atomic.Uint64
 	native     nativeCounters
+	ladder     ladderCounts
 }
 
 // DefaultLimits apply to every sandbox that does not set its own: the one
@@ -359,6 +362,9 @@ type Stats struct {
 	Tenants map[string]int
 	// EgressAllowed and EgressDenied count egress decisions (network.go).
 	EgressAllowed, EgressDenied uint64
+	// Rungs counts exec'd commands by rung and Fallbacks the resident
+	// refusals run elsewhere, by command name (ladder.go).
+	Rungs, Fallbacks map[string]uint64
 }
 
 // Stats returns the current counts (for /metrics).
@@ -391,6 +397,7 @@ func (m *Manager) Stats() Stats {
 	if m.cfg.Egress != nil {
 		s.EgressAllowed, s.EgressDenied = m.cfg.Egress.Counts()
 	}
+	s.Rungs, s.Fallbacks = m.ladder.snapshot()
 	return s
 }
 
@@ -464,6 +471,11 @@ func (m *Manager) normalise(req api.CreateRequest) (api.CreateRequest, error) {
 	if req.Security == "" {
 		req.Security = api.SecurityDefault
 	}
+	pol, err := CommandsPolicy(req.Commands)
+	if err != nil {
+		return req, err
+	}
+	req.Commands = pol.String()
 	if req.Limits.Timeout < 0 || req.Limits.MaxOutputBytes < 0 || req.Limits.MaxMemoryBytes < 0 ||
 		req.Limits.DiskBytes < 0 || req.Limits.DiskInodes < 0 || req.Limits.CPUs < 0 || req.Limits.Pids < 0 ||
 		req.Limits.Jobs < 0 || req.TTL < 0 {

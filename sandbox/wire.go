@@ -65,6 +65,8 @@ func ShellConfig(table commands.Table, cfg SessionConfig) shell.Config {
 	// The user's ids and home come from the sandbox's own /etc/passwd, as
 	// login would find them; a name it lacks keeps the old identity (uid 0
 	// under that name).
+	// validated at create (CommandsPolicy); a bad stored one is the default
+	policy, _ := shell.ParsePolicy(cfg.Commands)
 	u := image.User{Name: cfg.User}
 	if cfg.User != "" && cfg.FS != nil {
 		if lu, err := image.LookupUser(cfg.FS.ReadFile, cfg.User); err == nil {
@@ -74,7 +76,7 @@ func ShellConfig(table commands.Table, cfg SessionConfig) shell.Config {
 	return shell.Config{
 		FS: cfg.FS, Commands: table, Env: cfg.Env, Dir: cfg.Dir, Hostname: cfg.Hostname,
 		User: u.Name, Uid: u.Uid, Gid: u.Gid, Home: u.Home,
-		Native: shell.NativeFunc(cfg.Native),
+		Native: shell.NativeFunc(cfg.Native), Policy: policy,
 		// Buffering commands (sort, tac, shuf) fail cleanly past the
 		// sandbox's memory limit; other fields come from the ones above.
 		Sys: &commands.System{MaxMemoryBytes: cfg.Limits.MaxMemoryBytes, Memory: mem, Uid: u.Uid, Gid: u.Gid, Net: cfg.Net},

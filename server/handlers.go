@@ -210,7 +210,7 @@ func stream(w http.ResponseWriter, fn func(stdout, stderr io.Writer) (api.ExecRe
 	}
 	exit := res.Exit
 	return n.event(api.ExecEvent{Exit: &exit, DurationMS: res.DurationMS, CPUSeconds: res.CPUSeconds, Limit: res.Limit, Truncated: res.Truncated,
-		Durability: res.Durability, Generation: res.Generation})
+		Durability: res.Durability, Generation: res.Generation, Rungs: res.Rungs, Fallbacks: res.Fallbacks})
 }
 
 func parseBool(q map[string]string, k string) (bool, error) {

@@ -134,6 +134,7 @@ func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request, _ api.Se
 	fmt.Fprintf(&sb, "warren_sandboxes{state=\"running\"} %d\nwarren_sandboxes{state=\"standby\"} %d\n", st.Running, st.Standby)
 	sb.WriteString("# HELP warren_execs_total Execs run (in process and over HTTP).\n# TYPE warren_execs_total counter\n")
 	fmt.Fprintf(&sb, "warren_execs_total %d\n", st.Execs)
+	writeLadder(&sb, st.Rungs, st.Fallbacks)
 	sb.WriteString("# HELP warren_exec_errors_total Execs that failed in warren (not the script's status).\n# TYPE warren_exec_errors_total counter\n")
 	fmt.Fprintf(&sb, "warren_exec_errors_total %d\n", st.ExecErrors)
 	sb.WriteString("# HELP warren_hibernates_total Hibernations.\n# TYPE warren_hibernates_total counter\n")
@@ -224,4 +225,22 @@ func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request, _ api.Se
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 	_, err := w.Write([]byte(sb.String()))
 	return err
+}
+
+// writeLadder is the execution ladder's series: commands by rung and
+// resident refusals run elsewhere, by command (sandbox.Stats).
+func writeLadder(sb *strings.Builder, rungs, fallbacks map[string]uint64) {
+	sb.WriteString("# HELP warren_commands_total Exec'd commands by the rung they ran on.\n# TYPE warren_commands_total counter\n")
+	for _, r := range []string{"resident", "wasm", "native", "missing"} {
+		fmt.Fprintf(sb, "warren_commands_total{rung=%q} %d\n", r, rungs[r])
+	}
+	sb.WriteString("# HELP warren_fallbacks_total Resident refusals run on another rung, by command.\n# TYPE warren_fallbacks_total counter\n")
+	names := make([]string, 0, len(fallbacks))
+	for n := range fallbacks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(sb, "warren_fallbacks_total{command=%q} %d\n", n, fallbacks[n])
+	}
 }

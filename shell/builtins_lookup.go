@@ -88,8 +88,15 @@ func biType(r *runner, args []string) int {
 			if _, ok := builtins[name]; ok {
 				kinds = append(kinds, [2]string{"builtin", ""})
 			}
-			for _, p := range r.pathAll(name) {
-				kinds = append(kinds, [2]string{"file", p})
+			if lines := r.ladderLines(name); lines != nil && !tflag && !pflag {
+				// every rung that has the command, in the policy's order
+				for _, l := range lines {
+					kinds = append(kinds, [2]string{"rung", l})
+				}
+			} else {
+				for _, p := range r.pathAll(name) {
+					kinds = append(kinds, [2]string{"file", p})
+				}
 			}
 		} else if Pflag {
 			if p, ok := r.pathLookup(name); ok {
@@ -139,6 +146,8 @@ func biType(r *runner, args []string) int {
 					r.outf("%s is a shell builtin\n", name)
 				case "file":
 					r.outf("%s is %s\n", name, kd[1])
+				case "rung":
+					r.out(kd[1] + "\n")
 				}
 			}
 		}
@@ -209,6 +218,10 @@ func biCommand(r *runner, args []string) int {
 			case v:
 				r.out(name + "\n")
 			default:
+				if lines := r.ladderLines(name); lines != nil && k == "file" {
+					r.out(strings.Join(lines, "\n") + "\n")
+					continue
+				}
 				return biType(r, []string{"type", name})
 			}
 		}

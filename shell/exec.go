@@ -375,6 +375,7 @@ func (r *runner) invocation(args, extraEnv []string) *commands.Invocation {
 		OpenHook: h.open,
 		Exec:     h.exec,
 		ExecDir:  h.execDir,
+		Lookup:   h.lookup,
 		Umask:    fs.FileMode(r.umask) & fs.ModePerm,
 		Sys:      &h.sys,
 	}
@@ -387,13 +388,14 @@ type hooks struct {
 	open    func(name string, flag int, perm fs.FileMode) (commands.File, bool, error)
 	exec    func(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int
 	execDir func(ctx context.Context, dir string, argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int
+	lookup  func(name string, all bool) []string
 }
 
 func (r *runner) cmdHooks() *hooks {
 	if r.hooksOf == r {
 		return r.hooks
 	}
-	h := &hooks{sys: r.system(), open: r.openHook, exec: r.execHook, execDir: r.execDirHook}
+	h := &hooks{sys: r.system(), open: r.openHook, exec: r.execHook, execDir: r.execDirHook, lookup: r.lookupPaths}
 	r.hooks, r.hooksOf = h, r
 	return h
 }
@@ -560,16 +562,21 @@ func (r *runner) external(args []string, extraEnv []string) {
 		if fn, ok := r.sh.cfg.Commands[name]; ok {
 			// A script of that name earlier in PATH wins (test doubles).
 			if !r.customPath() {
-				r.status = r.runResident(fn, args, extraEnv)
+				if !r.nativeFirst(name, args, extraEnv) {
+					r.status = r.runResident(fn, args, extraEnv)
+				}
 				return
 			}
 			if p, found := r.pathLookup(name); !found || p == "/bin/"+name || !r.isScript(p) {
-				r.status = r.runResident(fn, args, extraEnv)
+				if !r.nativeFirst(name, args, extraEnv) {
+					r.status = r.runResident(fn, args, extraEnv)
+				}
 				return
 			}
 		}
 		p, ok := r.pathLookup(name)
 		if !ok {
+			r.count(RungMissing, "")
 			r.errf("%s: command not found", name)
 			r.status = 127
 			return
@@ -578,18 +585,6 @@ func (r *runner) external(args []string, extraEnv []string) {
 		return
 	}
 	r.runFile(r.abs(name), args, extraEnv)
-}
-
-func (r *runner) runResident(fn commands.Func, args, extraEnv []string) int {
-	inv := r.invocation(args, extraEnv)
-	st := fn(r.context(), inv)
-	if p, ok := inv.Stdout.(*pipe); ok && st != 0 && p.broken() {
-		st = 141 // killed by SIGPIPE, as a process would be
-	}
-	if r.cancelled() {
-		r.exiting = true
-	}
-	return st
 }
 
 // pathLookup searches $PATH in the vfs for an executable file.
@@ -663,6 +658,7 @@ func (r *runner) runFile(p string, args, extraEnv []string) {
 	switch {
 	case bytes.HasPrefix(head, []byte("\x7fELF")):
 		if r.sh.cfg.Native != nil {
+			r.count(RungNative, "")
 			inv := r.invocation(args, extraEnv)
 			r.status = r.sh.cfg.Native(r.context(), inv, p)
 			return
@@ -676,6 +672,7 @@ func (r *runner) runFile(p string, args, extraEnv []string) {
 		return
 	case bytes.HasPrefix(head, []byte("\x00asm")):
 		if r.sh.cfg.WASM != nil {
+			r.count(RungWASM, "")
 			r.status = r.sh.cfg.WASM(r.context(), r.invocation(args, extraEnv), p)
 			return
 		}

@@ -65,6 +65,7 @@ type runState struct {
 	procTab  map[int]*job // live background jobs of the Run, by pid (ps, kill from commands)
 	fifoMu   sync.Mutex
 	fifos    map[string]*fifo // fifos opened in the Run, by path (fifo.go)
+	ladder   ladder           // the Run's commands policy and rung counts (ladder.go)
 }
 
 func (rs *runState) fail(le *limitError) {
@@ -446,7 +447,7 @@ func (r *runner) runTopWith(ctx context.Context, stdin io.Reader, stdout, stderr
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, lim.Timeout, r.sh.timeoutErr)
 	defer cancel()
-	rs := &runState{ctx: ctx, lim: &lim}
+	rs := &runState{ctx: ctx, lim: &lim, ladder: newLadder(ctx, &r.sh.cfg)}
 	rs.stderr = stderr
 	stop := context.AfterFunc(ctx, rs.closePipes)
 	defer stop()

@@ -116,6 +116,10 @@ type Config struct {
 	// WASM runs WebAssembly (WASI) modules, files that start with
 	// "\x00asm" (package wasm's Runtime.Exec); nil => refused with 126.
 	WASM NativeFunc
+	// Policy is the sandbox's commands policy (ladder.go): which rung a
+	// command with a resident implementation tries first. An exec may
+	// override it through its context (WithPolicy).
+	Policy Policy
 	// Seed seeds $RANDOM; 0 means derived from the clock.
 	Seed uint64
 	// Sys is the sandbox as commands see it (commands.Invocation.Sys):

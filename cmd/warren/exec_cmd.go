@@ -18,6 +18,7 @@ func newExecCmd(c *conn) *cobra.Command {
 	var session, script, durability, resultFile, maxOutput string
 	var timeout time.Duration
 	var isolated, printAck bool
+	var execCommands commandsFlags
 	cmd := &cobra.Command{
 		Use:   "exec ID [-c SCRIPT | -- ARGV...]",
 		Short: "run a script or a command in a sandbox; the exit status is the command's",
@@ -40,6 +41,10 @@ When warren itself fails it is one of 64-78 or 255 (` + "`warren help exit-codes
 			}
 			if timeout < 0 {
 				return api.Errorf(errdefs.ErrInvalidArgument, "--timeout %s: must not be negative", timeout)
+			}
+			var err error
+			if req.Commands, err = execCommands.value(); err != nil {
+				return err
 			}
 			if maxOutput != "" {
 				n, err := parseSize(maxOutput)
@@ -95,6 +100,7 @@ When warren itself fails it is one of 64-78 or 255 (` + "`warren help exit-codes
 	f.StringVar(&durability, "durability", "", "wait until the exec's writes are durable at this level: memory, local or committed (default: the sandbox's)")
 	f.BoolVar(&printAck, "print-durability", false, "print the level reached (and the generation) on stderr")
 	f.StringVar(&resultFile, "result", "", "write the exec's result as JSON to FILE (left empty when warren, not the script, failed)")
+	execCommands.register(f)
 	return cmd
 }
 

@@ -34,6 +34,7 @@ func newRunCmd() *cobra.Command {
 		copyIns           []string
 		data              string
 		lf                limitFlags
+		cf                commandsFlags
 	)
 	c := &cobra.Command{
 		Use:   "run [flags] [-c SCRIPT | FILE [ARG...]]",
@@ -119,9 +120,13 @@ func newRunCmd() *cobra.Command {
 			}
 			// The same shell configuration as a sandbox of `warren serve`,
 			// with one memory budget for the run.
+			policy, err := cf.value()
+			if err != nil {
+				return err
+			}
 			scfg := sandbox.ShellConfig(residentCommands(), sandbox.SessionConfig{
 				FS: fsys, Env: append(start.Env, envs...), Dir: cwd, User: user, Limits: lim,
-				Memory: commands.NewMemory(lim.MaxMemoryBytes), Native: nat.exec,
+				Memory: commands.NewMemory(lim.MaxMemoryBytes), Native: nat.exec, Commands: policy,
 			})
 			// WASM modules run in process; compiles persist in the data dir.
 			wcache := ""
@@ -155,6 +160,7 @@ func newRunCmd() *cobra.Command {
 	c.Flags().StringVarP(&script, "command", "c", "", "script text to run")
 	c.Flags().StringVar(&imgName, "image", image.DefaultName, "base image: a tag or digest in the data directory's catalog")
 	c.Flags().StringVar(&security, "security", api.SecurityDefault, "native tier confinement: default (Docker's seccomp profile and capabilities, masked /proc) or relaxed (none of those; trusted images only)")
+	cf.register(c.Flags())
 	c.Flags().StringVar(&data, "data", "", "data directory holding images (default $WARREN_DATA, else ~/.local/share/warren)")
 	c.Flags().StringVar(&cwd, "cwd", "", "working directory in the sandbox (default the image's WORKDIR: /home/user for the default image)")
 	c.Flags().StringArrayVar(&envs, "env", nil, "K=V environment variable (repeatable)")

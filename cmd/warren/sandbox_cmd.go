@@ -50,6 +50,7 @@ func newSandboxCmd() *cobra.Command {
 	var lf limitFlags
 	var createDurability, createSecurity string
 	var nf networkFlags
+	var createCommands commandsFlags
 	create := &cobra.Command{
 		Use: "create", Short: "create a sandbox and print its id", Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
@@ -58,6 +59,9 @@ func newSandboxCmd() *cobra.Command {
 				return err
 			}
 			req := api.CreateRequest{Image: image, Snapshot: snapshot, StandbyAfter: api.Duration(standby), TTL: api.Duration(ttl), Durability: createDurability, Security: createSecurity}
+			if req.Commands, err = createCommands.value(); err != nil {
+				return err
+			}
 			if req.Labels, err = keyValues("--label", labels); err != nil {
 				return err
 			}
@@ -87,6 +91,7 @@ func newSandboxCmd() *cobra.Command {
 	lf.register(create.Flags()) // the same limit flags as `warren run`
 	create.Flags().StringVar(&createSecurity, "security", "", "native tier confinement: default or relaxed (no seccomp filter, capabilities or /proc masks; trusted images only)")
 	nf.register(create)
+	createCommands.register(create.Flags())
 	create.Flags().StringVar(&createDurability, "durability", "", "default ack level of the sandbox's writes: memory, local or committed (default: the server's)")
 
 	var lsLabels []string

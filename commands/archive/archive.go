@@ -28,9 +28,8 @@ func Register(t commands.Table) {
 }
 
 func badUsage(inv *commands.Invocation, err error, status int) int {
-	inv.Errorf("%s", err.Error())
-	fmt.Fprintf(inv.Stderr, "Try '%s --help' for more information.\n", inv.Args[0])
-	return status
+	// an unknown option is a refusal: the ladder may run a fuller version
+	return inv.BadUsage(err, fmt.Sprintf("%s: %s\nTry '%s --help' for more information.\n", inv.Args[0], err, inv.Args[0]), status)
 }
 
 func quote(s string) string { return "'" + s + "'" }

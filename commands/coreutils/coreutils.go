@@ -97,7 +97,7 @@ func (r *run) errorf(format string, args ...any) {
 func (r *run) usage(err error, status int) int {
 	r.out.Flush()
 	textio.PutWriter(r.out)
-	return getopt.Usage(r.inv.Stderr, r.name, err, status)
+	return r.inv.BadUsage(err, getopt.UsageText(r.name, err), status)
 }
 
 // fail prints "NAME: msg" and returns status (for errors before any output).

@@ -66,7 +66,7 @@ type differ struct {
 func Diff(ctx context.Context, inv *commands.Invocation) int {
 	opts, operands, err := diffSpec.Parse(inv.Args[1:])
 	if err != nil {
-		return getopt.Usage(inv.Stderr, "diff", err, 2)
+		return inv.BadUsage(err, getopt.UsageText("diff", err), 2)
 	}
 	out := textio.NewWriter(inv.Stdout)
 	defer textio.PutWriter(out)

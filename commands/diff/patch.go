@@ -55,7 +55,7 @@ type phunk struct {
 func Patch(ctx context.Context, inv *commands.Invocation) int {
 	opts, operands, err := patchSpec.Parse(inv.Args[1:])
 	if err != nil {
-		return getopt.Usage(inv.Stderr, "patch", err, 2)
+		return inv.BadUsage(err, getopt.UsageText("patch", err), 2)
 	}
 	strip := -1
 	reverse, dry, silent := false, false, false
@@ -522,7 +522,7 @@ var cmpSpec = getopt.Spec{Short: "lsbn:i:", Long: []getopt.Long{
 func Cmp(ctx context.Context, inv *commands.Invocation) int {
 	opts, operands, err := cmpSpec.Parse(inv.Args[1:])
 	if err != nil {
-		return getopt.Usage(inv.Stderr, "cmp", err, 2)
+		return inv.BadUsage(err, getopt.UsageText("cmp", err), 2)
 	}
 	verbose, silent := false, false
 	var limit int64 = -1

@@ -49,9 +49,8 @@ func Register(t commands.Table) {
 
 // badUsage prints a getopt error the GNU way and returns status.
 func badUsage(inv *commands.Invocation, err error, status int) int {
-	inv.Errorf("%s", err.Error())
-	fmt.Fprintf(inv.Stderr, "Try '%s --help' for more information.\n", inv.Args[0])
-	return status
+	// an unknown option is a refusal: the ladder may run a fuller version
+	return inv.BadUsage(err, fmt.Sprintf("%s: %s\nTry '%s --help' for more information.\n", inv.Args[0], err, inv.Args[0]), status)
 }
 
 // quote renders a file name as GNU's quote() does in diagnostics.

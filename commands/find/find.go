@@ -53,11 +53,18 @@ type finder struct {
 }
 
 // parseError is a bad expression: find prints it and exits 1.
-type parseError struct{ msg string }
+// unknown is a predicate find does not know (GNU's message is kept for when
+// no other find runs it) and lacking one it knows of but does not do: both
+// are refusals, so the execution ladder can run a native find instead.
+type parseError struct {
+	msg     string
+	unknown string
+	lacking string
+}
 
 func (e *parseError) Error() string { return e.msg }
 
-func perr(format string, a ...any) error { return &parseError{fmt.Sprintf(format, a...)} }
+func perr(format string, a ...any) error { return &parseError{msg: fmt.Sprintf(format, a...)} }
 
 func find(ctx context.Context, inv *commands.Invocation) int {
 	f := &finder{ctx: ctx, inv: inv, maxDepth: -1, follow: 'P', now: inv.Now(), loc: sysinfo.Location(inv)}
@@ -92,7 +99,11 @@ func find(ctx context.Context, inv *commands.Invocation) int {
 	p := &parser{f: f, args: args}
 	expr, err := p.parse()
 	if err != nil {
-		inv.Errorf("%s", err.Error())
+		diag := fmt.Sprintf("%s: %s\n", inv.Args[0], err)
+		if pe, ok := err.(*parseError); ok && pe.unknown+pe.lacking != "" {
+			return inv.Refuse(&commands.UnsupportedError{Cmd: inv.Args[0], What: pe.unknown + pe.lacking, Diag: diag, Status: 1})
+		}
+		fmt.Fprint(inv.Stderr, diag)
 		return 1
 	}
 	if !p.hasAction {
@@ -888,9 +899,9 @@ func (p *parser) primary() (node, error) {
 		}
 		return &execNode{argv: argv, dir: strings.HasSuffix(tok, "dir")}, nil
 	case "-fprint", "-fprint0", "-fls":
-		return nil, perr("%s is not supported in the sandbox; use a redirection", tok)
+		return nil, &parseError{msg: tok + " is not supported in the sandbox; use a redirection", lacking: tok}
 	}
-	return nil, perr("unknown predicate `%s'", tok)
+	return nil, &parseError{msg: fmt.Sprintf("unknown predicate `%s'", tok), unknown: tok}
 }
 
 func lookupID(inv *commands.Invocation, tok, name string) (uint32, bool) {

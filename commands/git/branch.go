@@ -59,7 +59,7 @@ func cmdBranch(s *session, args []string) error {
 		case "--list", "--no-color":
 		default:
 			if strings.HasPrefix(a, "-") {
-				return errorf(129, "error: unknown option `%s'", strings.TrimLeft(a, "-"))
+				return unknownOpt(a)
 			}
 			operands = append(operands, a)
 		}
@@ -267,7 +267,7 @@ func cmdCheckout(s *session, args []string) error {
 		case a == "-q" || a == "--quiet":
 			s.quiet = true
 		case strings.HasPrefix(a, "-"):
-			return errorf(129, "error: unknown switch `%s'", strings.TrimLeft(a, "-"))
+			return unknownOpt(a)
 		default:
 			operands = append(operands, a)
 		}
@@ -332,7 +332,7 @@ func cmdSwitch(s *session, args []string) error {
 		case a == "-q" || a == "--quiet":
 			s.quiet = true
 		case strings.HasPrefix(a, "-"):
-			return errorf(129, "error: unknown switch `%s'", strings.TrimLeft(a, "-"))
+			return unknownOpt(a)
 		default:
 			operands = append(operands, a)
 		}
@@ -713,7 +713,7 @@ func cmdRestore(s *session, args []string) error {
 			source = args[i]
 		case a == "--" || a == "-q" || a == "--quiet":
 		case strings.HasPrefix(a, "-"):
-			return errorf(129, "error: unknown option `%s'", strings.TrimLeft(a, "-"))
+			return unknownOpt(a)
 		default:
 			paths = append(paths, a)
 		}
@@ -880,7 +880,7 @@ func cmdReset(s *session, args []string) error {
 		case a == "-q" || a == "--quiet":
 			quiet = true
 		case strings.HasPrefix(a, "-"):
-			return errorf(129, "error: unknown option `%s'", strings.TrimLeft(a, "-"))
+			return unknownOpt(a)
 		default:
 			operands = append(operands, a)
 		}
@@ -984,7 +984,7 @@ func cmdTag(s *session, args []string) error {
 		case a == "-f" || a == "--force":
 			force = true
 		case strings.HasPrefix(a, "-"):
-			return errorf(129, "error: unknown switch `%s'", strings.TrimLeft(a, "-"))
+			return unknownOpt(a)
 		default:
 			operands = append(operands, a)
 		}

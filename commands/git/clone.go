@@ -29,7 +29,7 @@ func cmdClone(s *session, args []string) error {
 			i++
 		case strings.HasPrefix(a, "--depth=") || a == "--single-branch" || a == "--no-hardlinks" || a == "-l" || a == "--local":
 		case strings.HasPrefix(a, "-"):
-			return errorf(129, "error: unknown option `%s'", strings.TrimLeft(a, "-"))
+			return unknownOpt(a)
 		default:
 			operands = append(operands, a)
 		}

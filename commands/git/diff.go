@@ -529,7 +529,7 @@ func parseDiffOpts(args []string) (diffOpts, []string, []string, error) {
 		case strings.HasPrefix(a, "-U"):
 			n, err := strconv.Atoi(a[2:])
 			if err != nil {
-				return o, nil, nil, errorf(129, "error: invalid option %s", a)
+				return o, nil, nil, unknownOpt(a)
 			}
 			o.context = n
 		case strings.HasPrefix(a, "--unified="):
@@ -537,7 +537,7 @@ func parseDiffOpts(args []string) (diffOpts, []string, []string, error) {
 			o.context = n
 		case a == "--no-color" || a == "--color=never" || a == "-p" || a == "--patch" || a == "--no-ext-diff":
 		case strings.HasPrefix(a, "-"):
-			return o, nil, nil, errorf(129, "error: invalid option: %s", a)
+			return o, nil, nil, unknownOpt(a)
 		default:
 			revs = append(revs, a)
 		}

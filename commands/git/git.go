@@ -52,6 +52,46 @@ func errorf(code int, format string, a ...any) error {
 	return &exitError{code, fmt.Sprintf(format, a...)}
 }
 
+// refusal is what a subcommand cannot do (an option, a mode): gitCmd turns
+// it into the commands contract's refusal ("git log --merges"), so the
+// shell can run the image's real git instead. A subcommand returns it
+// before it changes anything.
+type refusal struct{ what string }
+
+func (e *refusal) Error() string { return e.what + ": not supported here" }
+
+func unknownOpt(a string) error { return &refusal{a} }
+
+func isRefusal(err error) bool {
+	var r *refusal
+	return errors.As(err, &r)
+}
+
+func unsupported(what string) error { return &refusal{what} }
+
+// gitCommands are real git's commands that the resident git lacks: they
+// are refused with the "not supported here" line (or run by the image's
+// git); any other name gets git's "is not a git command".
+var gitCommands = map[string]bool{
+	"am": true, "apply": true, "archive": true, "bisect": true, "blame": true, "bundle": true,
+	"cherry": true, "cherry-pick": true, "citool": true, "clean": true, "commit-tree": true,
+	"count-objects": true, "credential": true, "diff-files": true, "diff-index": true,
+	"diff-tree": true, "fast-export": true, "fast-import": true, "fetch": true,
+	"filter-branch": true, "for-each-ref": true, "format-patch": true, "fsck": true, "gc": true,
+	"grep": true, "hash-object": true, "help": true, "init-db": true, "interpret-trailers": true,
+	"ls-remote": true, "ls-tree": true, "mailinfo": true, "mailsplit": true, "maintenance": true,
+	"merge-base": true, "merge-file": true, "mktag": true, "mktree": true, "name-rev": true,
+	"notes": true, "pack-objects": true, "prune": true, "pull": true, "push": true,
+	"range-diff": true, "read-tree": true, "rebase": true, "reflog": true, "remote": true,
+	"repack": true, "replace": true, "request-pull": true, "rerere": true, "revert": true,
+	"send-email": true, "shortlog": true, "show-branch": true, "show-ref": true,
+	"sparse-checkout": true, "stripspace": true, "submodule": true, "symbolic-ref": true,
+	"update-index": true, "update-ref": true, "var": true, "verify-commit": true,
+	"verify-pack": true, "verify-tag": true, "whatchanged": true, "worktree": true,
+	"write-tree": true, "check-ignore": true, "check-attr": true, "check-ref-format": true,
+	"column": true, "gui": true, "instaweb": true, "unpack-objects": true, "bugreport": true,
+}
+
 // session is one git invocation.
 type session struct {
 	ctx   context.Context
@@ -108,8 +148,8 @@ func gitCmd(ctx context.Context, inv *commands.Invocation) int {
 		case args[0] == "--no-pager" || args[0] == "--no-optional-locks" || args[0] == "-P":
 			args = args[1:]
 		default:
-			fmt.Fprintf(inv.Stderr, "unknown option: %s\n", args[0])
-			return 129
+			// --git-dir, --work-tree, --bare, -p...: real git's
+			return inv.Refuse(inv.Unsupported(args[0]))
 		}
 	}
 	if len(args) == 0 {
@@ -118,10 +158,17 @@ func gitCmd(ctx context.Context, inv *commands.Invocation) int {
 	}
 	fn, ok := subcommands[args[0]]
 	if !ok {
-		fmt.Fprintf(inv.Stderr, "git: '%s' is not a git command. See 'git --help'.\n", args[0])
-		return 1
+		e := inv.Unsupported(args[0])
+		if !gitCommands[args[0]] {
+			e.Diag, e.Status = fmt.Sprintf("git: '%s' is not a git command. See 'git --help'.\n", args[0]), 1
+		}
+		return inv.Refuse(e)
 	}
 	err := fn(s, expandShort(args[1:], shortWithArg[args[0]]))
+	var ref *refusal
+	if errors.As(err, &ref) && s.memErr == nil {
+		return inv.Refuse(inv.Unsupported(args[0] + " " + ref.what))
+	}
 	if s.memErr != nil {
 		err = s.memErr // what was built without the blob is wrong: drop it
 	} else {
@@ -495,7 +542,7 @@ func cmdInit(s *session, args []string) error {
 		case strings.HasPrefix(a, "--initial-branch="):
 			branch = strings.TrimPrefix(a, "--initial-branch=")
 		case strings.HasPrefix(a, "-"):
-			return errorf(129, "error: unknown option `%s'", strings.TrimLeft(a, "-"))
+			return unknownOpt(a)
 		default:
 			dirs = append(dirs, a)
 		}
@@ -567,7 +614,7 @@ func cmdConfig(s *session, args []string) error {
 		case "--bool", "--int", "--path", "--type=bool", "--type=int", "--show-origin", "--includes", "--no-includes":
 		default:
 			if strings.HasPrefix(a, "-") {
-				return errorf(129, "error: unknown option `%s'", strings.TrimLeft(a, "-"))
+				return unknownOpt(a)
 			}
 			rest = append(rest, a)
 		}
@@ -732,7 +779,7 @@ func cmdCommit(s *session, args []string) error {
 			i++
 			author = args[i]
 		default:
-			return errorf(129, "error: unknown option `%s'", strings.TrimLeft(a, "-"))
+			return unknownOpt(a)
 		}
 	}
 	mergeHead, unmerged, merging := s.mergeState()

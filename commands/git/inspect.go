@@ -52,7 +52,7 @@ func cmdRevParse(s *session, args []string) error {
 			abbrev = true
 		case a == "--verify" || a == "-q" || a == "--quiet":
 		case strings.HasPrefix(a, "-"):
-			return errorf(129, "error: unknown option `%s'", a)
+			return unknownOpt(a)
 		default:
 			if err := s.open(); err != nil {
 				return err
@@ -102,7 +102,7 @@ func cmdLsFiles(s *session, args []string) error {
 		case "-c", "--cached", "--exclude-standard", "-z":
 		default:
 			if strings.HasPrefix(a, "-") {
-				return errorf(129, "error: unknown option `%s'", a)
+				return unknownOpt(a)
 			}
 			rel, err := s.rel(a)
 			if err != nil {

@@ -29,6 +29,7 @@ type logOpts struct {
 	graph     bool
 	author    string
 	grep      string
+	noMerges  bool
 }
 
 func parseLogOpts(args []string, o *logOpts) ([]string, []string, error) {
@@ -69,7 +70,7 @@ func parseLogOpts(args []string, o *logOpts) ([]string, []string, error) {
 		case strings.HasPrefix(a, "-n") && len(a) > 2:
 			n, err := strconv.Atoi(a[2:])
 			if err != nil {
-				return nil, nil, errorf(129, "error: unknown switch `%s'", a)
+				return nil, nil, unknownOpt(a)
 			}
 			o.max = n
 		case len(a) > 1 && a[0] == '-' && a[1] >= '0' && a[1] <= '9':
@@ -95,9 +96,13 @@ func parseLogOpts(args []string, o *logOpts) ([]string, []string, error) {
 			o.grep = strings.TrimPrefix(a, "--grep=")
 		case a == "--graph":
 			o.graph = true
-		case a == "--no-color" || a == "--color=never" || a == "--decorate" || a == "--no-decorate" || a == "--first-parent" || a == "--abbrev-commit" || a == "--no-merges" || a == "--all":
+		case a == "--no-merges":
+			o.noMerges = true
+		case a == "--no-color" || a == "--color=never" || a == "--decorate" || a == "--no-decorate" || a == "--abbrev-commit":
+			// --first-parent and --all used to be ignored here, which gave
+			// wrong output on merges and branches: they are refused now
 		case strings.HasPrefix(a, "-"):
-			return nil, nil, fatalf("unrecognized argument: %s", a)
+			return nil, nil, unknownOpt(a)
 		default:
 			revs = append(revs, a)
 		}
@@ -106,11 +111,14 @@ func parseLogOpts(args []string, o *logOpts) ([]string, []string, error) {
 }
 
 func cmdLog(s *session, args []string) error {
+	o := &logOpts{format: "medium", max: -1}
+	revs, paths, err := parseLogOpts(args, o)
+	if isRefusal(err) {
+		return err // what it cannot do, repository or not (warren classify)
+	}
 	if err := s.open(); err != nil {
 		return err
 	}
-	o := &logOpts{format: "medium", max: -1}
-	revs, paths, err := parseLogOpts(args, o)
 	if err != nil {
 		return err
 	}
@@ -171,7 +179,7 @@ func cmdLog(s *session, args []string) error {
 		if o.max >= 0 && len(list) >= o.max && !o.reverse {
 			return storer.ErrStop
 		}
-		if excluded[c.Hash] {
+		if excluded[c.Hash] || (o.noMerges && c.NumParents() > 1) {
 			return nil
 		}
 		if o.author != "" && !strings.Contains(c.Author.Name+" <"+c.Author.Email+">", o.author) {
@@ -570,11 +578,14 @@ func (s *session) expandFormat(f string, c *object.Commit, o *logOpts) string {
 // ---- show ----
 
 func cmdShow(s *session, args []string) error {
+	o := &logOpts{format: "medium", max: -1, patch: true}
+	revs, paths, err := parseLogOpts(args, o)
+	if isRefusal(err) {
+		return err // what it cannot do, repository or not (warren classify)
+	}
 	if err := s.open(); err != nil {
 		return err
 	}
-	o := &logOpts{format: "medium", max: -1, patch: true}
-	revs, paths, err := parseLogOpts(args, o)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func cmdMerge(s *session, args []string) error {
 		case a == "--abort":
 			return s.mergeAbort()
 		case strings.HasPrefix(a, "-"):
-			return errorf(129, "error: unknown option `%s'", strings.TrimLeft(a, "-"))
+			return unknownOpt(a)
 		default:
 			operands = append(operands, a)
 		}
@@ -52,7 +52,7 @@ func cmdMerge(s *session, args []string) error {
 		if len(operands) == 0 {
 			return fatalf("No remote for the current branch.")
 		}
-		return fatalf("merging more than one branch (octopus) is not supported in the sandbox")
+		return unsupported("octopus merges")
 	}
 	name := operands[0]
 	theirsHash, err := s.repo.ResolveRevision(plumbing.Revision(name))

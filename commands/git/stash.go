@@ -81,7 +81,7 @@ func cmdStash(s *session, args []string) error {
 				msg = strings.Join(args[i:], " ")
 				i = len(args)
 			default:
-				return errorf(129, "error: unknown option for 'stash %s': %s", sub, args[i])
+				return unknownOpt(args[i])
 			}
 		}
 		return s.stashPush(msg)
@@ -141,7 +141,7 @@ func cmdStash(s *session, args []string) error {
 	case "clear":
 		return s.writeStash(nil)
 	}
-	return errorf(129, "usage: git stash list | show | drop | pop | apply | push | clear")
+	return unsupported(sub) // branch, create, store...: real git has them
 }
 
 func stashIndex(a string) (int, error) {

@@ -33,7 +33,7 @@ func cmdStatus(s *session, args []string) error {
 		case "--":
 		default:
 			if strings.HasPrefix(a, "-") {
-				return errorf(129, "error: unknown option `%s'", strings.TrimLeft(a, "-"))
+				return unknownOpt(a)
 			}
 			paths = append(paths, a)
 		}

@@ -29,7 +29,7 @@ func cmdAdd(s *session, args []string) error {
 		case "--":
 		default:
 			if strings.HasPrefix(a, "-") {
-				return errorf(129, "error: unknown option `%s'", strings.TrimLeft(a, "-"))
+				return unknownOpt(a)
 			}
 			paths = append(paths, a)
 		}
@@ -114,7 +114,7 @@ func cmdRm(s *session, args []string) error {
 		case "--":
 		default:
 			if strings.HasPrefix(a, "-") {
-				return errorf(129, "error: unknown option `%s'", strings.TrimLeft(a, "-"))
+				return unknownOpt(a)
 			}
 			paths = append(paths, a)
 		}

@@ -108,8 +108,7 @@ func run(ctx context.Context, inv *commands.Invocation, mode byte) int {
 	name := inv.Args[0]
 	opts, operands, err := spec.Parse(inv.Args[1:])
 	if err != nil {
-		fmt.Fprintf(inv.Stderr, "%s: %s\nUsage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n", name, err)
-		return 2
+		return inv.BadUsage(err, fmt.Sprintf("%s: %s\nUsage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n", name, err), 2)
 	}
 	o := options{mode: mode, maxCount: -1, after: -1, before: -1}
 	var patterns []string

@@ -57,9 +57,14 @@ func New(short string, longs ...string) *Set {
 }
 
 // UsageError is a bad option; its text is what GNU getopt prints.
-type UsageError struct{ Msg string }
+// Unknown is the option as typed when the set does not know it, so that
+// Invocation.BadUsage can refuse it (commands.UnknownOption).
+type UsageError struct{ Msg, Unknown string }
 
 func (e *UsageError) Error() string { return e.Msg }
+
+// UnknownOption implements commands.UnknownOption.
+func (e *UsageError) UnknownOption() string { return e.Unknown }
 
 // Parse splits args (without argv[0]) into options and operands, permuting
 // like GNU getopt: options may follow operands until "--".
@@ -86,21 +91,21 @@ func (s *Set) Parse(args []string) ([]Opt, []string, error) {
 				if len(match) == 1 {
 					lo, ok = s.long[match[0]], true
 				} else if len(match) > 1 {
-					return nil, nil, &UsageError{fmt.Sprintf("option '%s' is ambiguous", a)}
+					return nil, nil, &UsageError{Msg: fmt.Sprintf("option '%s' is ambiguous", a)}
 				}
 			}
 			if !ok {
-				return nil, nil, &UsageError{fmt.Sprintf("unrecognized option '%s'", a)}
+				return nil, nil, &UsageError{Msg: fmt.Sprintf("unrecognized option '%s'", a), Unknown: a}
 			}
 			switch {
 			case lo.hasArg && !hasVal:
 				if i+1 >= len(args) {
-					return nil, nil, &UsageError{fmt.Sprintf("option '--%s' requires an argument", name)}
+					return nil, nil, &UsageError{Msg: fmt.Sprintf("option '--%s' requires an argument", name)}
 				}
 				i++
 				val = args[i]
 			case !lo.hasArg && !lo.optArg && hasVal:
-				return nil, nil, &UsageError{fmt.Sprintf("option '--%s' doesn't allow an argument", name)}
+				return nil, nil, &UsageError{Msg: fmt.Sprintf("option '--%s' doesn't allow an argument", name)}
 			}
 			opts = append(opts, Opt{lo.key, val})
 		case len(a) > 1 && a[0] == '-':
@@ -108,13 +113,13 @@ func (s *Set) Parse(args []string) ([]Opt, []string, error) {
 				c := a[j]
 				k := strings.IndexByte(s.short, c)
 				if k < 0 || c == ':' {
-					return nil, nil, &UsageError{fmt.Sprintf("invalid option -- '%c'", c)}
+					return nil, nil, &UsageError{Msg: fmt.Sprintf("invalid option -- '%c'", c), Unknown: "-" + string(c)}
 				}
 				if k+1 < len(s.short) && s.short[k+1] == ':' {
 					val := a[j+1:]
 					if val == "" {
 						if i+1 >= len(args) {
-							return nil, nil, &UsageError{fmt.Sprintf("option requires an argument -- '%c'", c)}
+							return nil, nil, &UsageError{Msg: fmt.Sprintf("option requires an argument -- '%c'", c)}
 						}
 						i++
 						val = args[i]

@@ -36,8 +36,7 @@ var spec = getopt.Spec{Short: "ne:f:Eri::szul:", Long: []getopt.Long{
 func Sed(ctx context.Context, inv *commands.Invocation) int {
 	opts, operands, err := spec.Parse(inv.Args[1:])
 	if err != nil {
-		fmt.Fprintf(inv.Stderr, "sed: %s\nUsage: sed [OPTION]... {script-only-if-no-other-script} [input-file]...\n", err)
-		return 1
+		return inv.BadUsage(err, fmt.Sprintf("sed: %s\nUsage: sed [OPTION]... {script-only-if-no-other-script} [input-file]...\n", err), 1)
 	}
 	s := &sed{ctx: ctx, inv: inv, lineWrap: 70, wfiles: map[string]io.Writer{}, rfiles: map[string]*textio.LineReader{}}
 	var script []string

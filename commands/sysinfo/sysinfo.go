@@ -44,9 +44,8 @@ func Register(t commands.Table) {
 }
 
 func badUsage(inv *commands.Invocation, err error, status int) int {
-	inv.Errorf("%s", err.Error())
-	fmt.Fprintf(inv.Stderr, "Try '%s --help' for more information.\n", inv.Args[0])
-	return status
+	// an unknown option is a refusal: the ladder may run a fuller version
+	return inv.BadUsage(err, fmt.Sprintf("%s: %s\nTry '%s --help' for more information.\n", inv.Args[0], err, inv.Args[0]), status)
 }
 
 func relabel(err error, name string) error {
@@ -788,6 +787,12 @@ func which(ctx context.Context, inv *commands.Invocation) int {
 		if strings.Contains(name, "/") {
 			if isExec(inv, inv.Abs(name)) {
 				fmt.Fprintln(inv.Stdout, name)
+				found = true
+			}
+		} else if inv.Lookup != nil {
+			// the shell's PATH search, so which agrees with command -v
+			for _, p := range inv.Lookup(name, all) {
+				fmt.Fprintln(inv.Stdout, p)
 				found = true
 			}
 		} else {

@@ -178,6 +178,7 @@ func fullRecord(id string) sandbox.Record {
 	r.Config.Limits.Pids = 64
 	r.Config.Limits.Jobs = 32
 	r.Config.Security = "relaxed"
+	r.Config.Commands = "native-first,git=resident"
 	r.Config.Durability = "committed"
 	r.Config.StandbyAfter = -1
 	r.Config.TTL = 3600

@@ -47,9 +47,14 @@ type Opt struct {
 }
 
 // Error is a usage error carrying GNU's message text.
-type Error struct{ Msg string }
+type Error struct{ Msg, Unknown string }
 
 func (e *Error) Error() string { return e.Msg }
+
+// UnknownOption is the option as typed when the spec does not know it
+// ("" for other errors): commands.Invocation.BadUsage refuses those, so
+// the execution ladder can run a fuller implementation.
+func (e *Error) UnknownOption() string { return e.Unknown }
 
 func (s *Spec) short(c byte) (Arg, bool) {
 	i := strings.IndexByte(s.Short, c)
@@ -95,9 +100,9 @@ func (s *Spec) long(name string) (*Long, error) {
 			names = append(names, "'--"+c.Name+"'")
 		}
 		sort.Strings(names)
-		return nil, &Error{fmt.Sprintf("option '--%s' is ambiguous; possibilities: %s", name, strings.Join(names, " "))}
+		return nil, &Error{Msg: fmt.Sprintf("option '--%s' is ambiguous; possibilities: %s", name, strings.Join(names, " "))}
 	}
-	return nil, &Error{fmt.Sprintf("unrecognized option '--%s'", name)}
+	return nil, &Error{Msg: fmt.Sprintf("unrecognized option '--%s'", name)}
 }
 
 func (l *Long) key() string {
@@ -139,7 +144,7 @@ func (s *Spec) Parse(args []string) ([]Opt, []string, error) {
 			l, err := s.long(name)
 			if err != nil {
 				if e, ok := err.(*Error); ok && strings.HasPrefix(e.Msg, "unrecognized") {
-					e.Msg = fmt.Sprintf("unrecognized option '%s'", a)
+					e.Msg, e.Unknown = fmt.Sprintf("unrecognized option '%s'", a), a
 				}
 				return nil, nil, err
 			}
@@ -147,12 +152,12 @@ func (s *Spec) Parse(args []string) ([]Opt, []string, error) {
 			switch l.Arg {
 			case NoArg:
 				if hasVal {
-					return nil, nil, &Error{fmt.Sprintf("option '--%s' doesn't allow an argument", l.Name)}
+					return nil, nil, &Error{Msg: fmt.Sprintf("option '--%s' doesn't allow an argument", l.Name)}
 				}
 			case Required:
 				if !hasVal {
 					if i+1 >= len(args) {
-						return nil, nil, &Error{fmt.Sprintf("option '--%s' requires an argument", l.Name)}
+						return nil, nil, &Error{Msg: fmt.Sprintf("option '--%s' requires an argument", l.Name)}
 					}
 					i++
 					val = args[i]
@@ -168,7 +173,7 @@ func (s *Spec) Parse(args []string) ([]Opt, []string, error) {
 			c := a[j]
 			kind, ok := s.short(c)
 			if !ok {
-				return nil, nil, &Error{fmt.Sprintf("invalid option -- '%c'", c)}
+				return nil, nil, &Error{Msg: fmt.Sprintf("invalid option -- '%c'", c), Unknown: dashed[c]}
 			}
 			o := Opt{Key: string(c), Raw: dashed[c]}
 			if kind == NoArg {
@@ -179,7 +184,7 @@ func (s *Spec) Parse(args []string) ([]Opt, []string, error) {
 				o.Arg, o.HasArg = a[j+1:], true
 			} else if kind == Required {
 				if i+1 >= len(args) {
-					return nil, nil, &Error{fmt.Sprintf("option requires an argument -- '%c'", c)}
+					return nil, nil, &Error{Msg: fmt.Sprintf("option requires an argument -- '%c'", c)}
 				}
 				i++
 				o.Arg, o.HasArg = args[i], true
@@ -194,6 +199,11 @@ func (s *Spec) Parse(args []string) ([]Opt, []string, error) {
 // Usage prints a GNU usage diagnostic ("NAME: MSG" then the --help hint)
 // and returns the status the command should exit with.
 func Usage(stderr io.Writer, name string, err error, status int) int {
-	fmt.Fprintf(stderr, "%s: %s\nTry '%s --help' for more information.\n", name, err.Error(), name)
+	io.WriteString(stderr, UsageText(name, err))
 	return status
+}
+
+// UsageText is what Usage prints.
+func UsageText(name string, err error) string {
+	return fmt.Sprintf("%s: %s\nTry '%s --help' for more information.\n", name, err.Error(), name)
 }
