@@ -119,6 +119,7 @@ func (b *box) info() api.Sandbox {
 		LastActive: b.lastActive, Parent: b.parent, Snapshot: b.snapshot,
 		Durability: b.cfg.Durability, Security: b.cfg.Security,
 	}
+	s.Node, s.Epoch = b.owned() // fleet.go
 	if s.Security == "" { // a record from before the field
 		s.Security = api.SecurityDefault
 	}

@@ -116,6 +116,7 @@ func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request, _ api.Se
 	fmt.Fprintf(&sb, "warren_wlog_recovered_records %d\n", d.RecoveredRecords)
 	sb.WriteString("# HELP warren_wlog_abandoned_records Write-log records dropped at start or on takeover: writes of sandboxes this node no longer owns.\n# TYPE warren_wlog_abandoned_records gauge\n")
 	fmt.Fprintf(&sb, "warren_wlog_abandoned_records %d\n", d.AbandonedRecords)
+	s.writeFleetMetrics(&sb)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	sb.WriteString("# HELP warren_memory_bytes Go heap in use and memory obtained from the OS.\n# TYPE warren_memory_bytes gauge\n")

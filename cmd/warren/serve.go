@@ -62,6 +62,7 @@ func newServeCmd() *cobra.Command {
 		commitBytes                     int64
 		commitDelay                     time.Duration
 		wf                              workerFlags
+		ff                              fleetFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -157,6 +158,13 @@ AWS_SESSION_TOKEN).`,
 				opts.Blobs, closeBlobs = st, closeSt
 				log.Info("blobs in S3", "url", blobs, "endpoint", s3o.Endpoint)
 			}
+			if err := ff.check(data, metaURL); err != nil {
+				closeBlobs()
+				if rt != nil {
+					rt.Close()
+				}
+				return err
+			}
 			n, err := node.Open(ctx, opts)
 			if err != nil {
 				closeBlobs()
@@ -186,6 +194,12 @@ AWS_SESSION_TOKEN).`,
 				closeNode()
 				return fmt.Errorf("cannot listen on %s: %w", addr, err)
 			}
+			fl, err := ff.start(ctx, log, n, ln.Addr().String())
+			if err != nil {
+				ln.Close()
+				closeNode()
+				return err
+			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "warren listening on http://%s\n", ln.Addr())
 			if n.AdminKey != "" {
@@ -203,9 +217,11 @@ AWS_SESSION_TOKEN).`,
 			case <-ctx.Done():
 				log.Info("shutting down: hibernating every sandbox")
 			}
+			ff.drain(log, fl) // hands every sandbox to the other nodes first
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			srv.Shutdown(sctx) // streams still open are cut; their execs are cancelled by Close
 			cancel()
+			ff.leave(log, fl)
 			if cerr := closeNode(); cerr != nil {
 				return fmt.Errorf("shutdown: %w", cerr)
 			}
@@ -238,6 +254,7 @@ AWS_SESSION_TOKEN).`,
 	f.StringVar(&memLimit, "memory-limit", "70%", "the Go runtime's soft memory limit (GOMEMLIMIT): SIZE, PERCENT of the node's memory (RAM or cgroup limit), or off; a GOMEMLIMIT in the environment wins over the default")
 	f.StringVar(&shedAbove, "shed-above", "90%", "refuse new creates and execs with 503 + Retry-After while the heap is over SIZE or PERCENT of --memory-limit (off: never)")
 	wf.add(cmd)
+	ff.add(cmd)
 	f.IntVar(&procs, "procs", defaultProcs(), "Go scheduler threads (GOMAXPROCS); more than the cores so the kernel time-slices busy sandboxes and a short exec is not queued behind them; a GOMAXPROCS in the environment wins over the default")
 	return cmd
 }
