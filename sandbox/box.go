@@ -120,7 +120,7 @@ func (b *box) info() api.Sandbox {
 		Durability: b.cfg.Durability, Security: b.cfg.Security,
 	}
 	s.Node, s.Epoch = b.owned() // fleet.go
-	if s.Security == "" { // a record from before the field
+	if s.Security == "" {       // a record from before the field
 		s.Security = api.SecurityDefault
 	}
 	if b.state == api.StateStandby && b.ref != "" {
