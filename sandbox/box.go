@@ -119,10 +119,10 @@ func (b *box) info() api.Sandbox {
 		LastActive: b.lastActive, Parent: b.parent, Snapshot: b.snapshot,
 		Durability: b.cfg.Durability, Security: b.cfg.Security,
 	}
-	s.Node, s.Epoch = b.owned() // fleet.go
-	if s.Security == "" {       // a record from before the field
+	if s.Security == "" { // a record from before the field
 		s.Security = api.SecurityDefault
 	}
+	s.Node, s.Epoch = b.owned() // fleet.go
 	if b.state == api.StateStandby && b.ref != "" {
 		s.StateRef = "sha256:" + b.ref
 	}
