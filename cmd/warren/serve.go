@@ -105,6 +105,9 @@ AWS_SESSION_TOKEN).`,
 			if err := api.CheckDurability(durability); err != nil {
 				return fmt.Errorf("--durability: %w", err)
 			}
+			if err := ff.check(data, metaURL); err != nil {
+				return err
+			}
 			if wf.workers != 0 {
 				setProcs(log, procs, cmd.Flags().Changed("procs"))
 				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json", durability, commitBytes, commitDelay})
@@ -157,13 +160,6 @@ AWS_SESSION_TOKEN).`,
 				}
 				opts.Blobs, closeBlobs = st, closeSt
 				log.Info("blobs in S3", "url", blobs, "endpoint", s3o.Endpoint)
-			}
-			if err := ff.check(data, metaURL); err != nil {
-				closeBlobs()
-				if rt != nil {
-					rt.Close()
-				}
-				return err
 			}
 			n, err := node.Open(ctx, opts)
 			if err != nil {
