@@ -123,7 +123,7 @@ func (n *Node) placeRoute(selector map[string]string, notSelf bool) (Route, erro
 		}
 		return Route{}, api.Errorf(errdefs.ErrUnavailable, "no live node can take a sandbox now; retry")
 	}
-	m := choose(cands, K, rand.IntN)
+	m := choose(cands, K, randIntN)
 	if m.ID == n.cfg.ID {
 		return Route{Local: true, Node: m.ID}, nil
 	}
@@ -153,7 +153,7 @@ func load(m Member) float64 { return float64(m.Load) / float64(max(m.Capacity, 1
 
 func matches(labels, selector map[string]string) bool {
 	for k, v := range selector {
-		if labels[k] != v {
+		if got, ok := labels[k]; !ok || got != v {
 			return false
 		}
 	}
@@ -282,3 +282,5 @@ func (n *Node) Counted(misdirected bool) {
 		n.misdirected.Add(1)
 	}
 }
+
+var randIntN = rand.IntN
