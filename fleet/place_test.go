@@ -20,7 +20,7 @@ func TestChoose(t *testing.T) {
 		{"hot vs cold", []int{0, 0}, "cold"}, // draws hot, then cold
 		{"hot vs mid", []int{0, 1}, "mid"},   // hot, then (swap) mid
 		{"cold vs hot", []int{1, 1}, "cold"}, // cold, then hot
-		{"mid vs cold", []int{2, 1}, "cold"}, // mid, then (swapped) cold
+		{"mid vs cold", []int{2, 0}, "cold"}, // mid, then cold
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			i := 0
