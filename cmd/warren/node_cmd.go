@@ -56,13 +56,30 @@ func newNodeCmd() *cobra.Command {
 		}),
 	}
 	ls.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	var self bool
 	drain := &cobra.Command{
-		Use:   "drain ID",
+		Use:   "drain ID | drain --self",
 		Short: "hand a node's sandboxes to the other nodes (commit, hibernate, release); it takes no new ones",
-		Args:  cobra.ExactArgs(1),
+		Long: `drain asks node ID (through any node) to hand every sandbox it holds to the
+other nodes: each is committed, hibernated and released, and the next request
+for it is served elsewhere. The node places no new sandboxes afterwards.
+--self drains the node --server points at (a Kubernetes preStop hook).`,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			if self == (len(args) == 1) || len(args) > 1 {
+				return api.Errorf(errdefs.ErrInvalidArgument, "node drain: give a node ID or --self")
+			}
+			id := ""
+			if self {
+				var nl server.NodeList
+				if err := c.admin(cmd.Context(), http.MethodGet, "/v1/nodes", &nl); err != nil {
+					return err
+				}
+				id = nl.Self
+			} else {
+				id = args[0]
+			}
 			var res fleet.DrainResult
-			if err := c.admin(cmd.Context(), http.MethodPost, "/v1/nodes/"+url.PathEscape(args[0])+"/drain", &res); err != nil {
+			if err := c.admin(cmd.Context(), http.MethodPost, "/v1/nodes/"+url.PathEscape(id)+"/drain", &res); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "node %s drained: released %d sandboxes", res.Node, res.Released)
@@ -73,6 +90,7 @@ func newNodeCmd() *cobra.Command {
 			return nil
 		}),
 	}
+	drain.Flags().BoolVar(&self, "self", false, "drain the node at --server")
 	cmd.AddCommand(ls, drain)
 	return cmd
 }

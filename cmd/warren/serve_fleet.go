@@ -106,6 +106,16 @@ func (f *fleetFlags) start(ctx context.Context, log *slog.Logger, n *node.Node, 
 	if !ok {
 		return nil, errors.New("--node-id: the metadata store cannot coordinate a fleet (use --meta postgres://...)")
 	}
+	if k := os.Getenv("WARREN_ADMIN_KEY"); k != "" {
+		// Every node of a deployment knows the admin key from its
+		// Secret (the preStop drain uses it), not only the first to start.
+		if len(k) < 16 {
+			return nil, errors.New("WARREN_ADMIN_KEY is shorter than 16 characters")
+		}
+		if err := n.Meta.PutKey(ctx, k, "admin", true); err != nil {
+			return nil, fmt.Errorf("WARREN_ADMIN_KEY: %w", err)
+		}
+	}
 	adv := f.advertise
 	if adv == "" {
 		adv = "http://" + listen

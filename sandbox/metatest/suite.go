@@ -178,6 +178,7 @@ func fullRecord(id string) sandbox.Record {
 	r.Config.Limits.Jobs = 32
 	r.Config.Security = "relaxed"
 	r.Config.Durability = "committed"
+	r.Config.NodeSelector = map[string]string{"zone": "z1"}
 	r.Config.StandbyAfter = -1
 	r.Config.TTL = 3600
 	return r
