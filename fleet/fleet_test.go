@@ -138,7 +138,7 @@ func TestStatus_Members(t *testing.T) {
 	if _, err := db.Claim(ctx, "sb-1", "a", 0); err != nil {
 		t.Fatal(err)
 	}
-	ms, err := db.Members(ctx)
+	ms, err := db.Members(ctx, true)
 	if err != nil || len(ms) != 1 {
 		t.Fatalf("members: %+v %v", ms, err)
 	}
@@ -254,7 +254,7 @@ func TestNode_GateTakeoverRevalidate(t *testing.T) {
 	if _, err := exec(svcA, "echo two > /l", api.DurabilityLocal); err != nil {
 		t.Fatal(err)
 	}
-	if rt, err := b.fl.Route(ctx, sb.ID, true, false); err != nil || rt.Local || rt.Node != "a" {
+	if rt, err := b.fl.Route(ctx, sb.ID, fleet.Query{Fresh: true}); err != nil || rt.Local || rt.Node != "a" {
 		t.Fatalf("route on b while a is live: %+v %v", rt, err)
 	}
 
@@ -272,7 +272,7 @@ func TestNode_GateTakeoverRevalidate(t *testing.T) {
 	// The lease runs out on the database's clock: b takes over.
 	var rt fleet.Route
 	for {
-		rt, err = b.fl.Route(ctx, sb.ID, true, false)
+		rt, err = b.fl.Route(ctx, sb.ID, fleet.Query{Fresh: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,10 +302,10 @@ func TestNode_GateTakeoverRevalidate(t *testing.T) {
 	if st.Dropped != 1 || st.LostRecords < 1 {
 		t.Fatalf("a after renewing: %+v, want 1 dropped sandbox and its local write lost", st)
 	}
-	if rt, err := a.fl.Route(ctx, sb.ID, false, false); err != nil || rt.Local || rt.Node != "b" {
+	if rt, err := a.fl.Route(ctx, sb.ID, fleet.Query{}); err != nil || rt.Local || rt.Node != "b" {
 		t.Fatalf("route on a after: %+v %v, want node b", rt, err)
 	}
-	if _, err := a.fl.Route(ctx, sb.ID, false, true); !errors.Is(err, fleet.ErrMisdirected) {
+	if _, err := a.fl.Route(ctx, sb.ID, fleet.Query{Forwarded: true, Epoch: sb.Epoch}); !errors.Is(err, fleet.ErrMisdirected) {
 		t.Fatalf("a forwarded request a no longer owns: %v, want misdirected", err)
 	}
 }

@@ -206,7 +206,7 @@ func (n *Node) publishStatus(ctx context.Context) error {
 }
 
 func (n *Node) refreshMembers(ctx context.Context) {
-	ms, err := n.cfg.Store.Members(ctx)
+	ms, err := n.cfg.Store.Members(ctx, false)
 	if err != nil {
 		n.log.Warn("fleet: cannot list the nodes", "err", err)
 		return

@@ -26,14 +26,32 @@ type Route struct {
 	TookOver bool
 }
 
-// Route decides where a request for sandbox id goes. forwarded: a peer
-// sent it here expecting this node to own it; then it is never forwarded
-// again (an owner elsewhere is ErrMisdirected). fresh skips the cache.
-func (n *Node) Route(ctx context.Context, id string, fresh, forwarded bool) (Route, error) {
+// Query is what a request tells Route.
+type Query struct {
+	// Fresh skips the owner cache (a retry after a 421).
+	Fresh bool
+	// Forwarded: a peer sent the request expecting this node to own the
+	// sandbox at Epoch; it is never forwarded again (an owner elsewhere
+	// is ErrMisdirected).
+	Forwarded bool
+	Epoch     uint64
+	// Authorize, if set, must pass before this node claims anything for
+	// the request (an unauthenticated caller moves no sandbox).
+	Authorize func() error
+}
+
+// Route decides where a request for sandbox id goes.
+func (n *Node) Route(ctx context.Context, id string, q Query) (Route, error) {
 	if err := n.AckAllowed(); err != nil {
 		return Route{}, err
 	}
-	o, err := n.owner(ctx, id, fresh || forwarded)
+	forwarded := q.Forwarded
+	if forwarded && n.cfg.Manager.Holds(id, q.Epoch) {
+		// Our claim at that epoch, and our lease held: no one else can
+		// have taken it.
+		return Route{Local: true, Node: n.cfg.ID, Epoch: q.Epoch}, nil
+	}
+	o, err := n.owner(ctx, id, q.Fresh || forwarded)
 	if errdefs.IsNotFound(err) {
 		return Route{Local: true}, nil // the local lookup says 404
 	}
@@ -60,6 +78,11 @@ func (n *Node) Route(ctx context.Context, id string, fresh, forwarded bool) (Rou
 		}
 		// Nobody holds it: claim it here, in one statement that checks
 		// the owner's lease on the database's clock.
+		if q.Authorize != nil {
+			if err := q.Authorize(); err != nil {
+				return Route{}, err
+			}
+		}
 		e, err := n.cfg.Store.TakeOver(ctx, id, n.cfg.ID, o.Epoch)
 		if err == nil {
 			n.takeovers.Add(1)
@@ -162,7 +185,7 @@ func matches(labels, selector map[string]string) bool {
 
 // Peer returns the advertised address of node id (live or not).
 func (n *Node) Peer(ctx context.Context, id string) (Member, error) {
-	ms, err := n.cfg.Store.Members(ctx)
+	ms, err := n.cfg.Store.Members(ctx, false)
 	if err != nil {
 		return Member{}, err
 	}
@@ -175,7 +198,7 @@ func (n *Node) Peer(ctx context.Context, id string) (Member, error) {
 }
 
 // Members lists the fleet's nodes (for `warren node ls`).
-func (n *Node) Members(ctx context.Context) ([]Member, error) { return n.cfg.Store.Members(ctx) }
+func (n *Node) Members(ctx context.Context) ([]Member, error) { return n.cfg.Store.Members(ctx, true) }
 
 // DrainResult says what a drain moved.
 type DrainResult struct {

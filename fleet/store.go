@@ -47,8 +47,10 @@ type Store interface {
 	// SetStatus records s for node s.Node if boot s.Boot holds its lease
 	// (else a *sandbox.FencedError).
 	SetStatus(ctx context.Context, s Status) error
-	// Members lists every node with its status and owned count, by id.
-	Members(ctx context.Context) ([]Member, error)
+	// Members lists every node with its status, by id; owned adds the
+	// number of sandboxes each owns (a count over the sandboxes table:
+	// for `warren node ls`, not for placement's every-renewal refresh).
+	Members(ctx context.Context, owned bool) ([]Member, error)
 	// Owner returns sandbox's owner; an unknown sandbox matches
 	// errdefs.ErrNotFound.
 	Owner(ctx context.Context, sandbox string) (Owner, error)

@@ -382,3 +382,20 @@ func (m *Manager) allBoxes() []*box {
 	}
 	return out
 }
+
+// Holds reports whether this process holds sandbox id's claim at epoch
+// (and is not fenced): while the node's lease is held, nobody else can
+// have claimed it since, so a peer's forward needs no store read.
+func (m *Manager) Holds(id string, epoch uint64) bool {
+	if m.dur == nil || epoch == 0 {
+		return false
+	}
+	m.mu.RLock()
+	b := m.boxes[id]
+	m.mu.RUnlock()
+	if b == nil {
+		return false
+	}
+	_, e := b.owned()
+	return e == epoch
+}

@@ -29,7 +29,7 @@ type Fleet interface {
 	// Route: serve here, or forward to the owner; fresh skips the owner
 	// cache; forwarded means a peer sent the request (never forward it
 	// again: an owner elsewhere is fleet.ErrMisdirected).
-	Route(ctx context.Context, id string, fresh, forwarded bool) (fleet.Route, error)
+	Route(ctx context.Context, id string, q fleet.Query) (fleet.Route, error)
 	Invalidate(id string)
 	Place(ctx context.Context, selector map[string]string) (fleet.Route, error)
 	// Sync loads the sandboxes other nodes created (before a listing).
@@ -100,19 +100,21 @@ func (s *Server) routeFleet(w http.ResponseWriter, r *http.Request) bool {
 	if id == "" {
 		return false
 	}
-	if _, _, err := s.authenticate(r); err != nil {
-		// Nothing is looked up, claimed or forwarded for a caller
-		// without a key.
-		return false
+	// The owner authenticates what is forwarded to it; a takeover (a
+	// write) is only made for a caller with a key.
+	q := fleet.Query{Forwarded: r.Header.Get(HeaderForwardedBy) != "",
+		Authorize: func() error { _, _, err := s.authenticate(r); return err }}
+	if q.Forwarded {
+		q.Epoch, _ = strconv.ParseUint(r.Header.Get(HeaderOwnerEpoch), 10, 64)
 	}
-	forwarded := r.Header.Get(HeaderForwardedBy) != ""
 	body, replay, err := keepBody(r)
 	if err != nil {
 		writeError(w, err)
 		return true
 	}
 	for try := 0; try < 2; try++ {
-		rt, err := s.fleet.Route(r.Context(), id, try > 0, forwarded)
+		q.Fresh = try > 0
+		rt, err := s.fleet.Route(r.Context(), id, q)
 		if errors.Is(err, fleet.ErrMisdirected) {
 			writeJSON(w, http.StatusMisdirectedRequest, api.ErrorBody{Error: api.ErrorDetail{Code: "misdirected", Message: err.Error()}})
 			return true

@@ -39,10 +39,14 @@ func (d *DB) SetStatus(ctx context.Context, s fleet.Status) error {
 	return d.nodeMismatch(ctx, s.Node, s.Boot, sandbox.NoNode(s.Node))
 }
 
-func (d *DB) Members(ctx context.Context) ([]fleet.Member, error) {
+func (d *DB) Members(ctx context.Context, owned bool) ([]fleet.Member, error) {
+	count := "0"
+	if owned {
+		count = "(SELECT count(*) FROM sandboxes WHERE owner_node = n.id)"
+	}
 	rows, err := d.pool.Query(ctx, `SELECT n.id, n.boot_id, n.address, n.lease_expires, n.lease_expires > now(),
 			coalesce(s.capacity, 1), coalesce(s.load, 0), coalesce(s.labels, '{}'), coalesce(s.draining, false),
-			(SELECT count(*) FROM sandboxes WHERE owner_node = n.id)
+			`+count+`
 		FROM nodes n LEFT JOIN node_status s ON s.id = n.id AND s.boot_id = n.boot_id ORDER BY n.id`)
 	if err != nil {
 		return nil, fmt.Errorf("cannot list nodes: %w", err)
