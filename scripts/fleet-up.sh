@@ -22,6 +22,7 @@ work=$(mktemp -d /tmp/warren-fleet.XXXXXX)
 chmod a+x "$work"
 pids=()
 cleanup() {
+	trap - EXIT INT TERM
 	echo "fleet-up: stopping"
 	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 	wait "${pids[@]}" 2>/dev/null || true
