@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -234,6 +235,19 @@ func TestNode_GateTakeoverRevalidate(t *testing.T) {
 	fa := &flaky{DB: openDB(t, url)}
 	a := startMember(t, url, blobs, "a", fa, lease)
 	b := startMember(t, url, blobs, "b", openDB(t, url), lease)
+
+	big := map[string]string{}
+	for i := range 65 {
+		big[fmt.Sprint("k", i)] = "v"
+	}
+	for _, sel := range []map[string]string{big, {"": "x"}, {strings.Repeat("k", 64): "x"}} {
+		if _, err := a.fl.Place(ctx, sel); !errors.Is(err, api.ErrUnprocessable) {
+			t.Fatalf("place with a bad selector (%d labels): %v, want unprocessable", len(sel), err)
+		}
+	}
+	if rt, err := a.fl.Place(ctx, map[string]string{"zone": "none"}); !errdefs.IsUnavailable(err) {
+		t.Fatalf("place with a selector no node matches: %+v %v", rt, err)
+	}
 
 	svcA, svcB := a.n.Manager.For("t"), b.n.Manager.For("t")
 	sb, err := svcA.Create(ctx, api.CreateRequest{})

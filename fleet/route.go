@@ -51,7 +51,8 @@ func (n *Node) Route(ctx context.Context, id string, q Query) (Route, error) {
 		// have taken it.
 		return Route{Local: true, Node: n.cfg.ID, Epoch: q.Epoch}, nil
 	}
-	o, err := n.owner(ctx, id, q.Fresh || forwarded)
+	// A draining node's own claims are going away: never trust its cache.
+	o, err := n.owner(ctx, id, q.Fresh || forwarded || n.draining.Load())
 	if errdefs.IsNotFound(err) {
 		return Route{Local: true}, nil // the local lookup says 404
 	}
@@ -118,6 +119,14 @@ func misdirected(id string, o Owner) error {
 func (n *Node) Place(ctx context.Context, selector map[string]string) (Route, error) {
 	if err := n.AckAllowed(); err != nil {
 		return Route{}, err
+	}
+	if len(selector) > 64 {
+		return Route{}, api.Errorf(api.ErrUnprocessable, "node_selector has %d labels (max 64)", len(selector))
+	}
+	for k, v := range selector {
+		if k == "" || len(k) > 63 || len(v) > 256 {
+			return Route{}, api.Errorf(api.ErrUnprocessable, "node_selector label %q: want a key of 1-63 bytes and a value of at most 256", k)
+		}
 	}
 	return n.placeRoute(selector, false)
 }

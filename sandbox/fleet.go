@@ -44,6 +44,51 @@ type fleetState struct {
 	// seqs: the last log sequence number of a dropped sandbox, so a
 	// later takeover by this node appends above it.
 	seqs map[string]uint64
+	// tombs: boxes handed off or dropped. They stay in the map (a
+	// request that found one gets 503 and is routed again, never a 404)
+	// until Prepare replaces them with a fresh load.
+	tombs map[string]*box
+}
+
+func (m *Manager) tombstone(b *box) bool {
+	m.fl.mu.Lock()
+	defer m.fl.mu.Unlock()
+	return m.fl.tombs[b.id] == b
+}
+
+// bury makes b a tombstone: no new use (resume says 503), what runs in it
+// is cancelled and its memory dropped. It reports false if b already was.
+func (m *Manager) bury(b *box, kill bool) bool {
+	m.fl.mu.Lock()
+	if m.fl.tombs == nil {
+		m.fl.tombs = map[string]*box{}
+	}
+	if m.fl.tombs[b.id] == b {
+		m.fl.mu.Unlock()
+		return false
+	}
+	m.fl.tombs[b.id] = b
+	m.fl.mu.Unlock()
+	b.mu.Lock()
+	b.closed = true
+	var ws interface{ Close() error }
+	if kill {
+		b.runCancel()
+		if w := b.takeWorkspaceLocked(); w != nil {
+			ws = w
+		}
+		// Standby and closed: nothing resumes, commits or hibernates
+		// it. fs stays for an op in flight, whose ack then fails with
+		// ds.fenced; the memory goes when Prepare replaces the box.
+		if b.state != api.StateDeleted {
+			b.state = api.StateStandby
+		}
+	}
+	b.mu.Unlock()
+	if ws != nil {
+		ws.Close()
+	}
+	return true
 }
 
 // SetWriteGate installs g (nil: always allowed).
@@ -86,11 +131,12 @@ func (m *Manager) NodeID() string {
 // when not claimed here).
 func (b *box) owned() (string, uint64) {
 	b.dmu.Lock()
-	defer b.dmu.Unlock()
-	if b.ds.epoch == 0 || b.ds.fenced != nil || b.m.dur == nil {
+	epoch, fenced := b.ds.epoch, b.ds.fenced
+	b.dmu.Unlock()
+	if epoch == 0 || fenced != nil || b.m.dur == nil || b.m.tombstone(b) {
 		return "", 0
 	}
-	return b.m.dur.Node, b.ds.epoch
+	return b.m.dur.Node, epoch
 }
 
 // Prepare makes sandbox id servable here by a routing layer that found
@@ -116,17 +162,21 @@ func (m *Manager) Prepare(ctx context.Context, id string, owner string, epoch ui
 		b.dmu.Lock()
 		held, fenced := b.ds.epoch, b.ds.fenced
 		b.dmu.Unlock()
+		tomb := m.tombstone(b)
 		stale := fenced != nil || (held != 0 && (owner != m.dur.Node || held != epoch))
-		if !stale {
+		if !stale && !tomb {
 			return nil
 		}
-		m.drop(b, "another node took it over")
+		if !tomb {
+			m.drop(b, "another node took it over")
+		}
 	}
-	return m.load(ctx, id)
+	return m.load(ctx, id, b)
 }
 
-// load adds the stored record of id as a standby box (no-op if known).
-func (m *Manager) load(ctx context.Context, id string) error {
+// load adds the stored record of id as a standby box in place of old (nil:
+// only if id is unknown).
+func (m *Manager) load(ctx context.Context, id string, old *box) error {
 	var r Record
 	var err error
 	if rr, ok := m.cfg.Meta.(RecordReader); ok {
@@ -149,11 +199,11 @@ func (m *Manager) load(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	m.addRecord(r)
+	m.addRecord(r, old)
 	return nil
 }
 
-func (m *Manager) addRecord(r Record) {
+func (m *Manager) addRecord(r Record, old *box) {
 	r.State = api.StateStandby
 	r.Config.Limits = fillLimits(r.Config.Limits, m.cfg.DefaultLimits)
 	b := m.newBox(r)
@@ -161,23 +211,30 @@ func (m *Manager) addRecord(r Record) {
 	b.ds.seq = m.fl.seqs[r.ID]
 	m.fl.mu.Unlock()
 	m.mu.Lock()
-	if m.boxes[r.ID] == nil && !m.closed {
+	if m.boxes[r.ID] == old && !m.closed {
 		m.boxes[r.ID] = b
 	}
 	m.mu.Unlock()
+	if old != nil {
+		m.fl.mu.Lock()
+		if m.fl.tombs[r.ID] == old {
+			delete(m.fl.tombs, r.ID)
+		}
+		m.fl.mu.Unlock()
+	}
 }
 
 // drop forgets b without publishing anything (another node owns it): what
 // runs in it is cancelled, its memory freed, its log records abandoned
 // and counted as lost.
 func (m *Manager) drop(b *box, why string) {
-	m.mu.Lock()
-	if m.boxes[b.id] == b {
-		delete(m.boxes, b.id)
+	if !m.bury(b, true) {
+		return // already
 	}
-	m.mu.Unlock()
-	b.kill()
 	b.dmu.Lock()
+	if b.ds.fenced == nil {
+		b.ds.fenced = api.Errorf(errdefs.ErrUnavailable, "sandbox %s moved to another node (%s); retry", b.id, why)
+	}
 	seq := b.ds.seq
 	b.dmu.Unlock()
 	m.fl.mu.Lock()
@@ -214,7 +271,7 @@ func (m *Manager) Revalidate(ctx context.Context) (int, error) {
 		b.dmu.Lock()
 		held, fenced := b.ds.epoch, b.ds.fenced
 		b.dmu.Unlock()
-		if held == 0 && fenced == nil {
+		if (held == 0 && fenced == nil) || m.tombstone(b) {
 			continue
 		}
 		h, err := m.meta.Head(ctx, b.id)
@@ -241,7 +298,7 @@ func (m *Manager) DropFenced() int {
 		b.dmu.Lock()
 		fenced := b.ds.fenced
 		b.dmu.Unlock()
-		if fenced != nil {
+		if fenced != nil && !m.tombstone(b) {
 			m.drop(b, fenced.Error())
 			n++
 		}
@@ -267,7 +324,7 @@ func (m *Manager) Sync(ctx context.Context) error {
 		known := m.boxes[r.ID] != nil
 		m.mu.RUnlock()
 		if !known {
-			m.addRecord(r)
+			m.addRecord(r, nil)
 		}
 	}
 	for _, b := range m.allBoxes() {
@@ -303,7 +360,7 @@ func (m *Manager) Owned() []string {
 // its ownership released in the store and it leaves this node's memory;
 // meanwhile requests for it get 503 (retry), after it any node may claim
 // it. A sandbox busy past ctx stays (an error).
-func (m *Manager) Evict(ctx context.Context, id string) error {
+func (m *Manager) Evict(ctx context.Context, id string) (err error) {
 	if m.dur == nil {
 		return errors.New("sandbox: evict needs durability")
 	}
@@ -322,12 +379,31 @@ func (m *Manager) Evict(ctx context.Context, id string) error {
 	b := m.boxes[id]
 	m.mu.RUnlock()
 	if b != nil {
+		// No new use from here (a request that found b before the mark
+		// gets 503 and is routed again); what is in flight finishes
+		// and is committed by the hibernate.
+		if !m.bury(b, false) {
+			return nil // handed off or dropped already
+		}
+		defer func() {
+			if err != nil { // not handed off: it keeps serving here
+				m.fl.mu.Lock()
+				delete(m.fl.tombs, id)
+				m.fl.mu.Unlock()
+				b.mu.Lock()
+				b.closed = false
+				b.mu.Unlock()
+			}
+		}()
 		for {
 			err := b.hibernate(ctx, false)
 			if err == nil || errdefs.IsNotFound(err) {
 				break
 			}
 			if errors.Is(err, ErrFenced) {
+				m.fl.mu.Lock()
+				delete(m.fl.tombs, id) // so drop buries and counts it
+				m.fl.mu.Unlock()
 				m.drop(b, err.Error())
 				return nil
 			}
@@ -363,12 +439,7 @@ func (m *Manager) Evict(ctx context.Context, id string) error {
 		}
 		m.fl.seqs[id] = max(m.fl.seqs[id], seq)
 		m.fl.mu.Unlock()
-		m.mu.Lock()
-		if m.boxes[id] == b {
-			delete(m.boxes, id)
-		}
-		m.mu.Unlock()
-		m.commits.Forget(id)
+		m.commits.Forget(id) // b stays in the map as a tombstone
 	}
 	return nil
 }
