@@ -125,6 +125,24 @@ func TestE2E_FleetRouting(t *testing.T) {
 		t.Fatalf("first output after %v of %v: the forward buffered the stream", first, total)
 	}
 
+	// A background process started through node1, attached through
+	// node2: its output streams through the forward as it is made.
+	proc, err := b.StartProcess(ctx, sb.ID, api.ExecRequest{Script: "for i in 1 2 3; do echo bg$i; sleep 0.3; done"})
+	if err != nil {
+		t.Fatalf("start process through node1: %v", err)
+	}
+	var att firstWrite
+	t0 = time.Now()
+	if res, err := c.AttachProcess(ctx, sb.ID, proc.PID, &att, &bytes.Buffer{}); err != nil || res.Exit != 0 {
+		t.Fatalf("attach through node2: %+v %v", res, err)
+	}
+	if got := att.buf.String(); got != "bg1\nbg2\nbg3\n" {
+		t.Fatalf("attached output through node2: %q", got)
+	}
+	if first, total := att.first.Sub(t0), time.Since(t0); first > total/2 {
+		t.Fatalf("attach: first output after %v of %v: the forward buffered the stream", first, total)
+	}
+
 	if err := c.WriteFile(ctx, sb.ID, api.WriteFileRequest{Path: "/work/in.txt", Data: strings.NewReader("via node2")}); err != nil {
 		t.Fatalf("write through node2: %v", err)
 	}
