@@ -2,10 +2,13 @@ package fleet_test
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http/httptest"
 	"sort"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -103,6 +106,53 @@ func BenchmarkExec_DirectVsForwarded(b *testing.B) {
 			b.ReportMetric(q(0.95), "p95-µs")
 			b.ReportMetric(q(0.99), "p99-µs")
 			b.ReportMetric(float64(len(lat)), "n")
+		})
+	}
+}
+
+// BenchmarkFleet_Throughput: execs/s of clients spread over 1 node vs 3
+// nodes of one fleet on the same machine (in one process: the same CPUs),
+// 12 sandboxes placed by the fleet, each client picking a random node, so
+// 2 of 3 requests are forwarded with 3 nodes.
+func BenchmarkFleet_Throughput(b *testing.B) {
+	for _, nodes := range []int{1, 3} {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			url, blobs := pgtest.New(b), b.TempDir()
+			var ms []servedMember
+			for i := range nodes {
+				ms = append(ms, serveMember(b, url, blobs, fmt.Sprint("n", i)))
+			}
+			key := "wk_benchmark-tenant-key-0123456789"
+			if err := ms[0].n.Meta.PutKey(context.Background(), key, "t", false); err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			time.Sleep(time.Second) // every node sees the others (renewal)
+			var ids []string
+			for i := range 12 {
+				c, _ := client.New(ms[i%nodes].url, key)
+				sb, err := c.Create(ctx, api.CreateRequest{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ids = append(ids, sb.ID)
+			}
+			var next atomic.Int64
+			b.SetParallelism(4)
+			b.ResetTimer()
+			t0 := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				i := int(next.Add(1))
+				for pb.Next() {
+					i++
+					c, _ := client.New(ms[rand.IntN(nodes)].url, key)
+					if _, err := c.Exec(ctx, ids[i%len(ids)], api.ExecRequest{Script: "echo hi", Durability: api.DurabilityMemory}, io.Discard, io.Discard); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(t0).Seconds(), "execs/s")
 		})
 	}
 }
