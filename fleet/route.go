@@ -54,7 +54,8 @@ func (n *Node) Route(ctx context.Context, id string, q Query) (Route, error) {
 	// A draining node's own claims are going away: never trust its cache.
 	o, err := n.owner(ctx, id, q.Fresh || forwarded || n.draining.Load())
 	if errdefs.IsNotFound(err) {
-		return Route{Local: true}, nil // the local lookup says 404
+		n.cfg.Manager.Forget(id) // deleted elsewhere: the local lookup says 404
+		return Route{Local: true}, nil
 	}
 	if err != nil {
 		return Route{}, fmt.Errorf("cannot find the owner of %s: %w", id, err)

@@ -470,3 +470,21 @@ func (m *Manager) Holds(id string, epoch uint64) bool {
 	_, e := b.owned()
 	return e == epoch
 }
+
+// Forget drops this node's copy of a sandbox the store no longer has
+// (deleted through another node), so the lookup says 404.
+func (m *Manager) Forget(id string) {
+	if m.dur == nil {
+		return
+	}
+	m.mu.Lock()
+	b := m.boxes[id]
+	if b != nil {
+		delete(m.boxes, id)
+	}
+	m.mu.Unlock()
+	if b != nil {
+		b.kill()
+		m.commits.Forget(id)
+	}
+}

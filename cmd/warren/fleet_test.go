@@ -202,6 +202,16 @@ func TestE2E_FleetRouting(t *testing.T) {
 			t.Fatalf("node ls: %+v", nl.Nodes)
 		}
 	}
+	// Deleted through node1: every node says 404 (node2 had loaded it
+	// for the listing).
+	if err := b.Delete(ctx, kids[1].ID); err != nil {
+		t.Fatalf("delete through node1: %v", err)
+	}
+	for i := range f.nodes {
+		if _, err := f.client(t, i).Get(ctx, kids[1].ID); !errdefs.IsNotFound(err) {
+			t.Fatalf("get of a deleted sandbox on %s: %v", f.ids[i], err)
+		}
+	}
 	// A sandbox id nobody has is a 404 from any node.
 	if _, err := c.Get(ctx, "sb-nope"); !errdefs.IsNotFound(err) {
 		t.Fatalf("get of an unknown id: %v", err)
