@@ -272,6 +272,18 @@ func TestNode_GateTakeoverRevalidate(t *testing.T) {
 		t.Fatalf("route on b while a is live: %+v %v", rt, err)
 	}
 
+	// A path that bypasses routing (here: b's Manager directly) cannot
+	// take a sandbox from its live owner.
+	if err := b.n.Manager.Prepare(ctx, sb.ID, "", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec(svcB, "true", api.DurabilityMemory); !errors.Is(err, sandbox.ErrFenced) || !strings.Contains(err.Error(), "still holds a lease") {
+		t.Fatalf("resume on b while a holds its lease: %v, want fenced", err)
+	}
+	if o, err := a.n.Meta.(fleet.Store).Owner(ctx, sb.ID); err != nil || o.Node != "a" || o.Epoch != sb.Epoch {
+		t.Fatalf("owner after b's refused claim: %+v %v", o, err)
+	}
+
 	fa.cut.Store(true)
 	cutAt := time.Now()
 	for a.fl.AckAllowed() == nil {

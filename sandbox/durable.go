@@ -460,7 +460,7 @@ func (m *Manager) claimLocked(ctx context.Context, b *box) (Head, error) {
 	if h.Owner == m.dur.Node && h.Epoch > 0 {
 		b.ds.epoch = h.Epoch // this node's own claim from before a restart
 	} else {
-		e, err := heads.Claim(ctx, b.id, m.dur.Node, h.Epoch)
+		e, err := m.claim(ctx, heads, b.id, h.Epoch) // fleet.go: a fleet never claims from a live owner
 		if err != nil {
 			return h, fmt.Errorf("cannot claim sandbox %s: %w", b.id, err)
 		}

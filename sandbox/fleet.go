@@ -488,3 +488,20 @@ func (m *Manager) Forget(id string) {
 		m.commits.Forget(id)
 	}
 }
+
+// TakeOverer is a store that can claim a sandbox only from an owner whose
+// lease expired (fleet.Store).
+type TakeOverer interface {
+	TakeOver(ctx context.Context, sandbox, node string, seen uint64) (uint64, error)
+}
+
+// claim makes this node the owner at seen+1. On a fleet node (a write gate
+// installed) it never takes a sandbox from a live owner, whatever path
+// resumed it (MCP, a request that bypassed routing): that is a
+// *FencedError naming the owner.
+func (m *Manager) claim(ctx context.Context, heads Heads, id string, seen uint64) (uint64, error) {
+	if t, ok := m.meta.(TakeOverer); ok && m.fl.gate.Load() != nil {
+		return t.TakeOver(ctx, id, m.dur.Node, seen)
+	}
+	return heads.Claim(ctx, id, m.dur.Node, seen)
+}
