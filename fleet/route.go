@@ -317,3 +317,36 @@ func (n *Node) Counted(misdirected bool) {
 }
 
 var randIntN = rand.IntN
+
+// Lost returns a channel closed once node no longer holds sandbox id with
+// a live lease (checked every lease/4 against the store), so a forward to
+// a node that stopped answering (a partition, SIGSTOP) ends with a
+// retryable error instead of waiting on it forever. It stops with ctx.
+func (n *Node) Lost(ctx context.Context, id, node string) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		t := time.NewTicker(n.cfg.Lease / 4)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			o, err := n.cfg.Store.Owner(ctx, id)
+			if ctx.Err() != nil {
+				return
+			}
+			if err == nil && o.Live && o.Node == node {
+				continue
+			}
+			if err != nil && !errdefs.IsNotFound(err) {
+				continue // the store is unreachable: no verdict
+			}
+			n.Invalidate(id)
+			close(ch)
+			return
+		}
+	}()
+	return ch
+}

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -39,6 +40,8 @@ type Fleet interface {
 	Drain(ctx context.Context) (fleet.DrainResult, error)
 	Counted(misdirected bool)
 	Stats() fleet.Stats
+	// Lost is closed once node no longer holds id with a live lease.
+	Lost(ctx context.Context, id, node string) <-chan struct{}
 }
 
 // Headers between the nodes of a fleet.
@@ -130,7 +133,7 @@ func (s *Server) routeFleet(w http.ResponseWriter, r *http.Request) bool {
 			}
 			return false
 		}
-		if !s.forward(w, r, rt, body, replay, try == 1) {
+		if !s.forward(w, r.WithContext(context.WithValue(r.Context(), sandboxKey{}, id)), rt, body, replay, try == 1) {
 			return true
 		}
 		s.fleet.Invalidate(id)
@@ -198,6 +201,9 @@ func (s *Server) forwardToNode(w http.ResponseWriter, r *http.Request, id string
 
 var errMisdirected = errors.New("the peer answered 421")
 
+// sandboxKey carries the sandbox id of a forwarded request to forward.
+type sandboxKey struct{}
+
 // forward proxies r to rt's node, streaming the response (every write is
 // flushed at once, so exec output arrives as it is made). It returns true
 // when nothing reached the client and the request may be routed again
@@ -209,6 +215,24 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, rt fleet.Route,
 		return false
 	}
 	restoreBody(r, body, replay)
+	var lost atomic.Bool
+	if id, _ := r.Context().Value(sandboxKey{}).(string); id != "" {
+		// A peer that stops answering (stopped, partitioned) loses its
+		// lease: then the wait ends, retryable, and the next try takes
+		// the sandbox over.
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		gone := s.fleet.Lost(ctx, id, rt.Node)
+		go func() {
+			select {
+			case <-gone:
+				lost.Store(true)
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		r = r.WithContext(ctx)
+	}
 	var failed error
 	misdirected := false
 	p := &httputil.ReverseProxy{
@@ -239,6 +263,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, rt fleet.Route,
 		return true
 	case replay && !last && refused(failed):
 		return true
+	}
+	if lost.Load() {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, api.Errorf(errdefs.ErrUnavailable, "node %s stopped answering and lost its lease on this sandbox; retry (another node takes it over)", rt.Node))
+		return false
 	}
 	if r.Context().Err() != nil {
 		return false // the client went away

@@ -334,8 +334,12 @@ func TestE2E_FleetPartition(t *testing.T) {
 			old.cmd.Process.Signal(syscall.SIGCONT)
 		}
 	}()
-	time.Sleep(fleetLease + 500*time.Millisecond)
+	// At once, while the owner's lease still runs: node1 forwards to the
+	// stopped node, gives up when its lease is gone (503), and the retry
+	// takes the sandbox over.
+	t0 := time.Now()
 	out, _ := execRetry(t, b, sb.ID, "cat /c; cat /l 2>/dev/null; echo two >> /c", 20*time.Second)
+	t.Logf("served again %v after SIGSTOP of its owner (lease %v)", time.Since(t0).Round(time.Millisecond), fleetLease)
 	if out != "one\n" {
 		t.Fatalf("after takeover: %q, want the committed state only", out)
 	}
@@ -346,7 +350,9 @@ func TestE2E_FleetPartition(t *testing.T) {
 	stopped = false
 	// The old owner refuses writes until it has renewed and found the
 	// sandbox gone, then routes to the new owner.
+	t1 := time.Now()
 	out, _ = execRetry(t, a, sb.ID, "cat /c", 20*time.Second)
+	t.Logf("the old owner served through the new one %v after SIGCONT", time.Since(t1).Round(time.Millisecond))
 	if out != "one\ntwo\n" {
 		t.Fatalf("through the old owner after SIGCONT: %q, want the new owner's state", out)
 	}
