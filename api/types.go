@@ -164,6 +164,9 @@ type CreateRequest struct {
 	// SecurityRelaxed (none of those, for trusted images that need, e.g.,
 	// nested containers; README "Security").
 	Security string `json:"security,omitempty"`
+	// NodeSelector places the sandbox on a fleet node carrying all these
+	// labels (warren serve --node-label; docs/fleet.md "Placement").
+	NodeSelector map[string]string `json:"node_selector,omitempty"`
 	// Network is the sandbox's egress policy (nil: no network at all;
 	// README "Network"). Default deny: only what Allow names is reached.
 	Network *NetworkPolicy `json:"network,omitempty"`
@@ -324,6 +327,10 @@ type Sandbox struct {
 	// Commands is the commands policy in its canonical form
 	// ("resident-first", "native-first,git=resident").
 	Commands string `json:"commands"`
+	// Node and Epoch name the node that holds the sandbox and its owner
+	// epoch (a fleet, docs/fleet.md; empty while nobody has claimed it).
+	Node  string `json:"node,omitempty"`
+	Epoch uint64 `json:"epoch,omitempty"`
 }
 
 // ListOptions filter GET /v1/sandboxes; every label must match.

@@ -131,6 +131,7 @@ func (b *box) info() api.Sandbox {
 	if s.Commands == "" {
 		s.Commands = defaultCommands
 	}
+	s.Node, s.Epoch = b.owned() // fleet.go
 	if b.state == api.StateStandby && b.ref != "" {
 		s.StateRef = "sha256:" + b.ref
 	}

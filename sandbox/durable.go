@@ -153,6 +153,9 @@ func decodePayload(b []byte) (map[string][]byte, []byte, error) {
 // reached. sess, when set, is the session that just ran (its lock held)
 // whose shell state goes into the record.
 func (m *Manager) ack(ctx context.Context, b *box, level string, sess *session) (api.Ack, error) {
+	if err := m.gateErr(); err != nil { // a fleet node without its lease (fleet.go)
+		return api.Ack{}, err
+	}
 	if level == api.DurabilityMemory || m.dur == nil {
 		b.dmu.Lock()
 		err := b.ds.fenced
@@ -228,6 +231,9 @@ func (m *Manager) ack(ctx context.Context, b *box, level string, sess *session) 
 		b.dmu.Unlock()
 	}
 	if level == api.DurabilityLocal && based {
+		if err := m.gateErr(); err != nil {
+			return api.Ack{}, err
+		}
 		return api.Ack{Durability: api.DurabilityLocal}, nil
 	}
 	// committed, or local on a chain no generation starts: wait for the
@@ -454,7 +460,7 @@ func (m *Manager) claimLocked(ctx context.Context, b *box) (Head, error) {
 	if h.Owner == m.dur.Node && h.Epoch > 0 {
 		b.ds.epoch = h.Epoch // this node's own claim from before a restart
 	} else {
-		e, err := heads.Claim(ctx, b.id, m.dur.Node, h.Epoch)
+		e, err := m.claim(ctx, heads, b.id, h.Epoch) // fleet.go: a fleet never claims from a live owner
 		if err != nil {
 			return h, fmt.Errorf("cannot claim sandbox %s: %w", b.id, err)
 		}

@@ -160,6 +160,7 @@ type Manager struct {
 	fencedCount atomic.Uint64
 	abandoned   atomic.Int64
 	recovered   atomic.Int64
+	fl          fleetState // fleet.go
 
 	execs      atomic.Uint64
 	execErrors atomic.Uint64

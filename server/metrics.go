@@ -168,6 +168,7 @@ func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request, _ api.Se
 	fmt.Fprintf(&sb, "warren_wlog_abandoned_records %d\n", d.AbandonedRecords)
 	sb.WriteString("# HELP warren_egress_decisions_total Egress policy decisions (README \"Network\").\n# TYPE warren_egress_decisions_total counter\n")
 	fmt.Fprintf(&sb, "warren_egress_decisions_total{verdict=\"allow\"} %d\nwarren_egress_decisions_total{verdict=\"deny\"} %d\n", st.EgressAllowed, st.EgressDenied)
+	s.writeFleetMetrics(&sb)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	sb.WriteString("# HELP warren_memory_bytes Go heap in use and memory obtained from the OS.\n# TYPE warren_memory_bytes gauge\n")

@@ -66,6 +66,10 @@ type Server struct {
 	// inflight counts requests being served (the guard frees memory
 	// only when the node is idle).
 	inflight atomic.Int64
+	// fleet routes requests to their sandbox's owner (forward.go; nil:
+	// a single node).
+	fleet Fleet
+	fwd   http.RoundTripper
 }
 
 // shedRoutes start new work: under memory pressure they are refused
@@ -192,10 +196,17 @@ func (s *Server) routes() []route {
 		{"POST", "/v1/images", s.buildImage, authTenant},
 		{"DELETE", "/v1/images/{name}", s.deleteImage, authTenant},
 		{"POST", "/v1/mcp", s.mcp, authTenant},
+		{"GET", "/v1/nodes", s.listNodes, authAdmin},
+		{"POST", "/v1/nodes/{id}/drain", s.drainNode, authAdmin},
 	}
 }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.fleet != nil && s.routeFleet(w, r) {
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // Idle reports whether no request is being served.
 func (s *Server) Idle() bool { return s.inflight.Load() == 0 }

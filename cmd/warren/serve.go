@@ -66,6 +66,7 @@ func newServeCmd() *cobra.Command {
 		commitDelay                     time.Duration
 		wf                              workerFlags
 		metricsKey                      string
+		ff                              fleetFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -112,6 +113,9 @@ AWS_SESSION_TOKEN).`,
 			}
 			eg, err := egressOpts.Build() // bad --egress-* flags fail here, before any worker starts
 			if err != nil {
+				return err
+			}
+			if err := ff.check(data, metaURL); err != nil {
 				return err
 			}
 			if wf.workers != 0 {
@@ -197,6 +201,12 @@ AWS_SESSION_TOKEN).`,
 				closeNode()
 				return fmt.Errorf("cannot listen on %s: %w", addr, err)
 			}
+			fl, err := ff.start(ctx, log, n, ln.Addr().String())
+			if err != nil {
+				ln.Close()
+				closeNode()
+				return err
+			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "warren listening on http://%s\n", ln.Addr())
 			printKeyFile(out, n.AdminKey != "", n.KeyFile)
@@ -212,9 +222,11 @@ AWS_SESSION_TOKEN).`,
 			case <-ctx.Done():
 				log.Info("shutting down: hibernating every sandbox")
 			}
+			ff.drain(log, fl) // hands every sandbox to the other nodes first
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			srv.Shutdown(sctx) // streams still open are cut; their execs are cancelled by Close
 			cancel()
+			ff.leave(log, fl)
 			if cerr := closeNode(); cerr != nil {
 				return fmt.Errorf("shutdown: %w", cerr)
 			}
@@ -249,6 +261,7 @@ AWS_SESSION_TOKEN).`,
 	wf.add(cmd)
 	f.StringVar(&metricsKey, "metrics-key", os.Getenv("WARREN_METRICS_KEY"), "require Authorization: Bearer KEY on /metrics (its series name tenants) [$WARREN_METRICS_KEY]")
 	addEgressFlags(cmd, &egressOpts)
+	ff.add(cmd)
 	f.IntVar(&procs, "procs", defaultProcs(), "Go scheduler threads (GOMAXPROCS); more than the cores so the kernel time-slices busy sandboxes and a short exec is not queued behind them; a GOMAXPROCS in the environment wins over the default")
 	return cmd
 }
