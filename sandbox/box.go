@@ -57,6 +57,7 @@ type box struct {
 	cmu sync.Mutex // one commit or hibernate at a time
 	dmu sync.Mutex
 	ds  durableState
+	bs  budgetState // durable_budget.go
 }
 
 // session is one named shell session. lock is a one-slot semaphore: execs
@@ -241,6 +242,7 @@ func (b *box) resumeLocked(ctx context.Context) error {
 		b.dmu.Lock()
 		b.ds.startChain(fsys, seq, true)
 		b.dmu.Unlock()
+		b.m.armBudget(b, fsys, fsys.Usage().Bytes)
 	}
 	b.ref = ref
 	b.fs, b.sessions, b.state = fsys, sessions, api.StateRunning
@@ -380,6 +382,7 @@ func (b *box) hibernate(ctx context.Context, idleOnly bool) error {
 		return err
 	}
 	b.ref, b.state, b.fs, b.sessions = ref, api.StateStandby, nil, nil
+	b.disarmBudget()
 	b.m.hibernates.Add(1)
 	if err := b.m.cfg.Meta.PutSandbox(ctx, b.recordLocked()); err != nil {
 		return fmt.Errorf("cannot record hibernated sandbox: %w", err)
@@ -425,6 +428,7 @@ func (b *box) kill() error {
 	b.state = api.StateDeleted
 	b.runCancel()
 	b.fs, b.sessions = nil, nil
+	b.disarmBudget()
 	ws := b.takeWorkspaceLocked()
 	b.mu.Unlock()
 	if ws != nil {

@@ -30,6 +30,8 @@ type Durable struct {
 	// Commit tunes the committer (thresholds: committer.DefaultMaxBytes,
 	// committer.DefaultMaxDelay).
 	Commit committer.Options
+	// Budget bounds the uncommitted bytes (durable_budget.go).
+	Budget Budget
 }
 
 // custodyTTL is how long an upload's custody protects its objects; a
@@ -421,6 +423,7 @@ func (m *Manager) publish(ctx context.Context, b *box, snap *vfs.FS, states map[
 		b.ds.based = true
 	}
 	b.dmu.Unlock()
+	b.bs.cbytes.Store(snap.Usage().Bytes)
 	r := committer.Result{Seq: seq, Generation: g.Number}
 	m.commits.Committed(b.id, r)
 	m.commitCount.Add(1)
@@ -471,6 +474,7 @@ type DurableStats struct {
 	Commits, Fenced  uint64
 	AbandonedRecords int64 // records of sandboxes this node no longer owned at start
 	RecoveredRecords int64 // records replayed at start
+	Budget           BudgetStats
 }
 
 // Add sums o into d (a front adding its workers' counters).
@@ -485,6 +489,9 @@ func (d *DurableStats) Add(o DurableStats) {
 	d.Fenced += o.Fenced
 	d.AbandonedRecords += o.AbandonedRecords
 	d.RecoveredRecords += o.RecoveredRecords
+	d.Budget.Uncommitted += o.Budget.Uncommitted
+	d.Budget.Waits += o.Budget.Waits
+	d.Budget.Refused += o.Budget.Refused
 }
 
 // DurableStats returns the write path's counters (zero without Durable).
@@ -493,7 +500,7 @@ func (m *Manager) DurableStats() DurableStats {
 		return DurableStats{}
 	}
 	return DurableStats{Log: m.dur.Log.Stats(), Commits: m.commitCount.Load(), Fenced: m.fencedCount.Load(),
-		AbandonedRecords: m.abandoned.Load(), RecoveredRecords: m.recovered.Load()}
+		AbandonedRecords: m.abandoned.Load(), RecoveredRecords: m.recovered.Load(), Budget: m.BudgetStats()}
 }
 
 // commitForStandbyLocked commits b's whole current state (its sessions
@@ -562,6 +569,9 @@ func (m *Manager) adopt(ctx context.Context, b *box) error {
 		b.ds.startChain(b.fs, 0, false)
 	}
 	b.dmu.Unlock()
+	if b.bs.fs.Load() != b.fs {
+		m.armBudget(b, b.fs, 0) // a live fork: nothing of its delta is committed as its own
+	}
 	return nil
 }
 
@@ -589,6 +599,7 @@ func (m *Manager) startDurable(ctx context.Context) error {
 	if d.Commit.Logger == nil {
 		d.Commit.Logger = m.log
 	}
+	d.Budget = d.Budget.withDefaults()
 	m.dur, m.meta = &d, dm
 	recs := map[string][]wlog.Record{}
 	var order []string

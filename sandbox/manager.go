@@ -152,6 +152,7 @@ type Manager struct {
 	fencedCount atomic.Uint64
 	abandoned   atomic.Int64
 	recovered   atomic.Int64
+	bud         nodeBudget // durable_budget.go
 
 	execs      atomic.Uint64
 	execErrors atomic.Uint64

@@ -307,6 +307,9 @@ func (s *Server) authenticate(r *http.Request) (tenant string, admin bool, err e
 // writeError sends {"error":{"code","message"}} with the class's status.
 func writeError(w http.ResponseWriter, err error) {
 	status, code := api.ToHTTP(err)
+	if s := api.RetryAfterSeconds(err); s > 0 && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", strconv.Itoa(s))
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Del("Content-Length")
 	w.WriteHeader(status)

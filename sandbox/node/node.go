@@ -78,6 +78,10 @@ type Options struct {
 	// committer.DefaultMaxBytes, committer.DefaultMaxDelay).
 	CommitBytes int64
 	CommitDelay time.Duration
+	// Budget bounds the uncommitted bytes per sandbox and per node (zero
+	// fields: sandbox.DefaultSandboxBudget, DefaultNodeBudget,
+	// DefaultBudgetWait).
+	Budget sandbox.Budget
 }
 
 // Meta is a node's metadata store: boltmeta.DB or postgres.DB.
@@ -195,7 +199,7 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 		MaxSandboxesPerTenant: opts.MaxSandboxesPerTenant,
 		Native:                opts.Native,
 		Logger:                opts.Logger,
-		Durable: &sandbox.Durable{Node: n.NodeID, Log: n.Log, Default: opts.Durability,
+		Durable: &sandbox.Durable{Node: n.NodeID, Log: n.Log, Default: opts.Durability, Budget: opts.Budget,
 			Commit: committer.Options{MaxBytes: opts.CommitBytes, MaxDelay: opts.CommitDelay, Logger: opts.Logger}},
 	})
 	if err != nil {
