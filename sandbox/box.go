@@ -30,6 +30,7 @@ type box struct {
 	imageDigest string
 	parent      string
 	snapshot    string
+	origin      string // the StateRef it was made from (pins that generation: generations.go)
 	created     time.Time
 	// mem is the sandbox's memory budget, shared by all its sessions and
 	// background processes (api.Limits.MaxMemoryBytes).
@@ -88,7 +89,7 @@ func (s *session) unlock() { <-s.lock }
 func (m *Manager) newBox(r Record) *box {
 	b := &box{
 		m: m, id: r.ID, tenant: r.Tenant, cfg: r.Config, imageDigest: r.ImageDigest,
-		parent: r.Parent, snapshot: r.Snapshot, created: r.CreatedAt,
+		parent: r.Parent, snapshot: r.Snapshot, origin: r.StateRef, created: r.CreatedAt,
 		state: r.State, ref: r.StateRef, lastActive: m.now(), procs: map[int]*process{},
 		mem: commands.NewMemory(r.Config.Limits.MaxMemoryBytes),
 	}

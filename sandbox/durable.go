@@ -431,6 +431,7 @@ func (m *Manager) publish(ctx context.Context, b *box, snap *vfs.FS, states map[
 	if err := m.dur.Log.Trim(b.id, seq); err != nil {
 		m.log.Warn("cannot trim the write log", "sandbox", b.id, "err", err)
 	}
+	m.retainAfter(ctx, b, g.Number, false)
 	return ref, r, nil
 }
 
@@ -543,9 +544,12 @@ func (b *box) commitForStandbyLocked(ctx context.Context) (string, error) {
 	}
 	snap, seq, chain := b.fs.Fork(), b.ds.seq, b.ds.chain
 	b.dmu.Unlock()
-	ref, _, err := b.m.publish(ctx, b, snap, states, seq, b.ref, chain)
+	ref, r, err := b.m.publish(ctx, b, snap, states, seq, b.ref, chain)
 	if err != nil {
 		return "", err
+	}
+	if r.Generation%uint64(max(1, retentionOf(b).KeepLast/2)) != 0 {
+		b.m.retainAfter(ctx, b, r.Generation, true) // publish ran it already otherwise
 	}
 	b.dmu.Lock()
 	b.ds.snap, b.ds.states, b.ds.based = nil, nil, true

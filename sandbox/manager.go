@@ -447,6 +447,11 @@ func (m *Manager) normalise(req api.CreateRequest) (api.CreateRequest, error) {
 	if err := api.CheckSecurity(req.Security); err != nil {
 		return req, err
 	}
+	if req.Retention != nil {
+		if err := api.CheckRetention(*req.Retention); err != nil {
+			return req, err
+		}
+	}
 	if req.Security == "" {
 		req.Security = api.SecurityDefault
 	}

@@ -27,6 +27,9 @@ func (t *tenantView) box(id string) (*box, error) { return t.m.lookup(t.tenant, 
 
 func (t *tenantView) Create(ctx context.Context, req api.CreateRequest) (api.Sandbox, error) {
 	m := t.m
+	if req.FromGeneration != nil {
+		return t.createFromGeneration(ctx, req)
+	}
 	var snap SnapshotRecord
 	if req.Snapshot != "" {
 		var err error

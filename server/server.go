@@ -183,6 +183,7 @@ func (s *Server) routes() []route {
 		{"POST", "/v1/sandboxes/{id}/resume", s.resume, authTenant},
 		{"POST", "/v1/sandboxes/{id}/fork", s.fork, authTenant},
 		{"POST", "/v1/sandboxes/{id}/snapshots", s.createSnapshot, authTenant},
+		{"GET", "/v1/sandboxes/{id}/generations", s.listGenerations, authTenant},
 		{"GET", "/v1/snapshots", s.listSnapshots, authTenant},
 		{"GET", "/v1/snapshots/{name}", s.getSnapshot, authTenant},
 		{"DELETE", "/v1/snapshots/{name}", s.deleteSnapshot, authTenant},

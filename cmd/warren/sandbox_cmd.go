@@ -102,6 +102,7 @@ func newSandboxCmd() *cobra.Command {
 	var standby, ttl time.Duration
 	var lf limitFlags
 	var createDurability, createSecurity string
+	var genOpts func(*api.CreateRequest) error
 	create := &cobra.Command{
 		Use: "create", Short: "create a sandbox and print its id", Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
@@ -119,6 +120,9 @@ func newSandboxCmd() *cobra.Command {
 			if req.Limits, err = lf.limits(); err != nil {
 				return err
 			}
+			if err := genOpts(&req); err != nil {
+				return err
+			}
 			sb, err := cl.Create(cmd.Context(), req)
 			if err != nil {
 				return err
@@ -129,6 +133,7 @@ func newSandboxCmd() *cobra.Command {
 	}
 	create.Flags().StringVar(&image, "image", "", "base image (default: the embedded one)")
 	create.Flags().StringVar(&snapshot, "snapshot", "", "start from this snapshot")
+	genOpts = generationFlags(create)
 	create.Flags().StringArrayVar(&labels, "label", nil, "k=v label (repeatable)")
 	create.Flags().StringArrayVar(&env, "env", nil, "K=V environment variable (repeatable)")
 	create.Flags().DurationVar(&standby, "standby-after", 0, "idle time before hibernation (default: the server's)")
@@ -283,7 +288,7 @@ The exit status is the command's. When warren itself fails it is one of:
 			return nil
 		}),
 	}
-	cmd.AddCommand(create, ls, execCmd, hibernate, resume, rm, fork, snapshotCmd)
+	cmd.AddCommand(create, ls, execCmd, hibernate, resume, rm, fork, snapshotCmd, newGenerationsCmd(&c))
 	return cmd
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/sandbox/node"
 	"github.com/warren-sandbox/warren/sandbox/workerpool"
 )
@@ -60,6 +61,7 @@ type serveSettings struct {
 	durability           string
 	commitBytes          int64
 	commitDelay          time.Duration
+	budget               sandbox.Budget
 }
 
 // serveWorkers is serve in worker mode: the HTTP front and its keys here,
@@ -84,7 +86,7 @@ func serveWorkers(ctx context.Context, cmd *cobra.Command, log *slog.Logger, w w
 		Pool: workerpool.Options{
 			Workers: w.workers, Data: s.data, MemoryLimit: mem, StandbyAfter: s.standbyAfter,
 			MaxFileBytes: s.maxUpload, Fsync: s.fsync, NativeRunDir: runDir, LogJSON: s.logJSON,
-			Durability: s.durability, CommitBytes: s.commitBytes, CommitDelay: s.commitDelay,
+			Durability: s.durability, CommitBytes: s.commitBytes, CommitDelay: s.commitDelay, Budget: s.budget,
 			Logger: log, Stderr: cmd.ErrOrStderr(),
 			// Each worker schedules as the front does (--procs, or a
 			// GOMAXPROCS from the environment, set by setProcs before).

@@ -21,6 +21,7 @@ import (
 	"github.com/containerd/errdefs"
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/native"
+	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/sandbox/node"
 	"github.com/warren-sandbox/warren/server"
 )
@@ -50,6 +51,7 @@ type workerFlags struct {
 	durability   string
 	commitBytes  int64
 	commitDelay  time.Duration
+	budget       sandbox.Budget
 }
 
 func (f *workerFlags) set(fs *flag.FlagSet) {
@@ -68,6 +70,9 @@ func (f *workerFlags) set(fs *flag.FlagSet) {
 	fs.StringVar(&f.durability, "durability", "", "default ack level (\"\": local)")
 	fs.Int64Var(&f.commitBytes, "commit-bytes", 0, "committer size threshold (0: its default)")
 	fs.DurationVar(&f.commitDelay, "commit-delay", 0, "committer time threshold (0: its default)")
+	fs.Int64Var(&f.budget.Sandbox, "budget-sandbox", 0, "uncommitted budget per sandbox, bytes (0: the default; negative: none)")
+	fs.Int64Var(&f.budget.Node, "budget-node", 0, "uncommitted budget of this worker's node, bytes (0: the default; negative: none)")
+	fs.DurationVar(&f.budget.Wait, "budget-wait", 0, "how long a writer over budget waits (0: the default)")
 }
 
 // RunWorker is the body of a worker process (`warren serve-worker`): it
@@ -121,7 +126,7 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	n, err := node.Open(ctx, node.Options{
 		Dir: f.dir, Logger: log, Fsync: f.fsync, DefaultStandbyAfter: f.standbyAfter,
 		TickInterval: f.tick, MaxFileBytes: f.maxUpload, Native: rt, Guard: guard,
-		Durability: f.durability, CommitBytes: f.commitBytes, CommitDelay: f.commitDelay,
+		Durability: f.durability, CommitBytes: f.commitBytes, CommitDelay: f.commitDelay, Budget: f.budget,
 	})
 	if err != nil {
 		return err

@@ -55,6 +55,7 @@ ABSENT: Dict[str, str] = {
     "GET /metrics": "Prometheus scrapes it; not an SDK concern",
     "GET /v1/openapi.json": "the API's own description",
     "POST /v1/mcp": "MCP clients speak it, not this SDK",
+    "GET /v1/sandboxes/{id}/generations": "durable generations are new (issue 13); the CLI and the Go client list them",
 }
 
 

@@ -47,6 +47,7 @@ export const ABSENT: Record<string, string> = {
   "GET /metrics": "Prometheus scrapes it; not an SDK concern",
   "GET /v1/openapi.json": "the API's own description",
   "POST /v1/mcp": "MCP clients speak it, not this SDK",
+  "GET /v1/sandboxes/{id}/generations": "durable generations are new (issue 13); the CLI and the Go client list them",
 };
 
 export const DEFAULT_API_URL = "http://127.0.0.1:7711";
