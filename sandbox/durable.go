@@ -357,6 +357,8 @@ type sessionState struct {
 // records are based from now on (set before waiters wake).
 func (m *Manager) publish(ctx context.Context, b *box, snap *vfs.FS, states map[string]sessionState, seq uint64, parent string, chain uint64) (string, committer.Result, error) {
 	heads := m.meta.(DurableMeta)
+	m.gc.uploads.RLock() // a GC sweep waits for the head to move (gc.go)
+	defer m.gc.uploads.RUnlock()
 	b.dmu.Lock()
 	epoch, base := b.ds.epoch, b.ds.gen
 	b.dmu.Unlock()

@@ -23,6 +23,8 @@ type stallStore struct {
 	*dir.Store
 	mu      sync.Mutex
 	release chan struct{} // nil: not stalled
+	only    string        // stall only keys with this prefix ("": all)
+	stalled chan string   // gets the key of each stalled Put (if set)
 }
 
 func (s *stallStore) stall() {
@@ -45,7 +47,17 @@ func (s *stallStore) resume() {
 func (s *stallStore) Put(ctx context.Context, key string, r io.Reader) error {
 	s.mu.Lock()
 	ch := s.release
+	if !strings.HasPrefix(key, s.only) {
+		ch = nil
+	}
+	note := s.stalled
 	s.mu.Unlock()
+	if ch != nil && note != nil {
+		select {
+		case note <- key:
+		default:
+		}
+	}
 	if ch != nil {
 		select {
 		case <-ch:

@@ -153,6 +153,7 @@ type Manager struct {
 	abandoned   atomic.Int64
 	recovered   atomic.Int64
 	bud         nodeBudget // durable_budget.go
+	gc          gcState    // gc.go
 
 	execs      atomic.Uint64
 	execErrors atomic.Uint64
