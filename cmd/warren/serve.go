@@ -64,6 +64,7 @@ func newServeCmd() *cobra.Command {
 		commitDelay                     time.Duration
 		budgetSandbox, budgetNode       string
 		budgetWait                      time.Duration
+		gcInterval, gcGrace             time.Duration
 		wf                              workerFlags
 	)
 	cmd := &cobra.Command{
@@ -202,6 +203,7 @@ AWS_SESSION_TOKEN).`,
 			if guard != nil {
 				go guard.Run(ctx, n.Handler.Idle)
 			}
+			serveGC(ctx, log, n.Manager, gcInterval, gcGrace)
 			srv := &http.Server{Handler: n.Handler, ReadHeaderTimeout: 10 * time.Second}
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(ln) }()
@@ -238,6 +240,8 @@ AWS_SESSION_TOKEN).`,
 	f.StringVar(&budgetSandbox, "uncommitted-budget", "256MiB", "bytes a sandbox may hold that are not yet committed; over it writers wait --budget-wait, then fail (HTTP 507); off: none")
 	f.StringVar(&budgetNode, "node-uncommitted-budget", "1GiB", "the same budget for all of the node's sandboxes together; off: none")
 	f.DurationVar(&budgetWait, "budget-wait", sandbox.DefaultBudgetWait, "how long a writer over an uncommitted budget waits for a commit before its write fails")
+	f.DurationVar(&gcInterval, "gc-interval", sandbox.DefaultGCInterval, "run garbage collection this often (0: never; in-process sandboxes only, not with worker processes)")
+	f.DurationVar(&gcGrace, "gc-grace", sandbox.DefaultGCGrace, "least time an unreferenced object stays before gc deletes it")
 	f.StringVar(&logFormat, "log-format", "text", "request log format: text or json")
 	f.BoolVar(&noNative, "no-native", false, "do not run ELF files natively (namespaces, overlay, cgroups)")
 	f.StringVar(&nativeRunDir, "native-run-dir", "/run/warren/native", "the native tier's mounts and workspaces (one warren serve per directory)")
