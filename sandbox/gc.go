@@ -143,16 +143,18 @@ func (m *Manager) CollectGarbage(ctx context.Context, o GCOptions) (GCStats, err
 	// Hold this process's uploads off, mark what moved since, then sweep.
 	m.gc.uploads.Lock()
 	defer m.gc.uploads.Unlock()
-	if err := mk.roots(ctx); err != nil {
-		return st, err
-	}
-	st.Roots, st.Marked = len(mk.refs), len(mk.marked)
+	// Custody before heads (docs/format.md "Garbage collection
+	// ordering"): an upload whose custody is gone by now has published.
 	held := ""
 	if cs, err := m.meta.ListCustody(ctx); err != nil {
 		return st, fmt.Errorf("gc: cannot list custody: %w", err)
 	} else if len(cs) > 0 {
 		held = fmt.Sprintf("%d upload(s) in flight (custody of %s on node %s)", len(cs), cs[0].Upload, cs[0].Node)
 	}
+	if err := mk.roots(ctx); err != nil {
+		return st, err
+	}
+	st.Roots, st.Marked = len(mk.refs), len(mk.marked)
 	next := gcRecord{Version: 1, Seen: map[string]int64{}}
 	for _, ob := range objs {
 		if mk.marked[ob.key] {
@@ -198,6 +200,15 @@ type marker struct {
 
 func (mk *marker) roots(ctx context.Context) error {
 	m := mk.m
+	cs, err := m.meta.ListCustody(ctx)
+	if err != nil {
+		return fmt.Errorf("gc: cannot list custody: %w", err)
+	}
+	for _, c := range cs {
+		for _, k := range c.Keys {
+			mk.marked[k] = true
+		}
+	}
 	heads, err := m.meta.ListHeads(ctx)
 	if err != nil {
 		return fmt.Errorf("gc: cannot list heads: %w", err)
@@ -232,15 +243,6 @@ func (mk *marker) roots(ctx context.Context) error {
 	for _, r := range recs {
 		if err := mk.stateRef(ctx, r.StateRef); err != nil {
 			return err
-		}
-	}
-	cs, err := m.meta.ListCustody(ctx)
-	if err != nil {
-		return fmt.Errorf("gc: cannot list custody: %w", err)
-	}
-	for _, c := range cs {
-		for _, k := range c.Keys {
-			mk.marked[k] = true
 		}
 	}
 	return nil
