@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/containerd/errdefs"
+	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/sandbox"
 )
 
@@ -180,6 +181,8 @@ func fullRecord(id string) sandbox.Record {
 	r.Config.Durability = "committed"
 	r.Config.StandbyAfter = -1
 	r.Config.TTL = 3600
+	r.Config.FromGeneration = &api.GenerationRef{Sandbox: "sb-source", Generation: 7}
+	r.Config.Retention = &api.Retention{KeepLast: 3, KeepFor: -1}
 	return r
 }
 
