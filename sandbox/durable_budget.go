@@ -192,12 +192,11 @@ func (m *Manager) admit(b *box, fsys *vfs.FS) error {
 			return e
 		}
 		timer.Reset(min(nodeSumEvery, deadline.Sub(now)))
-		b.mu.Lock()
-		done := b.runCtx.Done()
-		b.mu.Unlock()
+		// runCtx is set once in newBox: no b.mu here (a writer may hold
+		// it, e.g. while the native tier's changes are synced in).
 		select {
 		case <-timer.C:
-		case <-done:
+		case <-b.runCtx.Done():
 			return fmt.Errorf("waiting for room in the write budget: %w", context.Canceled)
 		}
 	}
