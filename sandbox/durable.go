@@ -393,6 +393,12 @@ func (m *Manager) publish(ctx context.Context, b *box, snap *vfs.FS, states map[
 	if err != nil {
 		return "", committer.Result{}, err
 	}
+	// An upload that outlived its custody may have lost objects to a
+	// collector (its grace is longer than a custody): it must not
+	// publish; the committer starts it over.
+	if _, err := heads.RenewCustody(ctx, upload, custodyTTL); err != nil {
+		return "", committer.Result{}, fmt.Errorf("commit of %s: its upload outlived its custody; starting over: %w", b.id, err)
+	}
 	c := Commit{Sandbox: b.id, Node: m.dur.Node, Epoch: epoch, Base: base, Ref: ref, Parent: parent, CommitID: newID("c-")}
 	var g Generation
 	for try := 0; ; try++ {
