@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/containerd/errdefs"
 )
@@ -24,7 +25,29 @@ var (
 	// another node, succeeds. Distinct from errdefs.ErrUnavailable (the
 	// node is going away) so a client can tell "retry soon" from "gone".
 	ErrOverloaded = errors.New("overloaded")
+	// ErrWriteBudget: the sandbox or node holds as many bytes not yet
+	// committed to the blob store as its budget allows, and a commit did
+	// not free room within the bounded wait (507 with Retry-After). The
+	// write was refused and changed nothing; retried once the commit
+	// lands, it succeeds. It is also an ErrInsufficientStorage.
+	ErrWriteBudget = fmt.Errorf("write budget exhausted: %w", ErrInsufficientStorage)
 )
+
+// RetryAfter is what an error that says when to try again implements
+// (the server sends it as Retry-After, in whole seconds).
+type RetryAfter interface {
+	RetryAfter() time.Duration
+}
+
+// RetryAfterSeconds returns the Retry-After of err in whole seconds (at
+// least 1), or 0 when err does not say.
+func RetryAfterSeconds(err error) int {
+	var ra RetryAfter
+	if !errors.As(err, &ra) {
+		return 0
+	}
+	return max(1, int((ra.RetryAfter()+time.Second-1)/time.Second))
+}
 
 // codes is the one table mapping error classes to wire codes and HTTP
 // statuses; ToHTTP and ToNative both read it, so the mapping lives in one
@@ -37,6 +60,7 @@ var codes = []struct {
 }{
 	{ErrTooLarge, "too_large", http.StatusRequestEntityTooLarge},
 	{ErrUnprocessable, "unprocessable", http.StatusUnprocessableEntity},
+	{ErrWriteBudget, "write_budget_exhausted", http.StatusInsufficientStorage},
 	{ErrInsufficientStorage, "insufficient_storage", http.StatusInsufficientStorage},
 	{errdefs.ErrInvalidArgument, "invalid_argument", http.StatusBadRequest},
 	{errdefs.ErrUnauthenticated, "unauthenticated", http.StatusUnauthorized},

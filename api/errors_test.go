@@ -93,3 +93,31 @@ func TestLimits_WithDefaults(t *testing.T) {
 		t.Fatalf("a limit without a default: %+v", z)
 	}
 }
+
+type retryErr struct{ d time.Duration }
+
+func (e retryErr) Error() string             { return "later" }
+func (e retryErr) RetryAfter() time.Duration { return e.d }
+func (e retryErr) Unwrap() error             { return ErrWriteBudget }
+
+func TestRetryAfterSeconds(t *testing.T) {
+	cases := []struct {
+		err  error
+		want int
+	}{
+		{errors.New("plain"), 0},
+		{fmt.Errorf("wrapped: %w", retryErr{2500 * time.Millisecond}), 3},
+		{retryErr{time.Millisecond}, 1},
+	}
+	for _, c := range cases {
+		if got := RetryAfterSeconds(c.err); got != c.want {
+			t.Errorf("RetryAfterSeconds(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
+	if s, code := ToHTTP(retryErr{time.Second}); s != 507 || code != "write_budget_exhausted" {
+		t.Errorf("a budget error maps to %d %s, want 507 write_budget_exhausted", s, code)
+	}
+	if !errors.Is(retryErr{}, ErrInsufficientStorage) {
+		t.Error("a budget error is not an ErrInsufficientStorage")
+	}
+}

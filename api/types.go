@@ -164,6 +164,14 @@ type CreateRequest struct {
 	// SecurityRelaxed (none of those, for trusted images that need, e.g.,
 	// nested containers; README "Security").
 	Security string `json:"security,omitempty"`
+	// FromGeneration starts the sandbox from a retained generation of
+	// another sandbox of the tenant (instead of Image or Snapshot); the
+	// new sandbox keeps that one's configuration unless the request
+	// overrides a field, and pins the generation.
+	FromGeneration *GenerationRef `json:"from_generation,omitempty"`
+	// Retention is which of the sandbox's generations stay (nil:
+	// DefaultRetention).
+	Retention *Retention `json:"retention,omitempty"`
 	// NodeSelector places the sandbox on a fleet node carrying all these
 	// labels (warren serve --node-label; docs/fleet.md "Placement").
 	NodeSelector map[string]string `json:"node_selector,omitempty"`

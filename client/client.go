@@ -497,6 +497,15 @@ func (c *Client) ListImages(ctx context.Context) ([]api.Image, error) {
 
 var _ api.ImageManager = (*Client)(nil)
 
+// ListGenerations lists sandbox id's retained generations, oldest first.
+func (c *Client) ListGenerations(ctx context.Context, id string) ([]api.Generation, error) {
+	var gens []api.Generation
+	err := c.call(ctx, "GET", "/v1/sandboxes/"+url.PathEscape(id)+"/generations", nil, nil, &gens)
+	return gens, err
+}
+
+var _ api.Generations = (*Client)(nil)
+
 // BuildImage uploads tar (a directory's files, or a Dockerfile's build
 // context with its Dockerfile at the root) and builds it as the image name.
 func (c *Client) BuildImage(ctx context.Context, name string, tar io.Reader) (api.Image, error) {

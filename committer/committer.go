@@ -185,6 +185,30 @@ func (c *Committer) Position(sandbox string) Result {
 	return Result{}
 }
 
+// Pending returns the log bytes of sandbox appended since its last
+// commit started (what a budget counts as uncommitted in the log).
+func (c *Committer) Pending(sandbox string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.sbs[sandbox]; s != nil && s.committed < s.logged {
+		return s.pending
+	}
+	return 0
+}
+
+// Kick starts a commit of sandbox soon (a budget wants room), unless one
+// is queued or running.
+func (c *Committer) Kick(sandbox string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.get(sandbox)
+	if s.committed >= s.logged {
+		return
+	}
+	s.kick = true
+	c.enqueueLocked(sandbox, s)
+}
+
 // Wait starts a commit of sandbox now unless one covering seq landed
 // already, and returns the generation holding seq once one does. A
 // failed attempt that covered seq returns its error (the write stays in

@@ -31,6 +31,7 @@ type box struct {
 	imageDigest string
 	parent      string
 	snapshot    string
+	origin      string // the StateRef it was made from (pins that generation: generations.go)
 	created     time.Time
 	// mem is the sandbox's memory budget, shared by all its sessions and
 	// background processes (api.Limits.MaxMemoryBytes).
@@ -60,6 +61,7 @@ type box struct {
 	cmu sync.Mutex // one commit or hibernate at a time
 	dmu sync.Mutex
 	ds  durableState
+	bs  budgetState // durable_budget.go
 }
 
 // session is one named shell session. lock is a one-slot semaphore: execs
@@ -90,7 +92,7 @@ func (s *session) unlock() { <-s.lock }
 func (m *Manager) newBox(r Record) *box {
 	b := &box{
 		m: m, id: r.ID, tenant: r.Tenant, cfg: r.Config, imageDigest: r.ImageDigest,
-		parent: r.Parent, snapshot: r.Snapshot, created: r.CreatedAt,
+		parent: r.Parent, snapshot: r.Snapshot, origin: r.StateRef, created: r.CreatedAt,
 		state: r.State, ref: r.StateRef, lastActive: m.now(), procs: map[int]*process{},
 		mem: commands.NewMemory(r.Config.Limits.MaxMemoryBytes),
 	}
@@ -255,6 +257,7 @@ func (b *box) resumeLocked(ctx context.Context) error {
 		b.dmu.Lock()
 		b.ds.startChain(fsys, seq, true)
 		b.dmu.Unlock()
+		b.m.armBudget(b, fsys, fsys.Usage().Bytes)
 	}
 	b.ref = ref
 	b.fs, b.sessions, b.state = fsys, sessions, api.StateRunning
@@ -394,6 +397,7 @@ func (b *box) hibernate(ctx context.Context, idleOnly bool) error {
 		return err
 	}
 	b.ref, b.state, b.fs, b.sessions = ref, api.StateStandby, nil, nil
+	b.disarmBudget()
 	b.m.hibernates.Add(1)
 	if err := b.m.cfg.Meta.PutSandbox(ctx, b.recordLocked()); err != nil {
 		return fmt.Errorf("cannot record hibernated sandbox: %w", err)
@@ -439,6 +443,7 @@ func (b *box) kill() error {
 	b.state = api.StateDeleted
 	b.runCancel()
 	b.fs, b.sessions = nil, nil
+	b.disarmBudget()
 	ws := b.takeWorkspaceLocked()
 	b.mu.Unlock()
 	if ws != nil {

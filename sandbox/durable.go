@@ -30,6 +30,8 @@ type Durable struct {
 	// Commit tunes the committer (thresholds: committer.DefaultMaxBytes,
 	// committer.DefaultMaxDelay).
 	Commit committer.Options
+	// Budget bounds the uncommitted bytes (durable_budget.go).
+	Budget Budget
 }
 
 // custodyTTL is how long an upload's custody protects its objects; a
@@ -361,6 +363,8 @@ type sessionState struct {
 // records are based from now on (set before waiters wake).
 func (m *Manager) publish(ctx context.Context, b *box, snap *vfs.FS, states map[string]sessionState, seq uint64, parent string, chain uint64) (string, committer.Result, error) {
 	heads := m.meta.(DurableMeta)
+	m.gc.uploads.RLock() // a GC sweep waits for the head to move (gc.go)
+	defer m.gc.uploads.RUnlock()
 	b.dmu.Lock()
 	epoch, base := b.ds.epoch, b.ds.gen
 	b.dmu.Unlock()
@@ -395,6 +399,12 @@ func (m *Manager) publish(ctx context.Context, b *box, snap *vfs.FS, states map[
 	if err != nil {
 		return "", committer.Result{}, err
 	}
+	// An upload that outlived its custody may have lost objects to a
+	// collector (its grace is longer than a custody): it must not
+	// publish; the committer starts it over.
+	if _, err := heads.RenewCustody(ctx, upload, custodyTTL); err != nil {
+		return "", committer.Result{}, fmt.Errorf("commit of %s: its upload outlived its custody; starting over: %w", b.id, err)
+	}
 	c := Commit{Sandbox: b.id, Node: m.dur.Node, Epoch: epoch, Base: base, Ref: ref, Parent: parent, CommitID: newID("c-")}
 	var g Generation
 	for try := 0; ; try++ {
@@ -427,6 +437,7 @@ func (m *Manager) publish(ctx context.Context, b *box, snap *vfs.FS, states map[
 		b.ds.based = true
 	}
 	b.dmu.Unlock()
+	b.bs.cbytes.Store(snap.Usage().Bytes)
 	r := committer.Result{Seq: seq, Generation: g.Number}
 	m.commits.Committed(b.id, r)
 	m.commitCount.Add(1)
@@ -434,6 +445,7 @@ func (m *Manager) publish(ctx context.Context, b *box, snap *vfs.FS, states map[
 	if err := m.dur.Log.Trim(b.id, seq); err != nil {
 		m.log.Warn("cannot trim the write log", "sandbox", b.id, "err", err)
 	}
+	m.retainAfter(ctx, b, g.Number, false)
 	return ref, r, nil
 }
 
@@ -477,6 +489,7 @@ type DurableStats struct {
 	Commits, Fenced  uint64
 	AbandonedRecords int64 // records of sandboxes this node no longer owned at start
 	RecoveredRecords int64 // records replayed at start
+	Budget           BudgetStats
 }
 
 // Add sums o into d (a front adding its workers' counters).
@@ -491,6 +504,9 @@ func (d *DurableStats) Add(o DurableStats) {
 	d.Fenced += o.Fenced
 	d.AbandonedRecords += o.AbandonedRecords
 	d.RecoveredRecords += o.RecoveredRecords
+	d.Budget.Uncommitted += o.Budget.Uncommitted
+	d.Budget.Waits += o.Budget.Waits
+	d.Budget.Refused += o.Budget.Refused
 }
 
 // DurableStats returns the write path's counters (zero without Durable).
@@ -499,7 +515,7 @@ func (m *Manager) DurableStats() DurableStats {
 		return DurableStats{}
 	}
 	return DurableStats{Log: m.dur.Log.Stats(), Commits: m.commitCount.Load(), Fenced: m.fencedCount.Load(),
-		AbandonedRecords: m.abandoned.Load(), RecoveredRecords: m.recovered.Load()}
+		AbandonedRecords: m.abandoned.Load(), RecoveredRecords: m.recovered.Load(), Budget: m.BudgetStats()}
 }
 
 // commitForStandbyLocked commits b's whole current state (its sessions
@@ -542,9 +558,12 @@ func (b *box) commitForStandbyLocked(ctx context.Context) (string, error) {
 	}
 	snap, seq, chain := b.fs.Fork(), b.ds.seq, b.ds.chain
 	b.dmu.Unlock()
-	ref, _, err := b.m.publish(ctx, b, snap, states, seq, b.ref, chain)
+	ref, r, err := b.m.publish(ctx, b, snap, states, seq, b.ref, chain)
 	if err != nil {
 		return "", err
+	}
+	if r.Generation%uint64(max(1, retentionOf(b).KeepLast/2)) != 0 {
+		b.m.retainAfter(ctx, b, r.Generation, true) // publish ran it already otherwise
 	}
 	b.dmu.Lock()
 	b.ds.snap, b.ds.states, b.ds.based = nil, nil, true
@@ -568,6 +587,9 @@ func (m *Manager) adopt(ctx context.Context, b *box) error {
 		b.ds.startChain(b.fs, 0, false)
 	}
 	b.dmu.Unlock()
+	if b.bs.fs.Load() != b.fs {
+		m.armBudget(b, b.fs, 0) // a live fork: nothing of its delta is committed as its own
+	}
 	return nil
 }
 
@@ -595,6 +617,7 @@ func (m *Manager) startDurable(ctx context.Context) error {
 	if d.Commit.Logger == nil {
 		d.Commit.Logger = m.log
 	}
+	d.Budget = d.Budget.withDefaults()
 	m.dur, m.meta = &d, dm
 	recs := map[string][]wlog.Record{}
 	var order []string

@@ -161,6 +161,8 @@ type Manager struct {
 	abandoned   atomic.Int64
 	recovered   atomic.Int64
 	fl          fleetState // fleet.go
+	bud         nodeBudget // durable_budget.go
+	gc          gcState    // gc.go
 
 	execs      atomic.Uint64
 	execErrors atomic.Uint64
@@ -468,6 +470,11 @@ func (m *Manager) normalise(req api.CreateRequest) (api.CreateRequest, error) {
 	}
 	if err := m.checkNetwork(req); err != nil {
 		return req, err
+	}
+	if req.Retention != nil {
+		if err := api.CheckRetention(*req.Retention); err != nil {
+			return req, err
+		}
 	}
 	if req.Security == "" {
 		req.Security = api.SecurityDefault

@@ -27,6 +27,9 @@ func (t *tenantView) box(id string) (*box, error) { return t.m.lookup(t.tenant, 
 
 func (t *tenantView) Create(ctx context.Context, req api.CreateRequest) (api.Sandbox, error) {
 	m := t.m
+	if req.FromGeneration != nil {
+		return t.createFromGeneration(ctx, req)
+	}
 	var snap SnapshotRecord
 	if req.Snapshot != "" {
 		var err error
@@ -447,6 +450,10 @@ func (t *tenantView) CreateSnapshot(ctx context.Context, id, name string) (api.S
 	if _, err := t.m.snapshot(t.tenant, name); err == nil {
 		return api.Snapshot{}, api.Errorf(errdefs.ErrAlreadyExists, "snapshot %q already exists", name)
 	}
+	// The snapshot's objects are a root only once it is recorded: a GC
+	// sweep waits (gc.go).
+	t.m.gc.uploads.RLock()
+	defer t.m.gc.uploads.RUnlock()
 	ref, err := b.snapshotRef(ctx)
 	if err != nil {
 		return api.Snapshot{}, err

@@ -169,6 +169,12 @@ func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request, _ api.Se
 	sb.WriteString("# HELP warren_egress_decisions_total Egress policy decisions (README \"Network\").\n# TYPE warren_egress_decisions_total counter\n")
 	fmt.Fprintf(&sb, "warren_egress_decisions_total{verdict=\"allow\"} %d\nwarren_egress_decisions_total{verdict=\"deny\"} %d\n", st.EgressAllowed, st.EgressDenied)
 	s.writeFleetMetrics(&sb)
+	sb.WriteString("# HELP warren_uncommitted_bytes Bytes the node's sandboxes hold that no committed generation has yet (what --node-uncommitted-budget bounds).\n# TYPE warren_uncommitted_bytes gauge\n")
+	fmt.Fprintf(&sb, "warren_uncommitted_bytes %d\n", d.Budget.Uncommitted)
+	sb.WriteString("# HELP warren_budget_waits_total Writes that waited for a commit to make room in an uncommitted budget.\n# TYPE warren_budget_waits_total counter\n")
+	fmt.Fprintf(&sb, "warren_budget_waits_total %d\n", d.Budget.Waits)
+	sb.WriteString("# HELP warren_budget_refused_total Writes refused over an uncommitted budget (507).\n# TYPE warren_budget_refused_total counter\n")
+	fmt.Fprintf(&sb, "warren_budget_refused_total %d\n", d.Budget.Refused)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	sb.WriteString("# HELP warren_memory_bytes Go heap in use and memory obtained from the OS.\n# TYPE warren_memory_bytes gauge\n")

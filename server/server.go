@@ -189,6 +189,7 @@ func (s *Server) routes() []route {
 		{"POST", "/v1/sandboxes/{id}/snapshots", s.createSnapshot, authTenant},
 		{"GET", "/v1/sandboxes/{id}/network", s.getNetwork, authTenant},
 		{"PUT", "/v1/sandboxes/{id}/network", s.putNetwork, authTenant},
+		{"GET", "/v1/sandboxes/{id}/generations", s.listGenerations, authTenant},
 		{"GET", "/v1/snapshots", s.listSnapshots, authTenant},
 		{"GET", "/v1/snapshots/{name}", s.getSnapshot, authTenant},
 		{"DELETE", "/v1/snapshots/{name}", s.deleteSnapshot, authTenant},
@@ -323,6 +324,9 @@ func (s *Server) authenticate(r *http.Request) (tenant string, admin bool, err e
 // writeError sends {"error":{"code","message"}} with the class's status.
 func writeError(w http.ResponseWriter, err error) {
 	status, code := api.ToHTTP(err)
+	if s := api.RetryAfterSeconds(err); s > 0 && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", strconv.Itoa(s))
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Del("Content-Length")
 	w.WriteHeader(status)

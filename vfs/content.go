@@ -353,6 +353,21 @@ func truncExt(ext []extent, old, size int64) []extent {
 	return reoff(out)
 }
 
+// sealAfter is how many unsealed (mem) bytes a file holds before a write
+// seals them into chunks.
+const sealAfter = 4 << 20
+
+// memBytes is the bytes of ext's mem extents.
+func memBytes(ext []extent) int64 {
+	var n int64
+	for i := range ext {
+		if ext[i].kind == extMem {
+			n += ext[i].n
+		}
+	}
+	return n
+}
+
 // sealed reports whether ext holds no mem extents.
 func sealed(ext []extent) bool {
 	for i := range ext {

@@ -290,6 +290,13 @@ func (h *File) writeAt(p []byte, off int64, appending bool) (int, error) {
 		}
 		c := in.clone()
 		c.ext = writeExt(c.ext, c.size, off, p)
+		if memBytes(c.ext) >= sealAfter {
+			// Seal as the file grows, not only at Close: a large write
+			// then holds at most sealAfter unhashed bytes, and data
+			// already held (the same chunk, e.g. 1.5 GB of zeros) is
+			// held once (issue 13).
+			c.ext = sealExt(c.ext)
+		}
 		if end := off + int64(len(p)); end > c.size {
 			c.size = end
 		}

@@ -22,8 +22,9 @@ type FS struct {
 	openMu sync.Mutex
 	open   map[uint64]int32 // inodes with open handles (kept while unlinked)
 
-	lin     *lineage                // shared with forks: what Persist may reuse
-	lastGen atomic.Pointer[genMemo] // the generation last persisted or loaded
+	lin     *lineage                     // shared with forks: what Persist may reuse
+	lastGen atomic.Pointer[genMemo]      // the generation last persisted or loaded
+	gate    atomic.Pointer[func() error] // SetWriteGate
 }
 
 // New returns an FS over opts.Base with an empty delta.
@@ -160,6 +161,9 @@ func (e *ioError) Unwrap() []error {
 // update runs fn on a private copy of the tree in write mode and publishes
 // the result if fn succeeds and no quota is exceeded.
 func (f *FS) update(op, name string, fn func(w *walk) error) (err error) {
+	if err := f.passGate(op, name); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	defer catchLoad(&err, op, name)

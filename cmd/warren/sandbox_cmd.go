@@ -51,6 +51,7 @@ func newSandboxCmd() *cobra.Command {
 	var createDurability, createSecurity string
 	var nf networkFlags
 	var createCommands commandsFlags
+	var genOpts func(*api.CreateRequest) error
 	create := &cobra.Command{
 		Use: "create", Short: "create a sandbox and print its id", Args: cobra.NoArgs,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
@@ -74,6 +75,9 @@ func newSandboxCmd() *cobra.Command {
 			if req.Network, req.Secrets, err = nf.request(); err != nil {
 				return err
 			}
+			if err := genOpts(&req); err != nil {
+				return err
+			}
 			sb, err := cl.Create(cmd.Context(), req)
 			if err != nil {
 				return err
@@ -84,6 +88,7 @@ func newSandboxCmd() *cobra.Command {
 	}
 	create.Flags().StringVar(&image, "image", "", "base image (default: the embedded one)")
 	create.Flags().StringVar(&snapshot, "snapshot", "", "start from this snapshot")
+	genOpts = generationFlags(create)
 	create.Flags().StringArrayVar(&labels, "label", nil, "k=v label (repeatable)")
 	create.Flags().StringArrayVar(&env, "env", nil, "K=V environment variable (repeatable)")
 	create.Flags().DurationVar(&standby, "standby-after", 0, "idle time before hibernation (default: the server's)")
@@ -247,7 +252,7 @@ func newSandboxCmd() *cobra.Command {
 			return nil
 		}),
 	}
-	cmd.AddCommand(create, ls, get, execCmd, hibernate, resume, rm, fork, snapshotCmd)
+	cmd.AddCommand(create, ls, get, execCmd, hibernate, resume, rm, fork, snapshotCmd, newGenerationsCmd(&c))
 	cmd.AddCommand(processCmds(&c)...)
 	return cmd
 }

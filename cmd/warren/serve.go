@@ -24,6 +24,7 @@ import (
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/egress"
 	"github.com/warren-sandbox/warren/native"
+	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/sandbox/node"
 	"github.com/warren-sandbox/warren/sandbox/workerpool"
 	"github.com/warren-sandbox/warren/server"
@@ -64,6 +65,9 @@ func newServeCmd() *cobra.Command {
 		durability                      string
 		commitBytes                     int64
 		commitDelay                     time.Duration
+		budgetSandbox, budgetNode       string
+		budgetWait                      time.Duration
+		gcInterval, gcGrace             time.Duration
 		wf                              workerFlags
 		metricsKey                      string
 		ff                              fleetFlags
@@ -118,9 +122,13 @@ AWS_SESSION_TOKEN).`,
 			if err := ff.check(data, metaURL); err != nil {
 				return err
 			}
+			budget, err := parseBudget(budgetSandbox, budgetNode, budgetWait)
+			if err != nil {
+				return err
+			}
 			if wf.workers != 0 {
 				setProcs(log, procs, cmd.Flags().Changed("procs"))
-				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json", durability, commitBytes, commitDelay, metricsKey, egressOpts})
+				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json", durability, commitBytes, commitDelay, metricsKey, egressOpts, budget})
 			}
 			if metaURL == "" {
 				if err := workerpool.Adopt(ctx, data, 0); err != nil { // sandboxes of an earlier --workers start
@@ -156,7 +164,7 @@ AWS_SESSION_TOKEN).`,
 				Egress: eg,
 				Dir:    data, Meta: metaURL, Logger: log, Fsync: fsync, DefaultStandbyAfter: standbyAfter, MaxFileBytes: maxUpload,
 				Native: rt, Guard: guard,
-				Durability: durability, CommitBytes: commitBytes, CommitDelay: commitDelay,
+				Durability: durability, CommitBytes: commitBytes, CommitDelay: commitDelay, Budget: budget,
 			}
 			closeBlobs := func() error { return nil }
 			if blobs != "" {
@@ -213,6 +221,7 @@ AWS_SESSION_TOKEN).`,
 			if guard != nil {
 				go guard.Run(ctx, n.Handler.Idle)
 			}
+			serveGC(ctx, log, n.Manager, gcInterval, gcGrace)
 			blobs := &blobGauge{count: storeCounter(n.Blobs)}
 			srv := &http.Server{Handler: server.MetricsFront(n.Handler, metricsKey, blobs.write), ReadHeaderTimeout: 10 * time.Second}
 			errc := make(chan error, 1)
@@ -249,6 +258,11 @@ AWS_SESSION_TOKEN).`,
 	f.StringVar(&durability, "durability", "local", "default ack level of execs and file writes: memory, local (fsynced write log) or committed (published generation)")
 	f.Int64Var(&commitBytes, "commit-bytes", 4<<20, "commit a sandbox once this many bytes of its writes are only in the write log")
 	f.DurationVar(&commitDelay, "commit-delay", 2*time.Second, "commit a sandbox at most this long after its oldest uncommitted write")
+	f.StringVar(&budgetSandbox, "uncommitted-budget", "256MiB", "bytes a sandbox may hold that are not yet committed; over it writers wait --budget-wait, then fail (HTTP 507); off: none")
+	f.StringVar(&budgetNode, "node-uncommitted-budget", "1GiB", "the same budget for all of the node's sandboxes together; off: none")
+	f.DurationVar(&budgetWait, "budget-wait", sandbox.DefaultBudgetWait, "how long a writer over an uncommitted budget waits for a commit before its write fails")
+	f.DurationVar(&gcInterval, "gc-interval", sandbox.DefaultGCInterval, "run garbage collection this often (0: never; in-process sandboxes only, not with worker processes)")
+	f.DurationVar(&gcGrace, "gc-grace", sandbox.DefaultGCGrace, "least time an unreferenced object stays before gc deletes it")
 	f.StringVar(&logFormat, "log-format", "text", "request log format: text or json")
 	f.BoolVar(&noNative, "no-native", false, "do not run ELF files natively (namespaces, overlay, cgroups)")
 	f.StringVar(&nativeRunDir, "native-run-dir", "/run/warren/native", "the native tier's mounts and workspaces (one warren serve per directory)")
@@ -350,6 +364,29 @@ func memoryGuard(log *slog.Logger, limitFlag string, changed bool, shedFlag stri
 	}
 	log.Info("memory limit", "gomemlimit", limit, "shed_above", high)
 	return server.NewMemoryGuard(server.MemoryGuardConfig{High: uint64(high)})
+}
+
+// parseBudget reads the uncommitted-budget flags.
+func parseBudget(perSandbox, perNode string, wait time.Duration) (sandbox.Budget, error) {
+	b := sandbox.Budget{Wait: wait}
+	if wait <= 0 {
+		return b, fmt.Errorf("--budget-wait %v: must be positive", wait)
+	}
+	for _, f := range []struct {
+		name, v string
+		dst     *int64
+	}{{"--uncommitted-budget", perSandbox, &b.Sandbox}, {"--node-uncommitted-budget", perNode, &b.Node}} {
+		if strings.EqualFold(strings.TrimSpace(f.v), "off") {
+			*f.dst = -1
+			continue
+		}
+		n, err := parseSize(f.v)
+		if err != nil {
+			return b, fmt.Errorf("%s: %w", f.name, err)
+		}
+		*f.dst = n
+	}
+	return b, nil
 }
 
 // sizeOrPercent reads SIZE (parseSize) or N% of what of returns.

@@ -6,6 +6,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/warren-sandbox/warren/sandbox"
 )
 
 // TestMemoryGuardFlags: --memory-limit and --shed-above take a size, a
@@ -59,5 +62,32 @@ func TestMemoryGuardFlags(t *testing.T) {
 				t.Fatalf("high-water mark %d, want 512 MiB", g.Stats().High)
 			}
 		})
+	}
+}
+
+func TestBudgetFlags(t *testing.T) {
+	cases := []struct {
+		sb, node string
+		wait     time.Duration
+		want     sandbox.Budget
+		bad      string
+	}{
+		{"256MiB", "1GiB", 10 * time.Second, sandbox.Budget{Sandbox: 256 << 20, Node: 1 << 30, Wait: 10 * time.Second}, ""},
+		{"off", "64M", time.Second, sandbox.Budget{Sandbox: -1, Node: 64 << 20, Wait: time.Second}, ""},
+		{"lots", "1G", time.Second, sandbox.Budget{}, "--uncommitted-budget"},
+		{"1G", "-5", time.Second, sandbox.Budget{}, "--node-uncommitted-budget"},
+		{"1G", "1G", 0, sandbox.Budget{}, "--budget-wait"},
+	}
+	for _, c := range cases {
+		got, err := parseBudget(c.sb, c.node, c.wait)
+		if c.bad != "" {
+			if err == nil || !strings.Contains(err.Error(), c.bad) {
+				t.Errorf("%q %q %v: err %v, want one naming %s", c.sb, c.node, c.wait, err, c.bad)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%q %q %v: %+v, %v; want %+v", c.sb, c.node, c.wait, got, err, c.want)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/sandbox/node"
 	"github.com/warren-sandbox/warren/sandbox/workerpool"
 	"github.com/warren-sandbox/warren/server"
@@ -65,6 +66,7 @@ type serveSettings struct {
 	commitDelay          time.Duration
 	metricsKey           string
 	egress               egress.Options
+	budget               sandbox.Budget
 }
 
 // serveWorkers is serve in worker mode: the HTTP front and its keys here,
@@ -89,7 +91,7 @@ func serveWorkers(ctx context.Context, cmd *cobra.Command, log *slog.Logger, w w
 		Pool: workerpool.Options{
 			Workers: w.workers, Data: s.data, MemoryLimit: mem, StandbyAfter: s.standbyAfter,
 			MaxFileBytes: s.maxUpload, Fsync: s.fsync, NativeRunDir: runDir, LogJSON: s.logJSON,
-			Durability: s.durability, CommitBytes: s.commitBytes, CommitDelay: s.commitDelay,
+			Durability: s.durability, CommitBytes: s.commitBytes, CommitDelay: s.commitDelay, Budget: s.budget,
 			Egress: s.egress,
 			Logger: log, Stderr: cmd.ErrOrStderr(),
 			// Each worker schedules as the front does (--procs, or a

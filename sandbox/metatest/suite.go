@@ -184,6 +184,8 @@ func fullRecord(id string) sandbox.Record {
 	r.Config.StandbyAfter = -1
 	r.Config.TTL = 3600
 	r.Config.Network = &api.NetworkPolicy{Allow: []string{"api.example.com", "*.example.org:443"}, Deny: []string{"10.0.0.0/8"}}
+	r.Config.FromGeneration = &api.GenerationRef{Sandbox: "sb-source", Generation: 7}
+	r.Config.Retention = &api.Retention{KeepLast: 3, KeepFor: -1}
 	return r
 }
 

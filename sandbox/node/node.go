@@ -82,6 +82,10 @@ type Options struct {
 	// Egress is the node's way out to the network (nil: sandboxes have
 	// none). The caller builds it (egress.New).
 	Egress *egress.Egress
+	// Budget bounds the uncommitted bytes per sandbox and per node (zero
+	// fields: sandbox.DefaultSandboxBudget, DefaultNodeBudget,
+	// DefaultBudgetWait).
+	Budget sandbox.Budget
 }
 
 // Meta is a node's metadata store: boltmeta.DB or postgres.DB.
@@ -200,7 +204,7 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 		Native:                opts.Native,
 		Logger:                opts.Logger,
 		Egress:                opts.Egress,
-		Durable: &sandbox.Durable{Node: n.NodeID, Log: n.Log, Default: opts.Durability,
+		Durable: &sandbox.Durable{Node: n.NodeID, Log: n.Log, Default: opts.Durability, Budget: opts.Budget,
 			Commit: committer.Options{MaxBytes: opts.CommitBytes, MaxDelay: opts.CommitDelay, Logger: opts.Logger}},
 	})
 	if err != nil {

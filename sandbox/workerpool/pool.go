@@ -46,6 +46,7 @@ import (
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/client"
 	"github.com/warren-sandbox/warren/image"
+	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/store/dir"
 	"golang.org/x/sys/unix"
 )
@@ -79,6 +80,8 @@ type Options struct {
 	Durability  string
 	CommitBytes int64
 	CommitDelay time.Duration
+	// Budget is node.Options' (a worker's node budget is its own).
+	Budget sandbox.Budget
 	// NativeRunDir is the parent of the workers' native run directories
 	// (DIR/wN each); empty: no native tier in the workers.
 	NativeRunDir string
@@ -557,6 +560,9 @@ func (p *Pool) argv(w *worker) []string {
 	}
 	if o.CommitDelay > 0 {
 		a = append(a, "--commit-delay", o.CommitDelay.String())
+	}
+	if b := o.Budget; b != (sandbox.Budget{}) {
+		a = append(a, "--budget-sandbox", strconv.FormatInt(b.Sandbox, 10), "--budget-node", strconv.FormatInt(b.Node, 10), "--budget-wait", b.Wait.String())
 	}
 	if o.NativeRunDir == "" {
 		a = append(a, "--no-native")

@@ -260,7 +260,12 @@ func on0(ctx context.Context, r *tenantRouter, id string, fn func(svc api.Servic
 
 func (r *tenantRouter) Create(ctx context.Context, req api.CreateRequest) (api.Sandbox, error) {
 	var w *worker
-	if req.Snapshot != "" {
+	if req.FromGeneration != nil {
+		var err error
+		if w, err = r.generationWorker(ctx, req.FromGeneration); err != nil {
+			return api.Sandbox{}, err
+		}
+	} else if req.Snapshot != "" {
 		var err error
 		if w, err = r.snapshotWorker(ctx, req.Snapshot); err != nil {
 			return api.Sandbox{}, err

@@ -22,6 +22,7 @@ import (
 	"github.com/containerd/errdefs"
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/native"
+	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/sandbox/node"
 	"github.com/warren-sandbox/warren/server"
 )
@@ -52,6 +53,7 @@ type workerFlags struct {
 	commitBytes  int64
 	commitDelay  time.Duration
 	egress       egress.Options
+	budget       sandbox.Budget
 }
 
 func (f *workerFlags) set(fs *flag.FlagSet) {
@@ -81,6 +83,9 @@ func (f *workerFlags) set(fs *flag.FlagSet) {
 	fs.Func("egress-deny", u["egress-deny"], add(&f.egress.Deny))
 	fs.StringVar(&f.egress.CAFile, "egress-ca", "", u["egress-ca"])
 	fs.BoolVar(&f.egress.Insecure, "egress-allow-insecure", false, u["egress-allow-insecure"])
+	fs.Int64Var(&f.budget.Sandbox, "budget-sandbox", 0, "uncommitted budget per sandbox, bytes (0: the default; negative: none)")
+	fs.Int64Var(&f.budget.Node, "budget-node", 0, "uncommitted budget of this worker's node, bytes (0: the default; negative: none)")
+	fs.DurationVar(&f.budget.Wait, "budget-wait", 0, "how long a writer over budget waits (0: the default)")
 }
 
 // RunWorker is the body of a worker process (`warren serve-worker`): it
@@ -139,7 +144,7 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		Egress: eg,
 		Dir:    f.dir, Logger: log, Fsync: f.fsync, DefaultStandbyAfter: f.standbyAfter,
 		TickInterval: f.tick, MaxFileBytes: f.maxUpload, Native: rt, Guard: guard,
-		Durability: f.durability, CommitBytes: f.commitBytes, CommitDelay: f.commitDelay,
+		Durability: f.durability, CommitBytes: f.commitBytes, CommitDelay: f.commitDelay, Budget: f.budget,
 	})
 	if err != nil {
 		return err

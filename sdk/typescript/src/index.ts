@@ -49,6 +49,9 @@ export const ABSENT: Record<string, string> = {
   "POST /v1/mcp": "MCP clients speak it, not this SDK",
   "GET /v1/sandboxes/{id}/network": "egress policy and audit: no SDK method yet (issue 18); use the HTTP API",
   "PUT /v1/sandboxes/{id}/network": "egress policy and secrets: no SDK method yet (issue 18); use the HTTP API",
+  "GET /v1/sandboxes/{id}/generations": "durable generations are new (issue 13); the CLI and the Go client list them",
+  "GET /v1/nodes": "fleet administration (admin key): warren node ls",
+  "POST /v1/nodes/{id}/drain": "fleet administration (admin key): warren node drain",
 };
 
 export const DEFAULT_API_URL = "http://127.0.0.1:7711";
