@@ -1,9 +1,11 @@
 package sandbox_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -176,12 +178,26 @@ func TestDurable_NodeBudget(t *testing.T) {
 	}
 	blobs.stall()
 	defer blobs.resume()
-	if err := svc.WriteFile(ctx, a.ID, api.WriteFileRequest{Path: "/a", Data: strings.NewReader(strings.Repeat("a", 5<<20)), Durability: api.DurabilityMemory}); err != nil {
+	if err := svc.WriteFile(ctx, a.ID, api.WriteFileRequest{Path: "/a", Data: bytes.NewReader(noise(5 << 20)), Durability: api.DurabilityMemory}); err != nil {
 		t.Fatalf("the first write (under the node's budget when it started): %v", err)
 	}
+	// The node's sum is cached for up to nodeSumEvery (20 ms): a write
+	// within that window of the last sum may still pass (documented
+	// overshoot); past it the sum is fresh.
+	time.Sleep(50 * time.Millisecond)
 	err = svc.WriteFile(ctx, b.ID, api.WriteFileRequest{Path: "/b", Data: strings.NewReader("b"), Durability: api.DurabilityMemory})
 	var be *sandbox.BudgetError
 	if !errors.As(err, &be) || be.Scope != "node" || be.Uncommitted < 5<<20 {
 		t.Fatalf("a write in another sandbox with the node over budget: %v; want a node BudgetError", err)
 	}
+}
+
+// noise is n bytes that do not repeat: identical data is stored once
+// (vfs dedups chunks as they are written), so it would not count against
+// an uncommitted budget.
+func noise(n int) []byte {
+	b := make([]byte, n)
+	r := rand.NewChaCha8([32]byte{7})
+	r.Read(b)
+	return b
 }
