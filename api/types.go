@@ -273,6 +273,9 @@ type ExecRequest struct {
 	// Durability is the ack level this exec waits for (memory, local or
 	// committed; "" = the sandbox's default).
 	Durability string `json:"durability,omitempty"`
+	// PTY (POST .../processes only) runs the process on a terminal of
+	// this size: without a script or argv, an interactive shell.
+	PTY *PTYSize `json:"pty,omitempty"`
 }
 
 // ExecResult is the outcome of an exec. Stdout and Stderr are filled only
@@ -323,6 +326,7 @@ type Process struct {
 	Running   bool        `json:"running"`
 	StartedAt time.Time   `json:"started_at"`
 	Result    *ExecResult `json:"result,omitempty"` // set once it exited
+	PTY       *PTYSize    `json:"pty,omitempty"`    // its terminal's size, if it has one
 }
 
 // SignalRequest is the body of POST .../processes/{pid}/signal.

@@ -221,3 +221,12 @@ func expandPrompt(sh Shell, name, def string) string {
 	}
 	return b.String()
 }
+
+// RunScript runs src once with the terminal as its streams (a process
+// started on a PTY with a script: vi FILE, top) and returns its status.
+func (t *Term) RunScript(ctx context.Context, sh Shell, src string) int {
+	c, r := t.Size()
+	sh.SetVars(map[string]string{"COLUMNS": strconv.Itoa(c), "LINES": strconv.Itoa(r)})
+	st, _ := t.runCommand(ctx, sh, src)
+	return st
+}
