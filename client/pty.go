@@ -167,4 +167,3 @@ func (p *PTY) Close() error {
 	p.stop()
 	return p.conn.Close(websocket.StatusNormalClosure, "")
 }
-

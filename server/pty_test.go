@@ -241,4 +241,3 @@ func TestPTYHangup(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
