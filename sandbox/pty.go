@@ -32,6 +32,9 @@ type ttyShell interface {
 // harvest, CPU accounting, the durability ack, the exec count.
 type ptyShell struct {
 	ttyShell
+	// ctx is the terminal's (a command's own ends with ^C, and its
+	// writes must still reach the write log).
+	ctx   context.Context
 	m     *Manager
 	b     *box
 	s     *session
@@ -49,7 +52,7 @@ func (p *ptyShell) RunLine(ctx context.Context, script string, stdin io.Reader, 
 		p.m.execErrors.Add(1)
 		return st, exited, err
 	}
-	if _, err := p.m.ack(ctx, p.b, p.level, p.s); err != nil {
+	if _, err := p.m.ack(p.ctx, p.b, p.level, p.s); err != nil {
 		p.m.execErrors.Add(1)
 		fmt.Fprintf(stderr, "warren: %v\n", err)
 	}
@@ -182,7 +185,7 @@ func (m *Manager) runPTY(ctx context.Context, b *box, req api.ExecRequest, term 
 	defer cancel(nil)
 	stopGone := context.AfterFunc(b.runCtx, func() { cancel(errGone); term.Close() })
 	defer stopGone()
-	sh := &ptyShell{ttyShell: tsh, m: m, b: b, s: s, level: level}
+	sh := &ptyShell{ttyShell: tsh, ctx: rctx, m: m, b: b, s: s, level: level}
 	t0 := m.now()
 	var status int
 	if interactive {
