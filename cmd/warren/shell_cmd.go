@@ -2,15 +2,15 @@ package main
 
 import (
 	"bufio"
-	"os"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 	"github.com/warren-sandbox/warren/api"
+	"golang.org/x/term"
 )
 
 func init() { verbs = append(verbs, newShellCmd) }
