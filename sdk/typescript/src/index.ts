@@ -24,6 +24,7 @@ export const OPERATIONS = {
   waitProcess: ["GET", "/v1/sandboxes/{id}/processes/{pid}/wait"],
   stdinProcess: ["POST", "/v1/sandboxes/{id}/processes/{pid}/stdin"],
   signalProcess: ["POST", "/v1/sandboxes/{id}/processes/{pid}/signal"],
+  resizeProcess: ["POST", "/v1/sandboxes/{id}/processes/{pid}/resize"],
   getFiles: ["GET", "/v1/sandboxes/{id}/files"],
   putFiles: ["PUT", "/v1/sandboxes/{id}/files"],
   deleteFiles: ["DELETE", "/v1/sandboxes/{id}/files"],
@@ -47,6 +48,8 @@ export const ABSENT: Record<string, string> = {
   "GET /metrics": "Prometheus scrapes it; not an SDK concern",
   "GET /v1/openapi.json": "the API's own description",
   "POST /v1/mcp": "MCP clients speak it, not this SDK",
+  "GET /v1/sandboxes/{id}/processes/{pid}/pty":
+    "the WebSocket is for browsers (the console); sandbox.pty uses stdin, attach and resize, which need no WebSocket (Node 18+)",
 };
 
 export const DEFAULT_API_URL = "http://127.0.0.1:7711";
@@ -151,13 +154,24 @@ class Transport {
     return resp;
   }
 
+  /** An attach stream as bytes: onData gets each chunk of stdout. */
+  async bytes(op: Operation, c: Call, onData?: (data: Uint8Array) => void): Promise<CommandResult> {
+    const enc = new TextEncoder();
+    return this.stream(op, c, undefined, undefined, (ev) => {
+      let data: Uint8Array | undefined;
+      if (typeof ev.stdout === "string") data = enc.encode(ev.stdout);
+      else if (typeof ev.stdout_b64 === "string") data = b64decode(ev.stdout_b64);
+      if (data) onData?.(data);
+    });
+  }
+
   async json<T>(op: Operation, c: Call = {}): Promise<T> {
     return (await (await this.send(op, c)).json()) as T;
   }
 
-  async stream(op: Operation, c: Call, onStdout?: (s: string) => void, onStderr?: (s: string) => void): Promise<CommandResult> {
+  async stream(op: Operation, c: Call, onStdout?: (s: string) => void, onStderr?: (s: string) => void, onEvent?: (ev: Record<string, unknown>) => void): Promise<CommandResult> {
     const resp = await this.send(op, c);
-    const reader = new EventReader(onStdout, onStderr);
+    const reader = new EventReader(onStdout, onStderr, onEvent);
     const decoder = new TextDecoder();
     let buf = "";
     const body = resp.body;
@@ -223,11 +237,12 @@ class EventReader {
   private err: Uint8Array[] = [];
   private result?: CommandResult;
   private enc = new TextEncoder();
-  constructor(private onStdout?: (s: string) => void, private onStderr?: (s: string) => void) {}
+  constructor(private onStdout?: (s: string) => void, private onStderr?: (s: string) => void, private onEvent?: (ev: Record<string, unknown>) => void) {}
 
   line(l: string): void {
     if (!l.trim()) return;
     const ev = JSON.parse(l);
+    this.onEvent?.(ev);
     if (ev.error) throw new WarrenError(ev.error.message ?? "exec failed", 0, ev.error.code ?? "");
     for (const [key, parts, cb] of [["stdout", this.out, this.onStdout], ["stderr", this.err, this.onStderr]] as const) {
       let data: Uint8Array | undefined;
@@ -317,6 +332,77 @@ export interface ProcessInfo {
   command: string;
   running: boolean;
   started_at: string;
+  /** Set for a process on a terminal. */
+  pty?: { cols: number; rows: number };
+}
+
+export interface PtySize {
+  cols: number;
+  rows: number;
+}
+
+export interface PtyCreateOptions extends PtySize {
+  /** The terminal's display output (with \r\n line ends and escape sequences). */
+  onData?: (data: Uint8Array) => void;
+  /** A command to run on the terminal instead of an interactive shell. */
+  cmd?: string;
+  cwd?: string;
+  envs?: Record<string, string>;
+  /** The shell session (default: one of its own). */
+  session?: string;
+}
+
+/** A process on a terminal: an interactive shell unless created with cmd. */
+export class PtyHandle {
+  private readonly output: Promise<CommandResult>;
+  /** @internal */
+  constructor(private readonly sb: Sandbox, readonly pid: number, onData?: (data: Uint8Array) => void) {
+    this.output = sb.t.bytes("attachProcess", { path: { id: sb.id, pid } }, onData);
+    this.output.catch(() => {}); // surfaced by wait()
+  }
+  /** Keyboard input ("\x03" is ^C, "\x04" ^D, "\r" Enter). */
+  sendInput(data: string | Uint8Array): Promise<void> {
+    return this.sb.pty.sendInput(this.pid, data);
+  }
+  resize(size: PtySize): Promise<void> {
+    return this.sb.pty.resize(this.pid, size);
+  }
+  /** Hang up (SIGHUP), or send another signal. */
+  kill(signal = "HUP"): Promise<void> {
+    return this.sb.pty.kill(this.pid, signal);
+  }
+  /** Resolves when the shell exits: exitCode is its status; stdout the whole display. */
+  wait(): Promise<CommandResult> {
+    return this.output;
+  }
+}
+
+class Pty {
+  constructor(private readonly sb: Sandbox) {}
+  async create(o: PtyCreateOptions): Promise<PtyHandle> {
+    const body: Record<string, unknown> = o.cmd ? execBody(o.cmd, o) : {};
+    if (!o.cmd) {
+      if (o.cwd) body.cwd = o.cwd;
+      if (o.envs) body.env = o.envs;
+      if (o.session) body.session = o.session;
+    }
+    body.pty = { cols: o.cols, rows: o.rows };
+    const p = await this.sb.t.json<{ pid: number }>("startProcess", { path: { id: this.sb.id }, json: body });
+    return new PtyHandle(this.sb, p.pid, o.onData);
+  }
+  /** Follow the terminal of a running process (its buffered output is replayed first). */
+  connect(pid: number, o: { onData?: (data: Uint8Array) => void } = {}): PtyHandle {
+    return new PtyHandle(this.sb, pid, o.onData);
+  }
+  async sendInput(pid: number, data: string | Uint8Array): Promise<void> {
+    await this.sb.t.send("stdinProcess", { path: { id: this.sb.id, pid }, body: data });
+  }
+  async resize(pid: number, size: PtySize): Promise<void> {
+    await this.sb.t.send("resizeProcess", { path: { id: this.sb.id, pid }, json: { cols: size.cols, rows: size.rows } });
+  }
+  async kill(pid: number, signal = "HUP"): Promise<void> {
+    await this.sb.t.send("signalProcess", { path: { id: this.sb.id, pid }, json: { signal } });
+  }
 }
 
 export interface EntryInfo {
@@ -411,12 +497,15 @@ export interface Snapshot {
 export class Sandbox {
   readonly commands: Commands;
   readonly files: Files;
+  /** Terminals: pty.create({cols, rows, onData}), sendInput, resize, kill. */
+  readonly pty: Pty;
   readonly id: string;
   /** @internal */
   constructor(public info: SandboxInfo, readonly t: Transport) {
     this.id = info.id;
     this.commands = new Commands(this);
     this.files = new Files(this);
+    this.pty = new Pty(this);
   }
 
   static async create(o: CreateOptions = {}): Promise<Sandbox> {
