@@ -59,6 +59,47 @@ class AsyncCommandHandle:
         await self.sandbox._t.send(core.request("signal_process", id=self.sandbox.id, pid=self.pid, json_body={"signal": signal}))
 
 
+class AsyncPtyHandle:
+    def __init__(self, sandbox: "AsyncSandbox", pid: int):
+        self.sandbox, self.pid = sandbox, pid
+
+    async def send_input(self, data: Union[str, bytes]) -> None:
+        await self.sandbox.pty.send_input(self.pid, data)
+
+    async def resize(self, cols: int, rows: int) -> None:
+        await self.sandbox.pty.resize(self.pid, cols, rows)
+
+    async def kill(self, signal: str = "HUP") -> None:
+        await self.sandbox.pty.kill(self.pid, signal)
+
+    async def wait(self, on_data: Optional[Callable[[bytes], Any]] = None) -> CommandResult:
+        req = core.request("attach_process", id=self.sandbox.id, pid=self.pid)
+        return await self.sandbox._t.stream(req, core.EventReader(None, None, on_data))
+
+
+class AsyncPty:
+    def __init__(self, sandbox: "AsyncSandbox"):
+        self._sb = sandbox
+
+    async def create(self, cols: int = 80, rows: int = 24, *, cmd: Optional[str] = None, cwd: Optional[str] = None,
+                     envs: Optional[Dict[str, str]] = None, session: Optional[str] = None) -> AsyncPtyHandle:
+        body = core.pty_body(cols, rows, cmd, cwd, envs, session)
+        p = await self._sb._t.json(core.request("start_process", id=self._sb.id, json_body=body))
+        return AsyncPtyHandle(self._sb, p["pid"])
+
+    def connect(self, pid: int) -> AsyncPtyHandle:
+        return AsyncPtyHandle(self._sb, pid)
+
+    async def send_input(self, pid: int, data: Union[str, bytes]) -> None:
+        await self._sb._t.send(core.request("stdin_process", id=self._sb.id, pid=pid, content=core.encode(data)))
+
+    async def resize(self, pid: int, cols: int, rows: int) -> None:
+        await self._sb._t.send(core.request("resize_process", id=self._sb.id, pid=pid, json_body={"cols": cols, "rows": rows}))
+
+    async def kill(self, pid: int, signal: str = "HUP") -> None:
+        await self._sb._t.send(core.request("signal_process", id=self._sb.id, pid=pid, json_body={"signal": signal}))
+
+
 class AsyncCommands:
     def __init__(self, sandbox: "AsyncSandbox"):
         self._sb = sandbox
@@ -110,6 +151,7 @@ class AsyncSandbox:
         self.id: str = info["id"]
         self.commands = AsyncCommands(self)
         self.files = AsyncFiles(self)
+        self.pty = AsyncPty(self)
 
     @classmethod
     async def create(cls, *, image: Optional[str] = None, snapshot: Optional[str] = None, envs: Optional[Dict[str, str]] = None,

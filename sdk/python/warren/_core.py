@@ -33,6 +33,7 @@ OPERATIONS: Dict[str, tuple] = {
     "wait_process": ("GET", "/v1/sandboxes/{id}/processes/{pid}/wait"),
     "stdin_process": ("POST", "/v1/sandboxes/{id}/processes/{pid}/stdin"),
     "signal_process": ("POST", "/v1/sandboxes/{id}/processes/{pid}/signal"),
+    "resize_process": ("POST", "/v1/sandboxes/{id}/processes/{pid}/resize"),
     "get_files": ("GET", "/v1/sandboxes/{id}/files"),
     "put_files": ("PUT", "/v1/sandboxes/{id}/files"),
     "delete_files": ("DELETE", "/v1/sandboxes/{id}/files"),
@@ -55,6 +56,7 @@ ABSENT: Dict[str, str] = {
     "GET /metrics": "Prometheus scrapes it; not an SDK concern",
     "GET /v1/openapi.json": "the API's own description",
     "POST /v1/mcp": "MCP clients speak it, not this SDK",
+    "GET /v1/sandboxes/{id}/processes/{pid}/pty": "the WebSocket is for browsers; sandbox.pty uses stdin, attach and resize (httpx has no WebSocket)",
 }
 
 
@@ -190,8 +192,9 @@ def exec_body(cmd: str, cwd, envs, timeout, stdin, session) -> dict:
 class EventReader:
     """Turns NDJSON exec events into callbacks and a CommandResult."""
 
-    def __init__(self, on_stdout: Optional[Callable[[str], Any]], on_stderr: Optional[Callable[[str], Any]]):
-        self.on_stdout, self.on_stderr = on_stdout, on_stderr
+    def __init__(self, on_stdout: Optional[Callable[[str], Any]], on_stderr: Optional[Callable[[str], Any]],
+                 on_bytes: Optional[Callable[[bytes], Any]] = None):
+        self.on_stdout, self.on_stderr, self.on_bytes = on_stdout, on_stderr, on_bytes
         self.out, self.err = bytearray(), bytearray()
         self.result: Optional[CommandResult] = None
 
@@ -210,6 +213,8 @@ class EventReader:
                 data = base64.b64decode(ev[key + "_b64"])
             if data is not None:
                 buf.extend(data)
+                if key == "stdout" and self.on_bytes is not None:
+                    self.on_bytes(data)
                 if cb is not None:
                     cb(data.decode("utf-8", "replace"))
         if "exit" in ev:
@@ -277,3 +282,18 @@ def encode(data) -> bytes:
     if isinstance(data, str):
         return data.encode("utf-8")
     return bytes(data)
+
+
+def pty_body(cols: int, rows: int, cmd, cwd, envs, session) -> dict:
+    """The body of a start_process on a terminal: an interactive shell
+    without cmd."""
+    body = exec_body(cmd, cwd, envs, None, None, session) if cmd else {}
+    if not cmd:
+        if cwd:
+            body["cwd"] = cwd
+        if envs:
+            body["env"] = dict(envs)
+        if session:
+            body["session"] = session
+    body["pty"] = {"cols": cols, "rows": rows}
+    return body
