@@ -179,6 +179,7 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/sandboxes/{id}/files", s.getFiles, authTenant},
 		{"PUT", "/v1/sandboxes/{id}/files", s.putFiles, authTenant},
 		{"DELETE", "/v1/sandboxes/{id}/files", s.deleteFiles, authTenant},
+		{"GET", "/v1/sandboxes/{id}/files/watch", s.watchFiles, authTenant},
 		{"POST", "/v1/sandboxes/{id}/files/mkdir", s.mkdir, authTenant},
 		{"POST", "/v1/sandboxes/{id}/files/move", s.move, authTenant},
 		{"POST", "/v1/sandboxes/{id}/hibernate", s.hibernate, authTenant},

@@ -20,3 +20,15 @@ func (r *tenantRouter) ResizeProcess(ctx context.Context, id string, pid int, si
 		return t.ResizeProcess(ctx, id, pid, size)
 	})
 }
+
+var _ api.FileWatcher = (*tenantRouter)(nil)
+
+func (r *tenantRouter) WatchFiles(ctx context.Context, id string, req api.WatchRequest, fn func(api.WatchEvent) error) error {
+	return on0(ctx, r, id, func(svc api.Service) error {
+		w, ok := svc.(api.FileWatcher)
+		if !ok {
+			return api.Errorf(errdefs.ErrNotImplemented, "this node's workers cannot watch files")
+		}
+		return w.WatchFiles(ctx, id, req, fn)
+	})
+}
