@@ -115,9 +115,52 @@ class AsyncCommands:
         return await t.stream(core.request("exec", id=self._sb.id, json_body=body), core.EventReader(on_stdout, on_stderr))
 
 
+class AsyncWatchHandle:
+    """A live watch: ``async for ev in handle`` (it ends after the closed
+    event); aclose() stops it. Made by ``await sb.files.watch(path)``."""
+
+    async def _open(self, t: "_AsyncTransport", req: Request) -> "AsyncWatchHandle":
+        self._cm = t.http.stream(req.method, req.path, params=req.params or None, timeout=httpx.Timeout(None, connect=10.0))
+        try:
+            resp = await self._cm.__aenter__()
+        except httpx.TransportError as e:
+            raise core.UnavailableError(f"cannot reach warren at {t.url}: {e}") from e
+        if resp.status_code >= 400:
+            await resp.aread()
+            await self._cm.__aexit__(None, None, None)
+            raise core.error_for(resp.status_code, resp.content)
+        self._lines = resp.aiter_lines()
+        async for line in self._lines:
+            ev = core.watch_event(line)
+            if ev is not None and ev.type == "ready":
+                break
+        return self
+
+    async def __aiter__(self):
+        try:
+            async for line in self._lines:
+                ev = core.watch_event(line)
+                if ev is None:
+                    continue
+                yield ev
+                if ev.type == "closed":
+                    return
+        except httpx.TransportError as e:
+            raise core.UnavailableError(f"watch stream lost: {e}") from e
+        finally:
+            await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._cm.__aexit__(None, None, None)
+
+
 class AsyncFiles:
     def __init__(self, sandbox: "AsyncSandbox"):
         self._sb = sandbox
+
+    async def watch(self, path: str, recursive: bool = False) -> AsyncWatchHandle:
+        req = core.request("watch_files", id=self._sb.id, params=core.watch_params(path, recursive))
+        return await AsyncWatchHandle()._open(self._sb._t, req)
 
     async def read(self, path: str, format: str = "text", offset: int = 0, length: int = 0) -> Union[str, bytes]:
         core.check_format(format)

@@ -39,6 +39,7 @@ OPERATIONS: Dict[str, tuple] = {
     "delete_files": ("DELETE", "/v1/sandboxes/{id}/files"),
     "mkdir": ("POST", "/v1/sandboxes/{id}/files/mkdir"),
     "move": ("POST", "/v1/sandboxes/{id}/files/move"),
+    "watch_files": ("GET", "/v1/sandboxes/{id}/files/watch"),
     "hibernate": ("POST", "/v1/sandboxes/{id}/hibernate"),
     "resume": ("POST", "/v1/sandboxes/{id}/resume"),
     "fork": ("POST", "/v1/sandboxes/{id}/fork"),
@@ -297,3 +298,36 @@ def pty_body(cols: int, rows: int, cmd, cwd, envs, session) -> dict:
             body["session"] = session
     body["pty"] = {"cols": cols, "rows": rows}
     return body
+
+
+@dataclass
+class WatchEvent:
+    """A file event. name is relative to the watched directory; type is
+    create, write, remove, rename (old_name is the old name), chmod,
+    overflow (dropped events were lost) or closed (the last: reason is
+    hibernated, deleted, removed or shutdown)."""
+
+    type: str
+    name: str = ""
+    old_name: str = ""
+    file_type: str = ""
+    dropped: int = 0
+    reason: str = ""
+
+    @staticmethod
+    def of(d: dict) -> "WatchEvent":
+        return WatchEvent(d.get("type", ""), d.get("name", ""), d.get("old_name", ""), d.get("file_type", ""),
+                          d.get("dropped", 0), d.get("reason", ""))
+
+
+def watch_params(path, recursive) -> dict:
+    params = {"path": path}
+    if recursive:
+        params["recursive"] = "true"
+    return params
+
+
+def watch_event(line: str) -> Optional[WatchEvent]:
+    if not line.strip():
+        return None
+    return WatchEvent.of(json.loads(line))

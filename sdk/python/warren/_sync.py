@@ -140,9 +140,59 @@ class Commands:
         return CommandHandle(self._sb, pid)
 
 
+class WatchHandle:
+    """A live watch: iterate it for WatchEvents (it ends after the closed
+    event); close() stops it."""
+
+    def __init__(self, t: "_Transport", req: Request):
+        self._cm = t.http.stream(req.method, req.path, params=req.params or None, timeout=httpx.Timeout(None, connect=10.0))
+        try:
+            resp = self._cm.__enter__()
+        except httpx.TransportError as e:
+            raise core.UnavailableError(f"cannot reach warren at {t.url}: {e}") from e
+        if resp.status_code >= 400:
+            resp.read()
+            self._cm.__exit__(None, None, None)
+            raise core.error_for(resp.status_code, resp.content)
+        self._lines = resp.iter_lines()
+        for line in self._lines:
+            ev = core.watch_event(line)
+            if ev is not None and ev.type == "ready":
+                break
+
+    def __iter__(self):
+        try:
+            for line in self._lines:
+                ev = core.watch_event(line)
+                if ev is None:
+                    continue
+                yield ev
+                if ev.type == "closed":
+                    return
+        except httpx.TransportError as e:
+            raise core.UnavailableError(f"watch stream lost: {e}") from e
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self._cm.__exit__(None, None, None)
+
+    def __enter__(self) -> "WatchHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 class Files:
     def __init__(self, sandbox: "Sandbox"):
         self._sb = sandbox
+
+    def watch(self, path: str, recursive: bool = False) -> WatchHandle:
+        """Watch a directory (its children, or everything under it with
+        recursive). Returns once the watch is live; a missing path raises
+        NotFoundError, a file InvalidArgumentError."""
+        return WatchHandle(self._sb._t, core.request("watch_files", id=self._sb.id, params=core.watch_params(path, recursive)))
 
     def read(self, path: str, format: str = "text", offset: int = 0, length: int = 0) -> Union[str, bytes]:
         """format="text" (UTF-8) or "bytes"."""

@@ -30,6 +30,7 @@ export const OPERATIONS = {
   deleteFiles: ["DELETE", "/v1/sandboxes/{id}/files"],
   mkdir: ["POST", "/v1/sandboxes/{id}/files/mkdir"],
   move: ["POST", "/v1/sandboxes/{id}/files/move"],
+  watchFiles: ["GET", "/v1/sandboxes/{id}/files/watch"],
   hibernate: ["POST", "/v1/sandboxes/{id}/hibernate"],
   resume: ["POST", "/v1/sandboxes/{id}/resume"],
   fork: ["POST", "/v1/sandboxes/{id}/fork"],
@@ -415,8 +416,75 @@ export interface EntryInfo {
   target?: string;
 }
 
+/** A file event; name is relative to the watched directory. */
+export interface WatchEvent {
+  type: "create" | "write" | "remove" | "rename" | "chmod" | "overflow" | "closed";
+  name?: string;
+  /** rename: the old name. */
+  old_name?: string;
+  file_type?: "file" | "dir" | "symlink" | "other";
+  /** overflow: how many events were lost. */
+  dropped?: number;
+  /** closed: hibernated, deleted, removed (the watched directory) or shutdown. */
+  reason?: string;
+}
+
+/** A running watch: stop() ends it; done resolves with the closing event (or undefined after stop). */
+export interface WatchHandle {
+  stop(): void;
+  done: Promise<WatchEvent | undefined>;
+}
+
 class Files {
   constructor(private readonly sb: Sandbox) {}
+  /**
+   * Watch a directory: onEvent gets every create, write, remove, rename and
+   * chmod under it (direct children unless recursive) until stop(), or a
+   * closed event (hibernate, delete). Resolves once the watch is live.
+   */
+  async watch(path: string, onEvent: (e: WatchEvent) => void, o: { recursive?: boolean } = {}): Promise<WatchHandle> {
+    const ac = new AbortController();
+    const resp = await this.sb.t.send("watchFiles", { path: { id: this.sb.id }, query: { path, recursive: o.recursive }, signal: ac.signal });
+    if (!resp.body) throw new UnavailableError("the watch response has no body");
+    const rd = resp.body.getReader();
+    const decoder = new TextDecoder();
+    let buf = "";
+    let ready!: () => void;
+    let failed!: (e: unknown) => void;
+    const live = new Promise<void>((res, rej) => ((ready = res), (failed = rej)));
+    const done = (async (): Promise<WatchEvent | undefined> => {
+      try {
+        for (;;) {
+          const { value, done } = await rd.read();
+          if (done) throw new UnavailableError("the watch stream ended without a closed event (connection lost)");
+          buf += decoder.decode(value, { stream: true });
+          let nl: number;
+          while ((nl = buf.indexOf("\n")) >= 0) {
+            const line = buf.slice(0, nl);
+            buf = buf.slice(nl + 1);
+            if (!line.trim()) continue;
+            const ev = JSON.parse(line);
+            if (ev.type === "ready") {
+              ready();
+              continue;
+            }
+            onEvent(ev);
+            if (ev.type === "closed") {
+              await rd.cancel().catch(() => {});
+              return ev;
+            }
+          }
+        }
+      } catch (e) {
+        failed(e);
+        if (ac.signal.aborted) return undefined;
+        throw e;
+      }
+    })();
+    done.catch(() => {});
+    await live;
+    return { stop: () => ac.abort(), done };
+  }
   read(path: string, o: { format: "bytes"; offset?: number; length?: number }): Promise<Uint8Array>;
   read(path: string, o?: { format?: "text"; offset?: number; length?: number }): Promise<string>;
   async read(path: string, o: { format?: "text" | "bytes"; offset?: number; length?: number } = {}): Promise<string | Uint8Array> {
