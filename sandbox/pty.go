@@ -150,7 +150,8 @@ func (m *Manager) startPTY(ctx context.Context, b *box, req api.ExecRequest) (ap
 		}
 		var sig signalCause
 		if errors.As(context.Cause(pctx), &sig) {
-			res.Exit, res.Limit = 128+sig.num, "signal:"+sig.name
+			// Hung up or killed, even before the shell started: a result.
+			res.Exit, res.Limit, err = 128+sig.num, "signal:"+sig.name, nil
 		}
 		p.mu.Lock()
 		p.result, p.err = res, err
