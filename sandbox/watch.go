@@ -233,6 +233,14 @@ func diffEvents(old, cur *vfs.FS, dir string, recursive bool, push func(api.Watc
 				continue
 			}
 			push(api.WatchEvent{Type: api.WatchCreate, Name: c.path, FileType: fileType(fi)})
+			if fi.IsDir() && recursive {
+				// vfs.Diff names a new directory, not what is in it.
+				budget := watchMaxPerTick
+				walkNew(cur, full(c.path), c.path, &budget, push)
+				if budget <= 0 {
+					over = true
+				}
+			}
 		case vfs.Modified:
 			a, aerr := old.Lstat(full(c.path))
 			n, err := cur.Lstat(full(c.path))
@@ -258,6 +266,30 @@ func diffEvents(old, cur *vfs.FS, dir string, recursive bool, push func(api.Watc
 		push(api.WatchEvent{Type: api.WatchOverflow})
 	}
 	return false
+}
+
+// walkNew reports everything under a new directory as created, up to
+// budget entries.
+func walkNew(fsys *vfs.FS, p, rel string, budget *int, push func(api.WatchEvent)) {
+	ents, err := fsys.ReadDir(p)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if *budget <= 0 {
+			return
+		}
+		*budget--
+		name := rel + "/" + e.Name()
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		push(api.WatchEvent{Type: api.WatchCreate, Name: name, FileType: fileType(fi)})
+		if e.IsDir() {
+			walkNew(fsys, p+"/"+e.Name(), name, budget, push)
+		}
+	}
 }
 
 // relName is p relative to dir, if the watch covers it.
