@@ -103,3 +103,14 @@ func (s *Shell) SetVars(vars map[string]string) {
 	}
 	r.exiting = exiting
 }
+
+// TerminalOf returns the Terminal behind a stream the shell handed a
+// command (Invocation.Stdin, Stdout, Stderr; its own wrappers removed),
+// or nil: the native tier gives such a command a real pty.
+func TerminalOf(x any) Terminal {
+	if lw, ok := x.(*limitWriter); ok {
+		x = lw.w
+	}
+	t, _ := x.(Terminal)
+	return t
+}

@@ -58,6 +58,10 @@ type Term struct {
 	cooked  []byte
 	eof     bool
 	intr    func() // interrupts the running command (^C)
+	// sink and onResize are set while a native program runs on a real
+	// pty (raw.go).
+	sink     func([]byte) bool
+	onResize func(cols, rows int)
 }
 
 // New returns a terminal of cols×rows writing its display to out (which
@@ -102,9 +106,13 @@ func (t *Term) Size() (cols, rows int) {
 func (t *Term) Resize(cols, rows int) {
 	cols, rows = clampSize(cols, rows)
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	t.cols, t.rows = cols, rows
 	t.wake()
+	hook := t.onResize
+	t.mu.Unlock()
+	if hook != nil {
+		hook(cols, rows)
+	}
 }
 
 // Close hangs the terminal up: readers see EOF and Serve returns.
@@ -145,6 +153,14 @@ func (t *Term) Input(p []byte) error {
 	if len(t.keys)+len(t.cooked)+len(t.line)+len(p) > MaxInput {
 		t.mu.Unlock()
 		return ErrInputFull
+	}
+	if sink := t.sink; sink != nil && t.running {
+		intr := t.intr
+		t.mu.Unlock()
+		if sink(p) && intr != nil {
+			intr()
+		}
+		return nil
 	}
 	var echo []byte
 	var intr func()

@@ -1,0 +1,117 @@
+package sandbox
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/warren-sandbox/warren/native"
+	"github.com/warren-sandbox/warren/shell"
+	"github.com/warren-sandbox/warren/terminal"
+	"golang.org/x/sys/unix"
+)
+
+// A native command run from a terminal session gets a real
+// pseudo-terminal: a pty pair from the host's devpts whose slave is the
+// command's stdin, stdout and/or stderr (those of its streams that are
+// the terminal; a redirected one stays as it is). The kernel's line
+// discipline then echoes and edits, so isatty, TIOCGWINSZ, raw mode
+// (python3's REPL, vi) behave as on any terminal. Keyboard input goes to
+// the master unprocessed; ^C interrupts the command (status 130) when
+// the pty's ISIG is on (the command has no controlling terminal, so the
+// kernel cannot signal it), and is a key when a program turned ISIG off.
+
+// nativePTY replaces cmd's terminal streams by a pty slave and returns
+// the function that ends the bridge after the command (nil when no
+// stream is the terminal or no pty can be had: the command then gets
+// pipes, as off a terminal).
+func nativePTY(cmd *native.Cmd) (done func()) {
+	termOf := func(x any) *terminal.Term { return terminal.TerminalOf(shell.TerminalOf(x)) }
+	var term *terminal.Term
+	for _, x := range []any{cmd.Stdin, cmd.Stdout, cmd.Stderr} {
+		if t := termOf(x); t != nil {
+			term = t
+		}
+	}
+	if term == nil {
+		return nil
+	}
+	master, slave, err := openPTY()
+	if err != nil {
+		return nil
+	}
+	winsize := func(cols, rows int) {
+		unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(cols), Row: uint16(rows)})
+	}
+	winsize(term.Size())
+	if termOf(cmd.Stdin) == term {
+		cmd.Stdin = slave
+	}
+	if termOf(cmd.Stdout) == term {
+		cmd.Stdout = slave
+	}
+	if termOf(cmd.Stderr) == term {
+		cmd.Stderr = slave
+	}
+	var wmu sync.Mutex
+	stop := term.Raw(func(p []byte) bool {
+		wmu.Lock()
+		master.Write(p)
+		wmu.Unlock()
+		if bytes.IndexByte(p, 0x03) < 0 {
+			return false
+		}
+		tio, err := unix.IoctlGetTermios(int(master.Fd()), unix.TCGETS)
+		return err == nil && tio.Lflag&unix.ISIG != 0
+	}, winsize)
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		b := make([]byte, 32<<10)
+		for {
+			n, err := master.Read(b)
+			if n > 0 {
+				term.Display(b[:n])
+			}
+			if err != nil {
+				return // EIO once every slave descriptor is closed
+			}
+		}
+	}()
+	return func() {
+		stop()
+		slave.Close()
+		// What the command wrote is shown before the next prompt; a
+		// child it left behind holding the slave does not hold the shell.
+		select {
+		case <-drained:
+		case <-time.After(200 * time.Millisecond):
+		}
+		master.Close()
+	}
+}
+
+func openPTY() (master, slave *os.File, err error) {
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	return m, s, nil
+}
