@@ -20,9 +20,10 @@ import (
 // the terminal; a redirected one stays as it is). The kernel's line
 // discipline then echoes and edits, so isatty, TIOCGWINSZ, raw mode
 // (python3's REPL, vi) behave as on any terminal. Keyboard input goes to
-// the master unprocessed; ^C interrupts the command (status 130) when
-// the pty's ISIG is on (the command has no controlling terminal, so the
-// kernel cannot signal it), and is a key when a program turned ISIG off.
+// the master unprocessed. The native init makes the pty the command's
+// controlling terminal, so the kernel turns ^C into SIGINT and a resize
+// into SIGWINCH for it; should it have none, ^C ends the command here
+// (status 130) unless the program turned ISIG off.
 
 // nativePTY replaces cmd's terminal streams by a pty slave and returns
 // the function that ends the bridge after the command (nil when no
@@ -62,6 +63,12 @@ func nativePTY(cmd *native.Cmd) (done func()) {
 		master.Write(p)
 		wmu.Unlock()
 		if bytes.IndexByte(p, 0x03) < 0 {
+			return false
+		}
+		// With a foreground process group (the command took the pty as
+		// its controlling terminal) the kernel signals it; else ^C ends
+		// the command here, unless the program turned ISIG off.
+		if pg, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPGRP); err == nil && pg > 0 {
 			return false
 		}
 		tio, err := unix.IoctlGetTermios(int(master.Fd()), unix.TCGETS)

@@ -10,7 +10,8 @@ import (
 
 // TestPTYNative: a native command run from a terminal gets a real pty:
 // isatty, the window size (and a resize while it runs), the kernel's
-// echo; ^C stops it with 130; a redirected stream stays redirected.
+// echo; ^C is its SIGINT (130 for sleep, a trap for a shell); a
+// redirected stream stays redirected.
 func TestPTYNative(t *testing.T) {
 	_, c := nativeNode(t)
 	ctx := context.Background()
@@ -55,6 +56,15 @@ func TestPTYNative(t *testing.T) {
 	scr.expect(t, "> ")
 	send("echo status=$?\r")
 	scr.expect(t, "status=130\r\n")
+	// The pty is the program's controlling terminal: ^C is its SIGINT
+	// (a trap runs), not a kill from outside.
+	send("/bin/busybox sh -c 'trap \"echo caught; exit 5\" INT; while :; do /bin/busybox sleep 1; done'\r")
+	time.Sleep(500 * time.Millisecond)
+	send("\x03")
+	scr.expect(t, "caught\r\n")
+	scr.expect(t, "> ")
+	send("echo status=$?\r")
+	scr.expect(t, "status=5\r\n")
 	send("exit\r")
 	<-scr.done
 }
