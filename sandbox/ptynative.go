@@ -44,8 +44,19 @@ func nativePTY(cmd *native.Cmd) (done func()) {
 	if err != nil {
 		return nil
 	}
+	// ioctls through the poller's descriptor (never master.Fd(), which
+	// would race with Close and make reads blocking).
+	rc, err := master.SyscallConn()
+	if err != nil {
+		master.Close()
+		slave.Close()
+		return nil
+	}
+	ioctl := func(f func(fd int)) { rc.Control(func(fd uintptr) { f(int(fd)) }) }
 	winsize := func(cols, rows int) {
-		unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(cols), Row: uint16(rows)})
+		ioctl(func(fd int) {
+			unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(cols), Row: uint16(rows)})
+		})
 	}
 	winsize(term.Size())
 	if termOf(cmd.Stdin) == term {
@@ -59,20 +70,25 @@ func nativePTY(cmd *native.Cmd) (done func()) {
 	}
 	var wmu sync.Mutex
 	stop := term.Raw(func(p []byte) bool {
+		// Decided before the bytes go in (the kernel may signal and the
+		// program exit at once): with a foreground process group (the
+		// command took the pty as its controlling terminal) the kernel
+		// signals it; else ^C ends the command here, unless the program
+		// turned ISIG off.
+		intr := false
+		if bytes.IndexByte(p, 0x03) >= 0 {
+			ioctl(func(fd int) {
+				if pg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP); err == nil && pg > 0 {
+					return
+				}
+				tio, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+				intr = err == nil && tio.Lflag&unix.ISIG != 0
+			})
+		}
 		wmu.Lock()
 		master.Write(p)
 		wmu.Unlock()
-		if bytes.IndexByte(p, 0x03) < 0 {
-			return false
-		}
-		// With a foreground process group (the command took the pty as
-		// its controlling terminal) the kernel signals it; else ^C ends
-		// the command here, unless the program turned ISIG off.
-		if pg, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPGRP); err == nil && pg > 0 {
-			return false
-		}
-		tio, err := unix.IoctlGetTermios(int(master.Fd()), unix.TCGETS)
-		return err == nil && tio.Lflag&unix.ISIG != 0
+		return intr
 	}, winsize)
 	drained := make(chan struct{})
 	go func() {
@@ -106,11 +122,20 @@ func openPTY() (master, slave *os.File, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+	rc, err := m.SyscallConn()
+	if err != nil {
 		m.Close()
 		return nil, nil, err
 	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	n := 0
+	cerr := rc.Control(func(fd uintptr) {
+		if err = unix.IoctlSetPointerInt(int(fd), unix.TIOCSPTLCK, 0); err == nil {
+			n, err = unix.IoctlGetInt(int(fd), unix.TIOCGPTN)
+		}
+	})
+	if err == nil {
+		err = cerr
+	}
 	if err != nil {
 		m.Close()
 		return nil, nil, err
