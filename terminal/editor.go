@@ -2,14 +2,13 @@ package terminal
 
 import (
 	"context"
-	"fmt"
 	"unicode/utf8"
 )
 
 // editor is the prompt's line editor: emacs keys as readline has them
 // (left/right, ^A/^E, ^B/^F, backspace, delete, ^U, ^K, ^W, ^L), history
 // on up/down and ^P/^N, ^C drops the line, ^D on an empty line ends input.
-// It assumes the line fits the window's width when it redraws.
+// Long lines wrap at the window's width (render.go).
 type editor struct {
 	t       *Term
 	history []string
@@ -36,16 +35,8 @@ func (e *editor) readLine(ctx context.Context, prompt string) (string, error) {
 	var buf []rune
 	pos := 0
 	e.hist, e.saved = len(e.history), nil
-	t.writeRaw([]byte(prompt))
-	redraw := func() {
-		// Back to the start of the row, prompt, line, erase the rest,
-		// then put the cursor at pos.
-		s := "\r" + prompt + string(buf) + "\x1b[K"
-		if back := len(buf) - pos; back > 0 {
-			s += fmt.Sprintf("\x1b[%dD", back)
-		}
-		t.writeRaw([]byte(s))
-	}
+	v := newView(t, prompt)
+	redraw := func() { v.draw(buf, pos) }
 	setLine := func(r []rune) {
 		buf = append([]rune(nil), r...)
 		pos = len(buf)
@@ -59,9 +50,11 @@ func (e *editor) readLine(ctx context.Context, prompt string) (string, error) {
 		}
 		switch c {
 		case '\r', '\n':
+			v.move(len(buf))
 			t.writeRaw([]byte("\r\n"))
 			return string(buf), nil
 		case 0x03: // ^C
+			v.move(len(buf))
 			t.writeRaw([]byte("^C\r\n"))
 			return "", errInterruptLine
 		case 0x04: // ^D
@@ -74,27 +67,25 @@ func (e *editor) readLine(ctx context.Context, prompt string) (string, error) {
 			}
 		case 0x01: // ^A
 			pos = 0
-			redraw()
+			v.move(pos)
 		case 0x05: // ^E
 			pos = len(buf)
-			redraw()
+			v.move(pos)
 		case 0x02: // ^B
 			if pos > 0 {
 				pos--
-				t.writeRaw([]byte("\b"))
+				v.move(pos)
 			}
 		case 0x06: // ^F
 			if pos < len(buf) {
 				pos++
-				redraw()
+				v.move(pos)
 			}
 		case 0x7f, 0x08: // backspace
 			if pos > 0 {
 				buf = append(buf[:pos-1], buf[pos:]...)
 				pos--
-				if pos == len(buf) {
-					t.writeRaw([]byte("\b \b"))
-				} else {
+				if pos != len(buf) || !v.erasedLast(buf) {
 					redraw()
 				}
 			}
@@ -118,6 +109,7 @@ func (e *editor) readLine(ctx context.Context, prompt string) (string, error) {
 			redraw()
 		case 0x0c: // ^L
 			t.writeRaw([]byte("\x1b[H\x1b[2J"))
+			v.row, v.col = 0, 0
 			redraw()
 		case 0x10: // ^P
 			e.up(&buf, setLine)
@@ -136,19 +128,19 @@ func (e *editor) readLine(ctx context.Context, prompt string) (string, error) {
 			case "[C", "OC":
 				if pos < len(buf) {
 					pos++
-					redraw()
+					v.move(pos)
 				}
 			case "[D", "OD":
 				if pos > 0 {
 					pos--
-					t.writeRaw([]byte("\b"))
+					v.move(pos)
 				}
 			case "[H", "OH", "[1~", "[7~":
 				pos = 0
-				redraw()
+				v.move(pos)
 			case "[F", "OF", "[4~", "[8~":
 				pos = len(buf)
-				redraw()
+				v.move(pos)
 			case "[3~":
 				if pos < len(buf) {
 					buf = append(buf[:pos], buf[pos+1:]...)
@@ -175,7 +167,7 @@ func (e *editor) readLine(ctx context.Context, prompt string) (string, error) {
 			buf = append(buf[:pos], append([]rune{r}, buf[pos:]...)...)
 			pos++
 			if pos == len(buf) {
-				t.writeRaw([]byte(string(r)))
+				v.appended(r, len(buf))
 			} else {
 				redraw()
 			}
