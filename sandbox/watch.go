@@ -17,7 +17,8 @@ import (
 // differs from the last one, at a cost that follows the change, not the
 // tree. So every writer is seen: the API, resident commands, WASM, and
 // native processes once their upper layer is harvested (before each
-// exec and file call). Events between two ticks are coalesced the way the
+// exec and file call, and every watchHarvest while one runs and a watch
+// is open). Events between two ticks are coalesced the way the
 // vfs sees them (a file created and removed in one tick is not seen).
 
 const (
@@ -28,6 +29,9 @@ const (
 	// watchMaxPerTick bounds one diff's events (a tar extract): past it,
 	// overflow instead of the rest.
 	watchMaxPerTick = 10000
+	// watchHarvest is how often a watch brings in what running native
+	// processes wrote (a walk of their upper layer).
+	watchHarvest = 500 * time.Millisecond
 )
 
 var _ api.FileWatcher = (*tenantView)(nil)
@@ -101,6 +105,7 @@ func (m *Manager) watch(ctx context.Context, b *box, req api.WatchRequest, fn fu
 		defer close(events)
 		tick := time.NewTicker(watchTick)
 		defer tick.Stop()
+		var harvested time.Time
 		for {
 			select {
 			case <-wctx.Done():
@@ -117,6 +122,12 @@ func (m *Manager) watch(ctx context.Context, b *box, req api.WatchRequest, fn fu
 				}
 				final(wctx, api.WatchEvent{Type: api.WatchClosed, Reason: reason})
 				return
+			}
+			if b.nativeRunning.Load() > 0 && time.Since(harvested) >= watchHarvest {
+				// A long-running native process: bring its writes in
+				// now rather than at the next exec.
+				harvested = time.Now()
+				b.harvestNative(wctx)
 			}
 			cur := fsys.Snapshot()
 			if gone := diffEvents(prev, cur, p, req.Recursive, push); gone {

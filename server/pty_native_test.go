@@ -68,3 +68,31 @@ func TestPTYNative(t *testing.T) {
 	send("exit\r")
 	<-scr.done
 }
+
+// TestWatchNative: a long-running native process's writes reach a watch
+// while it runs.
+func TestWatchNative(t *testing.T) {
+	_, c := nativeNode(t)
+	ctx := context.Background()
+	sb, err := c.Create(ctx, api.CreateRequest{Image: "busybox"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ExecWait(ctx, sb.ID, api.ExecRequest{Script: "mkdir /w"}); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	evs, _ := watchEvents(t, wctx, c, sb.ID, api.WatchRequest{Path: "/w"})
+	p, err := c.StartProcess(ctx, sb.ID, api.ExecRequest{Script: "/bin/busybox sh -c 'echo x > /w/late; sleep 30'"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.SignalProcess(ctx, sb.ID, p.PID, "KILL")
+	if got, want := nextEvent(t, evs), (api.WatchEvent{Type: "create", Name: "late", FileType: "file"}); got != want {
+		t.Fatalf("native write: %+v, want %+v", got, want)
+	}
+	if ps, err := c.ListProcesses(ctx, sb.ID); err != nil || !ps[len(ps)-1].Running {
+		t.Fatalf("the process should still run: %+v %v", ps, err)
+	}
+}
