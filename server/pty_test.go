@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -65,8 +66,27 @@ func (s *ptyScreen) expect(t *testing.T, want string) {
 	t.Fatalf("terminal never showed %q; it has after offset %d:\n%q", want, s.mark, s.buf.String()[s.mark:])
 }
 
+// logBuffer is a server log written from its handlers' goroutines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 func TestPTY(t *testing.T) {
-	tn := startNode(t, node.Options{})
+	var logs logBuffer
+	tn := startNode(t, node.Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	ctx := context.Background()
 	c, key := tn.tenant(t)
 	sb, err := c.Create(ctx, api.CreateRequest{Env: map[string]string{"PS1": `\$ `}})
@@ -180,6 +200,11 @@ func TestPTY(t *testing.T) {
 			}
 			break
 		}
+	}
+
+	// The key offered as a subprotocol is in no log line; the upgrades are.
+	if l := logs.String(); strings.Contains(l, key) || !strings.Contains(l, `"status":101`) {
+		t.Fatalf("server log has the key or no 101 upgrade:\n%s", l)
 	}
 
 	// Another tenant cannot see the sandbox; a process without a
