@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/containerd/errdefs"
 	"github.com/warren-sandbox/warren/api"
@@ -26,7 +27,11 @@ type ttyShell interface {
 	Dir() string
 	SetStatus(status int)
 	SetVars(vars map[string]string)
+	SetRunTimeout(d time.Duration)
 }
+
+// maxLineTimeout bounds what a PTY request may ask for one command line.
+const maxLineTimeout = 24 * time.Hour
 
 // ptyShell adds a sandbox's per-exec work to every command line: native
 // harvest, CPU accounting, the durability ack, the exec count.
@@ -186,6 +191,12 @@ func (m *Manager) runPTY(ctx context.Context, b *box, req api.ExecRequest, term 
 	defer cancel(nil)
 	stopGone := context.AfterFunc(b.runCtx, func() { cancel(errGone); term.Close() })
 	defer stopGone()
+	// Each command line is bounded by the request's timeout (a terminal
+	// may allow an editor or a REPL longer than an exec), else by the
+	// sandbox's exec timeout.
+	if req.Timeout > 0 {
+		tsh.SetRunTimeout(min(req.Timeout.Std(), maxLineTimeout))
+	}
 	sh := &ptyShell{ttyShell: tsh, ctx: rctx, m: m, b: b, s: s, level: level}
 	t0 := m.now()
 	var status int

@@ -254,6 +254,14 @@ func TestPTYHangup(t *testing.T) {
 	if res.Limit != "signal:HUP" || res.Exit != 129 {
 		t.Fatalf("after hangup: %+v, want 129 signal:HUP", res)
 	}
+	// A terminal's command lines have their own time limit.
+	tp, err := c.StartPTY(ctx, sb.ID, api.ExecRequest{Script: "sleep 5", Timeout: api.Duration(300 * time.Millisecond)}, api.PTYSize{Cols: 80, Rows: 24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := c.WaitProcess(wctx, sb.ID, tp.PID); err != nil || res.Exit != 124 {
+		t.Fatalf("a line over the pty's timeout: %+v %v, want 124", res, err)
+	}
 	sp, err := c.StartPTY(ctx, sb.ID, api.ExecRequest{Script: "[ -t 0 ] && stty size"}, api.PTYSize{Cols: 33, Rows: 11})
 	if err != nil {
 		t.Fatal(err)

@@ -2,9 +2,11 @@ package shell
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sort"
 	"strconv"
+	"time"
 )
 
 // This file is the interpreter's side of a terminal (package terminal
@@ -113,4 +115,17 @@ func TerminalOf(x any) Terminal {
 	}
 	t, _ := x.(Terminal)
 	return t
+}
+
+// SetRunTimeout changes the time limit of later Runs: a terminal's
+// command lines (an editor, a REPL) may be allowed longer than an exec.
+// d <= 0 keeps the limit.
+func (s *Shell) SetRunTimeout(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lim.Timeout = d
+	s.timeoutErr = &limitError{what: fmt.Sprintf("time limit exceeded (%s)", d), status: StatusTimeout}
 }
