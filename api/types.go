@@ -274,7 +274,9 @@ type ExecRequest struct {
 	// committed; "" = the sandbox's default).
 	Durability string `json:"durability,omitempty"`
 	// PTY (POST .../processes only) runs the process on a terminal of
-	// this size: without a script or argv, an interactive shell.
+	// this size: without a script or argv, an interactive shell. Timeout
+	// then bounds each command line (at most 24h; default the sandbox's
+	// exec timeout), so an editor or a REPL may run longer than an exec.
 	PTY *PTYSize `json:"pty,omitempty"`
 }
 
