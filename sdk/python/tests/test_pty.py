@@ -63,6 +63,8 @@ async def test_pty_async(tenant):
     pty = await sb.pty.create(33, 11, cmd="[ -t 0 ] && stty size")
     r = await pty.wait()
     assert (r.exit_code, r.stdout) == (0, "11 33\r\n")
+    slow = await sb.pty.create(80, 24, cmd="sleep 5", timeout=0.3)
+    assert (await slow.wait()).exit_code == 124
     sh = await sb.pty.create(80, 24)
     await asyncio.sleep(0.1)
     await sh.kill()

@@ -82,8 +82,9 @@ class AsyncPty:
         self._sb = sandbox
 
     async def create(self, cols: int = 80, rows: int = 24, *, cmd: Optional[str] = None, cwd: Optional[str] = None,
-                     envs: Optional[Dict[str, str]] = None, session: Optional[str] = None) -> AsyncPtyHandle:
-        body = core.pty_body(cols, rows, cmd, cwd, envs, session)
+                     envs: Optional[Dict[str, str]] = None, session: Optional[str] = None,
+                     timeout: Optional[float] = None) -> AsyncPtyHandle:
+        body = core.pty_body(cols, rows, cmd, cwd, envs, session, timeout)
         p = await self._sb._t.json(core.request("start_process", id=self._sb.id, json_body=body))
         return AsyncPtyHandle(self._sb, p["pid"])
 

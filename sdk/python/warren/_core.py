@@ -285,10 +285,12 @@ def encode(data) -> bytes:
     return bytes(data)
 
 
-def pty_body(cols: int, rows: int, cmd, cwd, envs, session) -> dict:
+def pty_body(cols: int, rows: int, cmd, cwd, envs, session, timeout=None) -> dict:
     """The body of a start_process on a terminal: an interactive shell
-    without cmd."""
-    body = exec_body(cmd, cwd, envs, None, None, session) if cmd else {}
+    without cmd; timeout (seconds) bounds each command line."""
+    body = exec_body(cmd, cwd, envs, timeout, None, session) if cmd else {}
+    if not cmd and timeout is not None:
+        body["timeout"] = f"{int(timeout * 1000)}ms"
     if not cmd:
         if cwd:
             body["cwd"] = cwd

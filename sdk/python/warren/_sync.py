@@ -98,8 +98,9 @@ class Pty:
         self._sb = sandbox
 
     def create(self, cols: int = 80, rows: int = 24, *, cmd: Optional[str] = None, cwd: Optional[str] = None,
-               envs: Optional[Dict[str, str]] = None, session: Optional[str] = None) -> PtyHandle:
-        body = core.pty_body(cols, rows, cmd, cwd, envs, session)
+               envs: Optional[Dict[str, str]] = None, session: Optional[str] = None,
+               timeout: Optional[float] = None) -> PtyHandle:
+        body = core.pty_body(cols, rows, cmd, cwd, envs, session, timeout)
         p = self._sb._t.json(core.request("start_process", id=self._sb.id, json_body=body))
         return PtyHandle(self._sb, p["pid"])
 

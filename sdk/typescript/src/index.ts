@@ -351,6 +351,8 @@ export interface PtyCreateOptions extends PtySize {
   envs?: Record<string, string>;
   /** The shell session (default: one of its own). */
   session?: string;
+  /** The time limit of each command line on the terminal (default: the sandbox's exec timeout; at most 24 h). */
+  timeoutMs?: number;
 }
 
 /** A process on a terminal: an interactive shell unless created with cmd. */
@@ -387,6 +389,7 @@ class Pty {
       if (o.envs) body.env = o.envs;
       if (o.session) body.session = o.session;
     }
+    if (o.timeoutMs !== undefined) body.timeout = `${Math.round(o.timeoutMs)}ms`;
     body.pty = { cols: o.cols, rows: o.rows };
     const p = await this.sb.t.json<{ pid: number }>("startProcess", { path: { id: this.sb.id }, json: body });
     return new PtyHandle(this.sb, p.pid, o.onData);

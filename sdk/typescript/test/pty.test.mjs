@@ -86,6 +86,8 @@ test("pty: a command on a terminal, and a hangup", async () => {
   const res = await pty.wait();
   assert.equal(res.exitCode, 0);
   assert.equal(res.stdout, "11 33\r\n");
+  const slow = await sb.pty.create({ cols: 80, rows: 24, cmd: "sleep 5", timeoutMs: 300 });
+  assert.equal((await slow.wait()).exitCode, 124);
   const sh = await sb.pty.create({ cols: 80, rows: 24 });
   await sh.kill();
   const r2 = await sh.wait();
