@@ -121,6 +121,7 @@ class AsyncWatchHandle:
     event); aclose() stops it. Made by ``await sb.files.watch(path)``."""
 
     async def _open(self, t: "_AsyncTransport", req: Request) -> "AsyncWatchHandle":
+        self._closed = False
         self._cm = t.http.stream(req.method, req.path, params=req.params or None, timeout=httpx.Timeout(None, connect=10.0))
         try:
             resp = await self._cm.__aenter__()
@@ -152,7 +153,9 @@ class AsyncWatchHandle:
             await self.aclose()
 
     async def aclose(self) -> None:
-        await self._cm.__aexit__(None, None, None)
+        if not self._closed:
+            self._closed = True
+            await self._cm.__aexit__(None, None, None)
 
 
 class AsyncFiles:

@@ -146,6 +146,7 @@ class WatchHandle:
     event); close() stops it."""
 
     def __init__(self, t: "_Transport", req: Request):
+        self._closed = False
         self._cm = t.http.stream(req.method, req.path, params=req.params or None, timeout=httpx.Timeout(None, connect=10.0))
         try:
             resp = self._cm.__enter__()
@@ -176,7 +177,9 @@ class WatchHandle:
             self.close()
 
     def close(self) -> None:
-        self._cm.__exit__(None, None, None)
+        if not self._closed:
+            self._closed = True
+            self._cm.__exit__(None, None, None)
 
     def __enter__(self) -> "WatchHandle":
         return self
