@@ -6,6 +6,7 @@ require (
 	github.com/benhoyt/goawk v1.29.1
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
+	github.com/coder/websocket v1.8.15
 	github.com/containerd/errdefs v1.0.0
 	github.com/erofs/go-erofs v0.3.1
 	github.com/go-git/go-billy/v5 v5.9.2
@@ -23,6 +24,7 @@ require (
 	github.com/tetratelabs/wazero v1.12.0
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/sys v0.50.0
+	golang.org/x/term v0.47.0
 	k8s.io/api v0.37.2
 	mvdan.cc/sh/v3 v3.14.1
 	sigs.k8s.io/yaml v1.6.0

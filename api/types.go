@@ -376,6 +376,11 @@ type ExecRequest struct {
 	// that names a mode replaces the sandbox's policy, NAME=WHERE items
 	// alone add to its overrides.
 	Commands string `json:"commands,omitempty"`
+	// PTY (POST .../processes only) runs the process on a terminal of
+	// this size: without a script or argv, an interactive shell. Timeout
+	// then bounds each command line (at most 24h; default the sandbox's
+	// exec timeout), so an editor or a REPL may run longer than an exec.
+	PTY *PTYSize `json:"pty,omitempty"`
 }
 
 // ExecResult is the outcome of an exec. Stdout and Stderr are filled only
@@ -435,6 +440,7 @@ type Process struct {
 	Running   bool        `json:"running"`
 	StartedAt time.Time   `json:"started_at"`
 	Result    *ExecResult `json:"result,omitempty"` // set once it exited
+	PTY       *PTYSize    `json:"pty,omitempty"`    // its terminal's size, if it has one
 }
 
 // SignalRequest is the body of POST .../processes/{pid}/signal.

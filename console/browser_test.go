@@ -20,6 +20,7 @@ import (
 	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/client"
@@ -327,6 +328,49 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("stderr %q, want oops", se)
 	}
 
+	// The terminal: xterm.js on the PTY WebSocket. Type into it, read the
+	// rendered rows back, and resize the window: the shell's stty follows.
+	do(t, tab, "open the terminal", chromedp.Click(css("#terminal-open")))
+	waitJS(t, tab, "terminal connected", `document.querySelector("#terminal").dataset.state === "open"`)
+	const termRows = `[...document.querySelectorAll("#term .xterm-rows > div")].map(r => r.textContent.replace(/\u00a0/g, " ").trimEnd())`
+	waitJS(t, tab, "terminal prompt", termRows+`.some(l => l.endsWith("$"))`)
+	// Text arrives as typed text (Input.insertText), Enter as a key press,
+	// the two ways xterm.js reads a keyboard.
+	typeTerm := func(what, line string) {
+		t.Helper()
+		do(t, tab, what, chromedp.Evaluate[chromedp.Void](`document.querySelector("#term .xterm-helper-textarea").focus()`))
+		if _, err := chromedp.Call(tab, input.InsertText, input.InsertTextParams{Text: strings.TrimSuffix(line, "\r")}); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		for _, typ := range []input.DispatchKeyEventType{input.DispatchKeyEventTypeKeyDown, input.DispatchKeyEventTypeKeyUp} {
+			if _, err := chromedp.Call(tab, input.DispatchKeyEvent, input.DispatchKeyEventParams{Type: typ, Key: "Enter", Code: "Enter", WindowsVirtualKeyCode: 13, NativeVirtualKeyCode: 13}); err != nil {
+				t.Fatalf("%s: Enter: %v", what, err)
+			}
+		}
+	}
+	typeTerm("type echo hi", "echo hi\r")
+	waitJS(t, tab, "hi rendered", termRows+`.includes("hi")`)
+	typeTerm("type into the terminal", "echo hi > /tmp/a; ls /tmp\r")
+	waitJS(t, tab, "ls output rendered", termRows+`.includes("a")`)
+	b.shot(tab, "sandbox-terminal")
+	sizeOf := func() (cols, rows int) {
+		t.Helper()
+		s := eval[string](t, tab, `document.querySelector("#term").dataset.size || ""`)
+		if _, err := fmt.Sscanf(s, "%dx%d", &cols, &rows); err != nil {
+			t.Fatalf("terminal size %q: %v", s, err)
+		}
+		return cols, rows
+	}
+	cols0, _ := sizeOf()
+	do(t, tab, "narrow the window", chromedp.EmulateViewport(760, 800))
+	waitJS(t, tab, "terminal refit", fmt.Sprintf(`document.querySelector("#term").dataset.size.split("x")[0] < %d`, cols0))
+	cols1, rows1 := sizeOf()
+	typeTerm("stty size", "stty size\r")
+	waitJS(t, tab, "stty size follows the window", termRows+fmt.Sprintf(`.includes("%d %d")`, rows1, cols1))
+	do(t, tab, "restore the window", chromedp.EmulateViewport(1280, 800))
+	typeTerm("exit the shell", "exit 4\r")
+	waitJS(t, tab, "terminal closed with the status", `document.querySelector("#terminal").dataset.exit === "4"`)
+
 	// Upload a file into the listed directory; see it in the page and
 	// through the API.
 	waitJS(t, tab, "files listed", `!!document.querySelector("#file-rows").dataset.dir`)
@@ -442,7 +486,8 @@ func TestBrowser(t *testing.T) {
 	waitJS(t, tab, "stop button", `!!document.querySelector('#process-rows button[data-action="kill"]')`)
 	do(t, tab, "stop it", chromedp.Click(css(`#process-rows button[data-action="kill"]`)))
 	waitJS(t, tab, "stopped", `!document.querySelector('#process-rows button[data-action="kill"]') && [...document.querySelectorAll("#process-rows tr")].every(r => !r.textContent.includes("running"))`)
-	if ps, err := alice.ListProcesses(ctx, id); err != nil || len(ps) != 2 || ps[0].Running || ps[1].Running {
+	// Three: the terminal's shell (exited above) and these two.
+	if ps, err := alice.ListProcesses(ctx, id); err != nil || len(ps) != 3 || ps[0].PTY == nil || ps[0].Running || ps[1].Running || ps[2].Running {
 		t.Errorf("API processes after stop: %+v, %v", ps, err)
 	}
 

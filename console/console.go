@@ -2,7 +2,10 @@
 // JavaScript modules) embedded in the binary and served by the API server
 // at / and /console/. It has no build step and no framework: the pages are
 // plain ES modules over the public HTTP API, and the charts are SVG drawn
-// by hand, so a Go-only checkout builds and serves it as is.
+// by hand, so a Go-only checkout builds and serves it as is. The one
+// third-party part, xterm.js for the terminal, is vendored from npm by
+// vendor.sh into static/vendor (committed; TestVendor checks it against
+// the script's pins).
 //
 // The console holds no secrets and no server state: the browser keeps the
 // API key in sessionStorage and sends it as an Authorization header on

@@ -200,7 +200,10 @@ func (in *initState) spawn(path string, req execRequest, stdin, stdout, stderr *
 			Dir:   dir,
 			Env:   req.Env,
 			Files: []uintptr{stdin.Fd(), stdout.Fd(), stderr.Fd()},
-			Sys:   &syscall.SysProcAttr{Setsid: true, Ptrace: true},
+			// A command whose stdin is a terminal (a pty from a terminal
+			// session) gets it as its controlling terminal, so ^C, ^Z and
+			// resizes reach it as signals.
+			Sys: &syscall.SysProcAttr{Setsid: true, Ptrace: true, Setctty: isTerminal(stdin), Ctty: 0},
 		})
 		if err != nil {
 			return
@@ -405,4 +408,10 @@ func loopbackUp() error {
 		return fmt.Errorf("loopback up: %w", err)
 	}
 	return nil
+}
+
+// isTerminal reports whether f is a terminal (TCGETS succeeds).
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

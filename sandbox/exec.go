@@ -13,6 +13,7 @@ import (
 
 	"github.com/containerd/errdefs"
 	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/terminal"
 )
 
 // Exit statuses warren gives an exec stopped by a limit (the shell uses
@@ -301,6 +302,7 @@ type process struct {
 	started time.Time
 	stdin   *stdinPipe
 	out     *outLog
+	tty     *terminal.Term // set for a process on a terminal (pty.go)
 
 	mu     sync.Mutex
 	cancel context.CancelCauseFunc
@@ -314,6 +316,10 @@ func (p *process) info() api.Process {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ap := api.Process{PID: p.pid, Session: p.session, Command: p.command, StartedAt: p.started, Running: true}
+	if p.tty != nil {
+		c, r := p.tty.Size()
+		ap.PTY = &api.PTYSize{Cols: c, Rows: r}
+	}
 	select {
 	case <-p.done:
 		r := p.result
@@ -348,6 +354,9 @@ const (
 
 // start runs req in the background.
 func (m *Manager) start(ctx context.Context, b *box, req api.ExecRequest) (api.Process, error) {
+	if req.PTY != nil {
+		return m.startPTY(ctx, b, req)
+	}
 	if err := checkExec(&req); err != nil {
 		return api.Process{}, err
 	}

@@ -88,10 +88,14 @@ func (m *Manager) runNative(ctx context.Context, inv *commands.Invocation, path 
 	b.mu.Lock()
 	b.active++ // a native process keeps the sandbox out of standby
 	b.mu.Unlock()
-	res, err := ws.Exec(ctx, native.Cmd{
+	cmd := native.Cmd{
 		Path: path, Args: inv.Args, Env: b.nativeEnv(inv.Env), Dir: inv.Dir,
 		Stdin: inv.Stdin, Stdout: inv.Stdout, Stderr: inv.Stderr,
-	})
+	}
+	if done := nativePTY(&cmd); done != nil { // run from a terminal (ptynative.go)
+		defer done()
+	}
+	res, err := ws.Exec(ctx, cmd)
 	b.nativeRunning.Add(-1)
 	b.release()
 	ri.cpu.Add(int64(res.CPU))

@@ -249,6 +249,9 @@ func (t *tenantView) WriteStdin(ctx context.Context, id string, pid int, data []
 	if err != nil {
 		return err
 	}
+	if p.tty != nil {
+		return p.ttyInput(data, closeStdin)
+	}
 	if len(data) > 0 {
 		if _, err := p.stdin.Write(data); err != nil {
 			return err

@@ -178,9 +178,12 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/sandboxes/{id}/processes/{pid}/wait", s.waitProcess, authTenant},
 		{"POST", "/v1/sandboxes/{id}/processes/{pid}/stdin", s.stdinProcess, authTenant},
 		{"POST", "/v1/sandboxes/{id}/processes/{pid}/signal", s.signalProcess, authTenant},
+		{"POST", "/v1/sandboxes/{id}/processes/{pid}/resize", s.resizeProcess, authTenant},
+		{"GET", "/v1/sandboxes/{id}/processes/{pid}/pty", s.ptySocket, authTenant},
 		{"GET", "/v1/sandboxes/{id}/files", s.getFiles, authTenant},
 		{"PUT", "/v1/sandboxes/{id}/files", s.putFiles, authTenant},
 		{"DELETE", "/v1/sandboxes/{id}/files", s.deleteFiles, authTenant},
+		{"GET", "/v1/sandboxes/{id}/files/watch", s.watchFiles, authTenant},
 		{"POST", "/v1/sandboxes/{id}/files/mkdir", s.mkdir, authTenant},
 		{"POST", "/v1/sandboxes/{id}/files/move", s.move, authTenant},
 		{"POST", "/v1/sandboxes/{id}/hibernate", s.hibernate, authTenant},
@@ -308,6 +311,9 @@ func (s *Server) wrap(rt route) http.Handler {
 func (s *Server) authenticate(r *http.Request) (tenant string, admin bool, err error) {
 	h := r.Header.Get("Authorization")
 	key, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok && h == "" {
+		key, ok = wsKey(r) // browsers cannot set headers on a WebSocket
+	}
 	if !ok || key == "" {
 		return "", false, api.Errorf(errdefs.ErrUnauthenticated, "missing API key (Authorization: Bearer KEY)")
 	}

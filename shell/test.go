@@ -232,7 +232,7 @@ func (r *runner) unaryTest(op, s string) (bool, error) {
 		v := r.lookup(s)
 		return v != nil && v.Attr&attrNameref != 0 && v.Set, nil
 	case "-t":
-		return false, nil
+		return r.isTerminal(s), nil
 	}
 	follow := op != "-L" && op != "-h"
 	fi, err := r.stat(s, follow)

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/warren-sandbox/warren/api"
+	"golang.org/x/term"
 )
 
 func init() { verbs = append(verbs, newShellCmd) }
@@ -16,10 +18,15 @@ func init() { verbs = append(verbs, newShellCmd) }
 func newShellCmd() *cobra.Command {
 	var c conn
 	var session string
+	var noPTY bool
 	cmd := &cobra.Command{
 		Use:   "shell ID",
 		Short: "an interactive line-by-line session in a sandbox (Ctrl-D to leave)",
-		Long: `shell reads lines, runs each in the sandbox's session and prints the output.
+		Long: `On a terminal, shell opens an interactive shell on a pseudo-terminal in
+the sandbox (the local terminal in raw mode, resized with the window; line
+editing, history, ^C and ^D as in bash; the exit status is the shell's).
+
+Otherwise (or with --no-pty) it reads lines, runs each in the sandbox's session and prints the output.
 The session keeps its state between lines (cwd, variables, functions), and
 across hibernate and restart. A line ending in \ continues on the next.
 Local commands: "history" lists this session's lines, "!!" repeats the last
@@ -34,6 +41,13 @@ one and "!N" repeats line N.`,
 			if _, err := cl.Get(cmd.Context(), id); err != nil {
 				return err
 			}
+			if in, ok := cmd.InOrStdin().(*os.File); ok && !noPTY && term.IsTerminal(int(in.Fd())) {
+				s := ""
+				if cmd.Flags().Changed("session") {
+					s = session
+				}
+				return ptyShell(cmd.Context(), cl, id, s, in, cmd.OutOrStdout())
+			}
 			return shellLoop(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), session, func(line string) (int, error) {
 				res, err := cl.Exec(cmd.Context(), id, api.ExecRequest{Script: line, Session: session}, cmd.OutOrStdout(), cmd.ErrOrStderr())
 				return res.Exit, err
@@ -41,7 +55,8 @@ one and "!N" repeats line N.`,
 		}),
 	}
 	c.flags(cmd)
-	cmd.Flags().StringVar(&session, "session", "main", "shell session")
+	cmd.Flags().StringVar(&session, "session", "main", "shell session (on a terminal: a session of its own unless given)")
+	cmd.Flags().BoolVar(&noPTY, "no-pty", false, "read lines even when stdin is a terminal")
 	return cmd
 }
 

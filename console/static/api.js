@@ -70,6 +70,7 @@ export const snapshots = () => json("GET", "/v1/snapshots");
 export const deleteSnapshot = (name) => json("DELETE", `/v1/snapshots/${enc(name)}`);
 export const images = () => json("GET", "/v1/images");
 export const processes = (id) => json("GET", `/v1/sandboxes/${enc(id)}/processes`);
+export const startPTY = (id, cols, rows) => json("POST", `/v1/sandboxes/${enc(id)}/processes`, { json: { pty: { cols, rows } } });
 export const startProcess = (id, script) => json("POST", `/v1/sandboxes/${enc(id)}/processes`, { json: { script } });
 export const signal = (id, pid, sig) => json("POST", `/v1/sandboxes/${enc(id)}/processes/${pid}/signal`, { json: { signal: sig } });
 

@@ -1,10 +1,11 @@
-// sandbox.js: one sandbox: its actions, an exec box, a file browser,
+// sandbox.js: one sandbox: its actions, a terminal, an exec box, a file browser,
 // background processes and snapshots.
 
 import * as api from "./api.js";
 import { h, clear, bytes, ago, banner, errText, ask } from "./dom.js";
 import { ExecBox } from "./exec.js";
 import { FileBrowser } from "./files.js";
+import { TerminalPane } from "./terminal.js";
 
 const POLL_MS = 3000;
 
@@ -59,12 +60,9 @@ export function render(main, { id }) {
     stateBtn.dataset.action = standby ? "resume" : "hibernate";
   }
 
-  // TERMINAL: the xterm.js terminal over the PTY WebSocket goes here once
-  // the server has PTYs (issue 19 depends on that work). Until then the
-  // exec box below is how to run commands from the page.
-  const terminal = h("section", { class: "card", id: "terminal", "aria-labelledby": "terminal-h" },
-    h("h2", { id: "terminal-h" }, "Terminal"),
-    h("p", { class: "muted" }, "An interactive terminal arrives with PTY support in the server; use the exec box meanwhile."));
+  // The terminal opens on demand: a PTY process holds a session of its
+  // own until it exits or the page is left.
+  const terminal = new TerminalPane(id);
 
   const exec = new ExecBox(id, aborts.signal);
   const files = new FileBrowser(id, aborts.signal);
@@ -144,7 +142,7 @@ export function render(main, { id }) {
     h("p", {}, h("a", { href: "#/" }, "← Sandboxes")),
     h("div", { class: "row between wrap" }, title, actions),
     facts,
-    terminal,
+    terminal.el,
     exec.el,
     files.el,
     h("section", { class: "card", "aria-labelledby": "proc-h" }, h("h2", { id: "proc-h" }, "Background processes"), procForm,
@@ -178,5 +176,5 @@ export function render(main, { id }) {
     drawProcesses().catch(report("processes"));
     drawSnapshots().catch(report("snapshots"));
   })();
-  return () => { stopped = true; clearTimeout(timer); aborts.abort(); };
+  return () => { stopped = true; clearTimeout(timer); aborts.abort(); terminal.close(); };
 }

@@ -61,6 +61,8 @@ var rules = []rule{
 		"the WASM tier is resident: modules see the vfs and the shell's streams, never the host"},
 	{"egress", []string{module + "/sandbox", module + "/server", module + "/shell", module + "/native", module + "/vfs"},
 		"egress sits below the sandbox: policy, dialer, transport and proxy only; commands see it through commands.HTTPClient"},
+	{"terminal", []string{"os", "os/exec", "os/user", "net", "net/http", module + "/shell", module + "/commands", module + "/native", module + "/sandbox", module + "/server"},
+		"the terminal is resident: a line discipline over byte streams, driving a shell only through its Shell interface"},
 	{"mcp", []string{module + "/server", module + "/sandbox", module + "/shell", module + "/vfs", module + "/native", module + "/commands"},
 		"the MCP tools speak api.Service only, so they work in process and over HTTP alike"},
 }

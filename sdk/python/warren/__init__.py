@@ -8,13 +8,13 @@
 AsyncSandbox has the same surface with awaitable methods.
 """
 
-from ._async import AsyncCommandHandle, AsyncSandbox
+from ._async import AsyncCommandHandle, AsyncPtyHandle, AsyncSandbox
 from ._core import (ABSENT, OPERATIONS, AuthenticationError, BudgetError, CommandResult, ConflictError, EntryInfo,
-                    InvalidArgumentError, NotFoundError, TimeoutError, UnavailableError, WarrenError)
-from ._sync import Client, CommandHandle, Sandbox
+                    InvalidArgumentError, NotFoundError, TimeoutError, UnavailableError, WarrenError, WatchEvent)
+from ._sync import Client, CommandHandle, PtyHandle, Sandbox
 
 __all__ = [
-    "Sandbox", "AsyncSandbox", "Client", "CommandHandle", "AsyncCommandHandle", "CommandResult", "EntryInfo",
+    "Sandbox", "AsyncSandbox", "Client", "CommandHandle", "AsyncCommandHandle", "PtyHandle", "AsyncPtyHandle", "CommandResult", "EntryInfo", "WatchEvent",
     "WarrenError", "AuthenticationError", "NotFoundError", "InvalidArgumentError", "ConflictError", "BudgetError",
     "TimeoutError", "UnavailableError", "OPERATIONS", "ABSENT",
 ]

@@ -59,6 +59,48 @@ class AsyncCommandHandle:
         await self.sandbox._t.send(core.request("signal_process", id=self.sandbox.id, pid=self.pid, json_body={"signal": signal}))
 
 
+class AsyncPtyHandle:
+    def __init__(self, sandbox: "AsyncSandbox", pid: int):
+        self.sandbox, self.pid = sandbox, pid
+
+    async def send_input(self, data: Union[str, bytes]) -> None:
+        await self.sandbox.pty.send_input(self.pid, data)
+
+    async def resize(self, cols: int, rows: int) -> None:
+        await self.sandbox.pty.resize(self.pid, cols, rows)
+
+    async def kill(self, signal: str = "HUP") -> None:
+        await self.sandbox.pty.kill(self.pid, signal)
+
+    async def wait(self, on_data: Optional[Callable[[bytes], Any]] = None) -> CommandResult:
+        req = core.request("attach_process", id=self.sandbox.id, pid=self.pid)
+        return await self.sandbox._t.stream(req, core.EventReader(None, None, on_data))
+
+
+class AsyncPty:
+    def __init__(self, sandbox: "AsyncSandbox"):
+        self._sb = sandbox
+
+    async def create(self, cols: int = 80, rows: int = 24, *, cmd: Optional[str] = None, cwd: Optional[str] = None,
+                     envs: Optional[Dict[str, str]] = None, session: Optional[str] = None,
+                     timeout: Optional[float] = None) -> AsyncPtyHandle:
+        body = core.pty_body(cols, rows, cmd, cwd, envs, session, timeout)
+        p = await self._sb._t.json(core.request("start_process", id=self._sb.id, json_body=body))
+        return AsyncPtyHandle(self._sb, p["pid"])
+
+    def connect(self, pid: int) -> AsyncPtyHandle:
+        return AsyncPtyHandle(self._sb, pid)
+
+    async def send_input(self, pid: int, data: Union[str, bytes]) -> None:
+        await self._sb._t.send(core.request("stdin_process", id=self._sb.id, pid=pid, content=core.encode(data)))
+
+    async def resize(self, pid: int, cols: int, rows: int) -> None:
+        await self._sb._t.send(core.request("resize_process", id=self._sb.id, pid=pid, json_body={"cols": cols, "rows": rows}))
+
+    async def kill(self, pid: int, signal: str = "HUP") -> None:
+        await self._sb._t.send(core.request("signal_process", id=self._sb.id, pid=pid, json_body={"signal": signal}))
+
+
 class AsyncCommands:
     def __init__(self, sandbox: "AsyncSandbox"):
         self._sb = sandbox
@@ -74,9 +116,55 @@ class AsyncCommands:
         return await t.stream(core.request("exec", id=self._sb.id, json_body=body), core.EventReader(on_stdout, on_stderr))
 
 
+class AsyncWatchHandle:
+    """A live watch: ``async for ev in handle`` (it ends after the closed
+    event); aclose() stops it. Made by ``await sb.files.watch(path)``."""
+
+    async def _open(self, t: "_AsyncTransport", req: Request) -> "AsyncWatchHandle":
+        self._closed = False
+        self._cm = t.http.stream(req.method, req.path, params=req.params or None, timeout=httpx.Timeout(None, connect=10.0))
+        try:
+            resp = await self._cm.__aenter__()
+        except httpx.TransportError as e:
+            raise core.UnavailableError(f"cannot reach warren at {t.url}: {e}") from e
+        if resp.status_code >= 400:
+            await resp.aread()
+            await self._cm.__aexit__(None, None, None)
+            raise core.error_for(resp.status_code, resp.content)
+        self._lines = resp.aiter_lines()
+        async for line in self._lines:
+            ev = core.watch_event(line)
+            if ev is not None and ev.type == "ready":
+                break
+        return self
+
+    async def __aiter__(self):
+        try:
+            async for line in self._lines:
+                ev = core.watch_event(line)
+                if ev is None:
+                    continue
+                yield ev
+                if ev.type == "closed":
+                    return
+        except httpx.TransportError as e:
+            raise core.UnavailableError(f"watch stream lost: {e}") from e
+        finally:
+            await self.aclose()
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            await self._cm.__aexit__(None, None, None)
+
+
 class AsyncFiles:
     def __init__(self, sandbox: "AsyncSandbox"):
         self._sb = sandbox
+
+    async def watch(self, path: str, recursive: bool = False) -> AsyncWatchHandle:
+        req = core.request("watch_files", id=self._sb.id, params=core.watch_params(path, recursive))
+        return await AsyncWatchHandle()._open(self._sb._t, req)
 
     async def read(self, path: str, format: str = "text", offset: int = 0, length: int = 0) -> Union[str, bytes]:
         core.check_format(format)
@@ -110,6 +198,7 @@ class AsyncSandbox:
         self.id: str = info["id"]
         self.commands = AsyncCommands(self)
         self.files = AsyncFiles(self)
+        self.pty = AsyncPty(self)
 
     @classmethod
     async def create(cls, *, image: Optional[str] = None, snapshot: Optional[str] = None, envs: Optional[Dict[str, str]] = None,

@@ -33,11 +33,13 @@ OPERATIONS: Dict[str, tuple] = {
     "wait_process": ("GET", "/v1/sandboxes/{id}/processes/{pid}/wait"),
     "stdin_process": ("POST", "/v1/sandboxes/{id}/processes/{pid}/stdin"),
     "signal_process": ("POST", "/v1/sandboxes/{id}/processes/{pid}/signal"),
+    "resize_process": ("POST", "/v1/sandboxes/{id}/processes/{pid}/resize"),
     "get_files": ("GET", "/v1/sandboxes/{id}/files"),
     "put_files": ("PUT", "/v1/sandboxes/{id}/files"),
     "delete_files": ("DELETE", "/v1/sandboxes/{id}/files"),
     "mkdir": ("POST", "/v1/sandboxes/{id}/files/mkdir"),
     "move": ("POST", "/v1/sandboxes/{id}/files/move"),
+    "watch_files": ("GET", "/v1/sandboxes/{id}/files/watch"),
     "hibernate": ("POST", "/v1/sandboxes/{id}/hibernate"),
     "resume": ("POST", "/v1/sandboxes/{id}/resume"),
     "fork": ("POST", "/v1/sandboxes/{id}/fork"),
@@ -60,6 +62,7 @@ ABSENT: Dict[str, str] = {
     "GET /v1/sandboxes/{id}/generations": "durable generations are new (issue 13); the CLI and the Go client list them",
     "GET /v1/nodes": "fleet administration (admin key): warren node ls",
     "POST /v1/nodes/{id}/drain": "fleet administration (admin key): warren node drain",
+    "GET /v1/sandboxes/{id}/processes/{pid}/pty": "the WebSocket is for browsers; sandbox.pty uses stdin, attach and resize (httpx has no WebSocket)",
 }
 
 
@@ -195,8 +198,9 @@ def exec_body(cmd: str, cwd, envs, timeout, stdin, session) -> dict:
 class EventReader:
     """Turns NDJSON exec events into callbacks and a CommandResult."""
 
-    def __init__(self, on_stdout: Optional[Callable[[str], Any]], on_stderr: Optional[Callable[[str], Any]]):
-        self.on_stdout, self.on_stderr = on_stdout, on_stderr
+    def __init__(self, on_stdout: Optional[Callable[[str], Any]], on_stderr: Optional[Callable[[str], Any]],
+                 on_bytes: Optional[Callable[[bytes], Any]] = None):
+        self.on_stdout, self.on_stderr, self.on_bytes = on_stdout, on_stderr, on_bytes
         self.out, self.err = bytearray(), bytearray()
         self.result: Optional[CommandResult] = None
 
@@ -215,6 +219,8 @@ class EventReader:
                 data = base64.b64decode(ev[key + "_b64"])
             if data is not None:
                 buf.extend(data)
+                if key == "stdout" and self.on_bytes is not None:
+                    self.on_bytes(data)
                 if cb is not None:
                     cb(data.decode("utf-8", "replace"))
         if "exit" in ev:
@@ -282,3 +288,53 @@ def encode(data) -> bytes:
     if isinstance(data, str):
         return data.encode("utf-8")
     return bytes(data)
+
+
+def pty_body(cols: int, rows: int, cmd, cwd, envs, session, timeout=None) -> dict:
+    """The body of a start_process on a terminal: an interactive shell
+    without cmd; timeout (seconds) bounds each command line."""
+    body = exec_body(cmd, cwd, envs, timeout, None, session) if cmd else {}
+    if not cmd and timeout is not None:
+        body["timeout"] = f"{int(timeout * 1000)}ms"
+    if not cmd:
+        if cwd:
+            body["cwd"] = cwd
+        if envs:
+            body["env"] = dict(envs)
+        if session:
+            body["session"] = session
+    body["pty"] = {"cols": cols, "rows": rows}
+    return body
+
+
+@dataclass
+class WatchEvent:
+    """A file event. name is relative to the watched directory; type is
+    create, write, remove, rename (old_name is the old name), chmod,
+    overflow (dropped events were lost) or closed (the last: reason is
+    hibernated, deleted, removed or shutdown)."""
+
+    type: str
+    name: str = ""
+    old_name: str = ""
+    file_type: str = ""
+    dropped: int = 0
+    reason: str = ""
+
+    @staticmethod
+    def of(d: dict) -> "WatchEvent":
+        return WatchEvent(d.get("type", ""), d.get("name", ""), d.get("old_name", ""), d.get("file_type", ""),
+                          d.get("dropped", 0), d.get("reason", ""))
+
+
+def watch_params(path, recursive) -> dict:
+    params = {"path": path}
+    if recursive:
+        params["recursive"] = "true"
+    return params
+
+
+def watch_event(line: str) -> Optional[WatchEvent]:
+    if not line.strip():
+        return None
+    return WatchEvent.of(json.loads(line))

@@ -67,6 +67,56 @@ class CommandHandle:
         return self.sandbox._t.json(core.request("get_process", id=self.sandbox.id, pid=self.pid))
 
 
+class PtyHandle:
+    """A process on a terminal: an interactive shell unless created with cmd."""
+
+    def __init__(self, sandbox: "Sandbox", pid: int):
+        self.sandbox, self.pid = sandbox, pid
+
+    def send_input(self, data: Union[str, bytes]) -> None:
+        """Keyboard input ("\\x03" is ^C, "\\x04" ^D, "\\r" Enter)."""
+        self.sandbox.pty.send_input(self.pid, data)
+
+    def resize(self, cols: int, rows: int) -> None:
+        self.sandbox.pty.resize(self.pid, cols, rows)
+
+    def kill(self, signal: str = "HUP") -> None:
+        self.sandbox.pty.kill(self.pid, signal)
+
+    def wait(self, on_data: Optional[Callable[[bytes], Any]] = None) -> CommandResult:
+        """Stream the display (bytes, from the start within the server's
+        replay bound) to on_data until the shell exits; exit_code is its
+        status."""
+        req = core.request("attach_process", id=self.sandbox.id, pid=self.pid)
+        return self.sandbox._t.stream(req, core.EventReader(None, None, on_data))
+
+
+class Pty:
+    """Terminals: create(cols, rows), send_input, resize, kill."""
+
+    def __init__(self, sandbox: "Sandbox"):
+        self._sb = sandbox
+
+    def create(self, cols: int = 80, rows: int = 24, *, cmd: Optional[str] = None, cwd: Optional[str] = None,
+               envs: Optional[Dict[str, str]] = None, session: Optional[str] = None,
+               timeout: Optional[float] = None) -> PtyHandle:
+        body = core.pty_body(cols, rows, cmd, cwd, envs, session, timeout)
+        p = self._sb._t.json(core.request("start_process", id=self._sb.id, json_body=body))
+        return PtyHandle(self._sb, p["pid"])
+
+    def connect(self, pid: int) -> PtyHandle:
+        return PtyHandle(self._sb, pid)
+
+    def send_input(self, pid: int, data: Union[str, bytes]) -> None:
+        self._sb._t.send(core.request("stdin_process", id=self._sb.id, pid=pid, content=core.encode(data)))
+
+    def resize(self, pid: int, cols: int, rows: int) -> None:
+        self._sb._t.send(core.request("resize_process", id=self._sb.id, pid=pid, json_body={"cols": cols, "rows": rows}))
+
+    def kill(self, pid: int, signal: str = "HUP") -> None:
+        self._sb._t.send(core.request("signal_process", id=self._sb.id, pid=pid, json_body={"signal": signal}))
+
+
 class Commands:
     def __init__(self, sandbox: "Sandbox"):
         self._sb = sandbox
@@ -91,9 +141,62 @@ class Commands:
         return CommandHandle(self._sb, pid)
 
 
+class WatchHandle:
+    """A live watch: iterate it for WatchEvents (it ends after the closed
+    event); close() stops it."""
+
+    def __init__(self, t: "_Transport", req: Request):
+        self._closed = False
+        self._cm = t.http.stream(req.method, req.path, params=req.params or None, timeout=httpx.Timeout(None, connect=10.0))
+        try:
+            resp = self._cm.__enter__()
+        except httpx.TransportError as e:
+            raise core.UnavailableError(f"cannot reach warren at {t.url}: {e}") from e
+        if resp.status_code >= 400:
+            resp.read()
+            self._cm.__exit__(None, None, None)
+            raise core.error_for(resp.status_code, resp.content)
+        self._lines = resp.iter_lines()
+        for line in self._lines:
+            ev = core.watch_event(line)
+            if ev is not None and ev.type == "ready":
+                break
+
+    def __iter__(self):
+        try:
+            for line in self._lines:
+                ev = core.watch_event(line)
+                if ev is None:
+                    continue
+                yield ev
+                if ev.type == "closed":
+                    return
+        except httpx.TransportError as e:
+            raise core.UnavailableError(f"watch stream lost: {e}") from e
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._cm.__exit__(None, None, None)
+
+    def __enter__(self) -> "WatchHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 class Files:
     def __init__(self, sandbox: "Sandbox"):
         self._sb = sandbox
+
+    def watch(self, path: str, recursive: bool = False) -> WatchHandle:
+        """Watch a directory (its children, or everything under it with
+        recursive). Returns once the watch is live; a missing path raises
+        NotFoundError, a file InvalidArgumentError."""
+        return WatchHandle(self._sb._t, core.request("watch_files", id=self._sb.id, params=core.watch_params(path, recursive)))
 
     def read(self, path: str, format: str = "text", offset: int = 0, length: int = 0) -> Union[str, bytes]:
         """format="text" (UTF-8) or "bytes"."""
@@ -150,6 +253,7 @@ class Sandbox:
         self.id: str = info["id"]
         self.commands = Commands(self)
         self.files = Files(self)
+        self.pty = Pty(self)
 
     @classmethod
     def create(cls, *, image: Optional[str] = None, snapshot: Optional[str] = None, envs: Optional[Dict[str, str]] = None,

@@ -24,11 +24,13 @@ export const OPERATIONS = {
   waitProcess: ["GET", "/v1/sandboxes/{id}/processes/{pid}/wait"],
   stdinProcess: ["POST", "/v1/sandboxes/{id}/processes/{pid}/stdin"],
   signalProcess: ["POST", "/v1/sandboxes/{id}/processes/{pid}/signal"],
+  resizeProcess: ["POST", "/v1/sandboxes/{id}/processes/{pid}/resize"],
   getFiles: ["GET", "/v1/sandboxes/{id}/files"],
   putFiles: ["PUT", "/v1/sandboxes/{id}/files"],
   deleteFiles: ["DELETE", "/v1/sandboxes/{id}/files"],
   mkdir: ["POST", "/v1/sandboxes/{id}/files/mkdir"],
   move: ["POST", "/v1/sandboxes/{id}/files/move"],
+  watchFiles: ["GET", "/v1/sandboxes/{id}/files/watch"],
   hibernate: ["POST", "/v1/sandboxes/{id}/hibernate"],
   resume: ["POST", "/v1/sandboxes/{id}/resume"],
   fork: ["POST", "/v1/sandboxes/{id}/fork"],
@@ -52,6 +54,8 @@ export const ABSENT: Record<string, string> = {
   "GET /v1/sandboxes/{id}/generations": "durable generations are new (issue 13); the CLI and the Go client list them",
   "GET /v1/nodes": "fleet administration (admin key): warren node ls",
   "POST /v1/nodes/{id}/drain": "fleet administration (admin key): warren node drain",
+  "GET /v1/sandboxes/{id}/processes/{pid}/pty":
+    "the WebSocket is for browsers (the console); sandbox.pty uses stdin, attach and resize, which need no WebSocket (Node 18+)",
 };
 
 export const DEFAULT_API_URL = "http://127.0.0.1:7711";
@@ -156,13 +160,24 @@ class Transport {
     return resp;
   }
 
+  /** An attach stream as bytes: onData gets each chunk of stdout. */
+  async bytes(op: Operation, c: Call, onData?: (data: Uint8Array) => void): Promise<CommandResult> {
+    const enc = new TextEncoder();
+    return this.stream(op, c, undefined, undefined, (ev) => {
+      let data: Uint8Array | undefined;
+      if (typeof ev.stdout === "string") data = enc.encode(ev.stdout);
+      else if (typeof ev.stdout_b64 === "string") data = b64decode(ev.stdout_b64);
+      if (data) onData?.(data);
+    });
+  }
+
   async json<T>(op: Operation, c: Call = {}): Promise<T> {
     return (await (await this.send(op, c)).json()) as T;
   }
 
-  async stream(op: Operation, c: Call, onStdout?: (s: string) => void, onStderr?: (s: string) => void): Promise<CommandResult> {
+  async stream(op: Operation, c: Call, onStdout?: (s: string) => void, onStderr?: (s: string) => void, onEvent?: (ev: Record<string, unknown>) => void): Promise<CommandResult> {
     const resp = await this.send(op, c);
-    const reader = new EventReader(onStdout, onStderr);
+    const reader = new EventReader(onStdout, onStderr, onEvent);
     const decoder = new TextDecoder();
     let buf = "";
     const body = resp.body;
@@ -228,11 +243,12 @@ class EventReader {
   private err: Uint8Array[] = [];
   private result?: CommandResult;
   private enc = new TextEncoder();
-  constructor(private onStdout?: (s: string) => void, private onStderr?: (s: string) => void) {}
+  constructor(private onStdout?: (s: string) => void, private onStderr?: (s: string) => void, private onEvent?: (ev: Record<string, unknown>) => void) {}
 
   line(l: string): void {
     if (!l.trim()) return;
     const ev = JSON.parse(l);
+    this.onEvent?.(ev);
     if (ev.error) throw new WarrenError(ev.error.message ?? "exec failed", 0, ev.error.code ?? "");
     for (const [key, parts, cb] of [["stdout", this.out, this.onStdout], ["stderr", this.err, this.onStderr]] as const) {
       let data: Uint8Array | undefined;
@@ -322,6 +338,80 @@ export interface ProcessInfo {
   command: string;
   running: boolean;
   started_at: string;
+  /** Set for a process on a terminal. */
+  pty?: { cols: number; rows: number };
+}
+
+export interface PtySize {
+  cols: number;
+  rows: number;
+}
+
+export interface PtyCreateOptions extends PtySize {
+  /** The terminal's display output (with \r\n line ends and escape sequences). */
+  onData?: (data: Uint8Array) => void;
+  /** A command to run on the terminal instead of an interactive shell. */
+  cmd?: string;
+  cwd?: string;
+  envs?: Record<string, string>;
+  /** The shell session (default: one of its own). */
+  session?: string;
+  /** The time limit of each command line on the terminal (default: the sandbox's exec timeout; at most 24 h). */
+  timeoutMs?: number;
+}
+
+/** A process on a terminal: an interactive shell unless created with cmd. */
+export class PtyHandle {
+  private readonly output: Promise<CommandResult>;
+  /** @internal */
+  constructor(private readonly sb: Sandbox, readonly pid: number, onData?: (data: Uint8Array) => void) {
+    this.output = sb.t.bytes("attachProcess", { path: { id: sb.id, pid } }, onData);
+    this.output.catch(() => {}); // surfaced by wait()
+  }
+  /** Keyboard input ("\x03" is ^C, "\x04" ^D, "\r" Enter). */
+  sendInput(data: string | Uint8Array): Promise<void> {
+    return this.sb.pty.sendInput(this.pid, data);
+  }
+  resize(size: PtySize): Promise<void> {
+    return this.sb.pty.resize(this.pid, size);
+  }
+  /** Hang up (SIGHUP), or send another signal. */
+  kill(signal = "HUP"): Promise<void> {
+    return this.sb.pty.kill(this.pid, signal);
+  }
+  /** Resolves when the shell exits: exitCode is its status; stdout the whole display. */
+  wait(): Promise<CommandResult> {
+    return this.output;
+  }
+}
+
+class Pty {
+  constructor(private readonly sb: Sandbox) {}
+  async create(o: PtyCreateOptions): Promise<PtyHandle> {
+    const body: Record<string, unknown> = o.cmd ? execBody(o.cmd, o) : {};
+    if (!o.cmd) {
+      if (o.cwd) body.cwd = o.cwd;
+      if (o.envs) body.env = o.envs;
+      if (o.session) body.session = o.session;
+    }
+    if (o.timeoutMs !== undefined) body.timeout = `${Math.round(o.timeoutMs)}ms`;
+    body.pty = { cols: o.cols, rows: o.rows };
+    const p = await this.sb.t.json<{ pid: number }>("startProcess", { path: { id: this.sb.id }, json: body });
+    return new PtyHandle(this.sb, p.pid, o.onData);
+  }
+  /** Follow the terminal of a running process (its buffered output is replayed first). */
+  connect(pid: number, o: { onData?: (data: Uint8Array) => void } = {}): PtyHandle {
+    return new PtyHandle(this.sb, pid, o.onData);
+  }
+  async sendInput(pid: number, data: string | Uint8Array): Promise<void> {
+    await this.sb.t.send("stdinProcess", { path: { id: this.sb.id, pid }, body: data });
+  }
+  async resize(pid: number, size: PtySize): Promise<void> {
+    await this.sb.t.send("resizeProcess", { path: { id: this.sb.id, pid }, json: { cols: size.cols, rows: size.rows } });
+  }
+  async kill(pid: number, signal = "HUP"): Promise<void> {
+    await this.sb.t.send("signalProcess", { path: { id: this.sb.id, pid }, json: { signal } });
+  }
 }
 
 export interface EntryInfo {
@@ -334,8 +424,75 @@ export interface EntryInfo {
   target?: string;
 }
 
+/** A file event; name is relative to the watched directory. */
+export interface WatchEvent {
+  type: "create" | "write" | "remove" | "rename" | "chmod" | "overflow" | "closed";
+  name?: string;
+  /** rename: the old name. */
+  old_name?: string;
+  file_type?: "file" | "dir" | "symlink" | "other";
+  /** overflow: how many events were lost. */
+  dropped?: number;
+  /** closed: hibernated, deleted, removed (the watched directory) or shutdown. */
+  reason?: string;
+}
+
+/** A running watch: stop() ends it; done resolves with the closing event (or undefined after stop). */
+export interface WatchHandle {
+  stop(): void;
+  done: Promise<WatchEvent | undefined>;
+}
+
 class Files {
   constructor(private readonly sb: Sandbox) {}
+  /**
+   * Watch a directory: onEvent gets every create, write, remove, rename and
+   * chmod under it (direct children unless recursive) until stop(), or a
+   * closed event (hibernate, delete). Resolves once the watch is live.
+   */
+  async watch(path: string, onEvent: (e: WatchEvent) => void, o: { recursive?: boolean } = {}): Promise<WatchHandle> {
+    const ac = new AbortController();
+    const resp = await this.sb.t.send("watchFiles", { path: { id: this.sb.id }, query: { path, recursive: o.recursive }, signal: ac.signal });
+    if (!resp.body) throw new UnavailableError("the watch response has no body");
+    const rd = resp.body.getReader();
+    const decoder = new TextDecoder();
+    let buf = "";
+    let ready!: () => void;
+    let failed!: (e: unknown) => void;
+    const live = new Promise<void>((res, rej) => ((ready = res), (failed = rej)));
+    const done = (async (): Promise<WatchEvent | undefined> => {
+      try {
+        for (;;) {
+          const { value, done } = await rd.read();
+          if (done) throw new UnavailableError("the watch stream ended without a closed event (connection lost)");
+          buf += decoder.decode(value, { stream: true });
+          let nl: number;
+          while ((nl = buf.indexOf("\n")) >= 0) {
+            const line = buf.slice(0, nl);
+            buf = buf.slice(nl + 1);
+            if (!line.trim()) continue;
+            const ev = JSON.parse(line);
+            if (ev.type === "ready") {
+              ready();
+              continue;
+            }
+            onEvent(ev);
+            if (ev.type === "closed") {
+              await rd.cancel().catch(() => {});
+              return ev;
+            }
+          }
+        }
+      } catch (e) {
+        failed(e);
+        if (ac.signal.aborted) return undefined;
+        throw e;
+      }
+    })();
+    done.catch(() => {});
+    await live;
+    return { stop: () => ac.abort(), done };
+  }
   read(path: string, o: { format: "bytes"; offset?: number; length?: number }): Promise<Uint8Array>;
   read(path: string, o?: { format?: "text"; offset?: number; length?: number }): Promise<string>;
   async read(path: string, o: { format?: "text" | "bytes"; offset?: number; length?: number } = {}): Promise<string | Uint8Array> {
@@ -416,12 +573,15 @@ export interface Snapshot {
 export class Sandbox {
   readonly commands: Commands;
   readonly files: Files;
+  /** Terminals: pty.create({cols, rows, onData}), sendInput, resize, kill. */
+  readonly pty: Pty;
   readonly id: string;
   /** @internal */
   constructor(public info: SandboxInfo, readonly t: Transport) {
     this.id = info.id;
     this.commands = new Commands(this);
     this.files = new Files(this);
+    this.pty = new Pty(this);
   }
 
   static async create(o: CreateOptions = {}): Promise<Sandbox> {
