@@ -39,7 +39,7 @@ export class ExecBox {
           this.out.dataset.exit = ev.exit;
           let s = `exit ${ev.exit}`;
           if (ev.duration_ms !== undefined) s += ` · ${ev.duration_ms.toFixed(1)} ms`;
-          if (ev.limit) s += ` · stopped by the ${ev.limit} limit`;
+          if (ev.limit) s += ` · ${ev.limit} limit exceeded`;
           if (ev.truncated) s += " · output truncated";
           this.status.textContent = s;
         }
