@@ -24,20 +24,7 @@ import (
 // BenchmarkWASMExec is wasm_exec as a Go benchmark: the C WASI echo in
 // the sandbox's image, compile cached, Exec (instantiate + run + exit) per op.
 func BenchmarkWASMExec(b *testing.B) {
-	cc, err := exec.LookPath("clang-14")
-	if err != nil {
-		b.Skip("clang-14 with wasm32-wasi is not installed (scripts/test.sh installs it)")
-	}
-	d := b.TempDir()
-	src, mod := filepath.Join(d, "echo.c"), filepath.Join(d, "echo.wasm")
-	os.WriteFile(src, []byte(wasmEchoC), 0o644)
-	if out, err := exec.Command(cc, "--target=wasm32-wasi", "-O2", "-o", mod, src).CombinedOutput(); err != nil {
-		b.Fatalf("clang: %v %s", err, out)
-	}
-	bin, err := os.ReadFile(mod)
-	if err != nil {
-		b.Fatal(err)
-	}
+	bin := compileWASI(b, wasmEchoC)
 	ctx := context.Background()
 	rt := wasm.New(wasm.Config{})
 	defer rt.Close(ctx)
@@ -89,20 +76,7 @@ func (w *readyWriter) Write(p []byte) (int, error) {
 // small C WASI program costs the node (64 at once, blocked on stdin),
 // reported as rss-bytes/instance (VmRSS after minus before, over 64).
 func BenchmarkWASMInstanceRSS(b *testing.B) {
-	cc, err := exec.LookPath("clang-14")
-	if err != nil {
-		b.Skip("clang-14 with wasm32-wasi is not installed (scripts/test.sh installs it)")
-	}
-	d := b.TempDir()
-	src, mod := filepath.Join(d, "cat.c"), filepath.Join(d, "cat.wasm")
-	os.WriteFile(src, []byte(wasmCatC), 0o644)
-	if out, err := exec.Command(cc, "--target=wasm32-wasi", "-O2", "-o", mod, src).CombinedOutput(); err != nil {
-		b.Fatalf("clang: %v %s", err, out)
-	}
-	bin, err := os.ReadFile(mod)
-	if err != nil {
-		b.Fatal(err)
-	}
+	bin := compileWASI(b, wasmCatC)
 	ctx := context.Background()
 	rt := wasm.New(wasm.Config{})
 	defer rt.Close(ctx)
@@ -157,4 +131,26 @@ func vmRSS(tb testing.TB) int64 {
 	}
 	tb.Fatal("no VmRSS in /proc/self/status")
 	return 0
+}
+
+// compileWASI builds a C WASI program with Debian's clang-14.
+func compileWASI(b *testing.B, csrc string) []byte {
+	b.Helper()
+	cc, err := exec.LookPath("clang-14")
+	if err != nil {
+		b.Skip("clang-14 with wasm32-wasi is not installed (scripts/test.sh installs it)")
+	}
+	d := b.TempDir()
+	src, mod := filepath.Join(d, "prog.c"), filepath.Join(d, "prog.wasm")
+	if err := os.WriteFile(src, []byte(csrc), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if out, err := exec.Command(cc, "--target=wasm32-wasi", "-O2", "-o", mod, src).CombinedOutput(); err != nil {
+		b.Fatalf("clang: %v %s", err, out)
+	}
+	bin, err := os.ReadFile(mod)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return bin
 }

@@ -379,18 +379,10 @@ func (m *Manager) start(ctx context.Context, b *box, req api.ExecRequest) (api.P
 		p.stdin.Write([]byte(req.Stdin))
 	}
 	b.mu.Lock()
-	running := 0
-	for _, q := range b.procs {
-		select {
-		case <-q.done:
-		default:
-			running++
-		}
-	}
-	if running >= maxRunningProcs {
+	if err := b.procSlotLocked(); err != nil {
 		b.mu.Unlock()
 		release()
-		return api.Process{}, api.Errorf(errdefs.ErrResourceExhausted, "sandbox %s has %d background processes running; the limit is %d", b.id, running, maxRunningProcs)
+		return api.Process{}, err
 	}
 	b.nextPID++
 	p.pid = b.nextPID
@@ -627,4 +619,21 @@ func (l *outLog) attach(ctx context.Context, w [2]io.Writer) (truncated bool, er
 			return truncated, ctx.Err()
 		}
 	}
+}
+
+// procSlotLocked refuses a new process while maxRunningProcs of b's are
+// still running.
+func (b *box) procSlotLocked() error {
+	running := 0
+	for _, q := range b.procs {
+		select {
+		case <-q.done:
+		default:
+			running++
+		}
+	}
+	if running >= maxRunningProcs {
+		return api.Errorf(errdefs.ErrResourceExhausted, "sandbox %s has %d background processes running; the limit is %d", b.id, running, maxRunningProcs)
+	}
+	return nil
 }

@@ -103,18 +103,10 @@ func (m *Manager) startPTY(ctx context.Context, b *box, req api.ExecRequest) (ap
 	}
 	p.tty = terminal.New(p.out.writer(0), size.Cols, size.Rows)
 	b.mu.Lock()
-	running := 0
-	for _, q := range b.procs {
-		select {
-		case <-q.done:
-		default:
-			running++
-		}
-	}
-	if running >= maxRunningProcs {
+	if err := b.procSlotLocked(); err != nil {
 		b.mu.Unlock()
 		release()
-		return api.Process{}, api.Errorf(errdefs.ErrResourceExhausted, "sandbox %s has %d background processes running; the limit is %d", b.id, running, maxRunningProcs)
+		return api.Process{}, err
 	}
 	b.nextPID++
 	p.pid = b.nextPID
