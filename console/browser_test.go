@@ -567,6 +567,37 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Generations: hibernating commits one (durable node), the sandbox's
+	// page lists it, and "Create from here" starts a sandbox with its files.
+	gsb, err := alice.Create(ctx, api.CreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := alice.WriteFile(ctx, gsb.ID, api.WriteFileRequest{Path: "/tmp/gen.txt", Data: strings.NewReader("generation one\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.Hibernate(ctx, gsb.ID); err != nil {
+		t.Fatal(err)
+	}
+	if gens, err := alice.ListGenerations(ctx, gsb.ID); err != nil || len(gens) == 0 {
+		t.Fatalf("generations after hibernate: %v, %v", gens, err)
+	}
+	do(t, tab, "generations page", chromedp.Evaluate[chromedp.Void](`location.hash = "#/sandbox/`+gsb.ID+`"`))
+	waitJS(t, tab, "generation listed", `!!document.querySelector('#generation-rows tr[data-generation] button[data-action="from-generation"]')`)
+	do(t, tab, "create from a generation", chromedp.Click(css(`#generation-rows tr[data-generation] button[data-action="from-generation"]`)))
+	waitJS(t, tab, "on the sandbox from the generation", `location.hash.startsWith("#/sandbox/") && !location.hash.endsWith("`+gsb.ID+`") && document.querySelector("#main").dataset.loaded === "true"`)
+	fromGen := eval[string](t, tab, `document.querySelector("#sandbox-id").textContent`)
+	if data, err := alice.ReadFile(ctx, fromGen, "/tmp/gen.txt", 0, 0); err != nil || string(data) != "generation one\n" {
+		t.Errorf("sandbox %s from a generation of %s: /tmp/gen.txt is %q, %v", fromGen, gsb.ID, data, err)
+	}
+	do(t, tab, "back to the list", chromedp.Evaluate[chromedp.Void](`location.hash = "#/sandboxes"`))
+	waitJS(t, tab, "list again", `document.querySelector("#sandboxes") && document.querySelector("#sandboxes").dataset.loaded === "true"`)
+	for _, sid := range []string{fromGen, gsb.ID} {
+		if err := alice.Delete(ctx, sid); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	// Node page: charts drawn from /metrics.
 	do(t, tab, "node page", chromedp.Click(css(`#nav a[data-nav="node"]`)))
 	waitJS(t, tab, "two samples", `Number(document.querySelector("#main").dataset.samples) >= 2`)

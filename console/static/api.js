@@ -68,6 +68,7 @@ export const resume = (id) => json("POST", `/v1/sandboxes/${enc(id)}/resume`);
 export const snapshot = (id, name) => json("POST", `/v1/sandboxes/${enc(id)}/snapshots`, { json: { name } });
 export const snapshots = () => json("GET", "/v1/snapshots");
 export const deleteSnapshot = (name) => json("DELETE", `/v1/snapshots/${enc(name)}`);
+export const generations = (id) => json("GET", `/v1/sandboxes/${enc(id)}/generations`);
 export const images = () => json("GET", "/v1/images");
 export const processes = (id) => json("GET", `/v1/sandboxes/${enc(id)}/processes`);
 export const startPTY = (id, cols, rows) => json("POST", `/v1/sandboxes/${enc(id)}/processes`, { json: { pty: { cols, rows } } });

@@ -1,5 +1,5 @@
 // sandbox.js: one sandbox: its actions, a terminal, an exec box, a file browser,
-// background processes and snapshots.
+// background processes, snapshots and generations.
 
 import * as api from "./api.js";
 import { h, clear, bytes, ago, banner, errText, ask } from "./dom.js";
@@ -138,6 +138,28 @@ export function render(main, { id }) {
     if (!mine.length) snapRows.append(h("tr", {}, h("td", { colspan: 3, class: "muted" }, "No snapshots of this sandbox.")));
   }
 
+  // Committed generations (a durable node; README "Durability"), newest
+  // first, each a place to start a new sandbox from.
+  const genRows = h("tbody", { id: "generation-rows" });
+  async function drawGenerations() {
+    let gens = [];
+    try {
+      gens = await api.generations(id);
+    } catch (e) {
+      if (e.status !== 501) throw e; // a node that keeps no generations
+    }
+    gens.sort((a, b) => b.number - a.number);
+    clear(genRows).append(...gens.map((g) => h("tr", { dataset: { generation: String(g.number) } },
+      h("td", {}, String(g.number) + (g.head ? " (head)" : "")), h("td", {}, ago(g.created_at)),
+      h("td", {}, (g.pinned_by || []).join(", ")),
+      h("td", { class: "actions" }, h("div", { class: "acts" },
+        h("button", { type: "button", dataset: { action: "from-generation" }, onclick: (ev) => busy(ev.currentTarget, async () => {
+          const sb = await api.create({ from_generation: { sandbox: id, generation: g.number } });
+          location.hash = "#/sandbox/" + encodeURIComponent(sb.id);
+        }) }, "Create from here"))))));
+    if (!gens.length) genRows.append(h("tr", {}, h("td", { colspan: 4, class: "muted" }, "No committed generations yet.")));
+  }
+
   main.append(
     h("p", {}, h("a", { href: "#/" }, "← Sandboxes")),
     h("div", { class: "row between wrap" }, title, actions),
@@ -150,6 +172,9 @@ export function render(main, { id }) {
       procOut),
     h("section", { class: "card", "aria-labelledby": "snap-h" }, h("h2", { id: "snap-h" }, "Snapshots"),
       h("div", { class: "scroll" }, h("table", { class: "list", id: "snapshots" }, h("thead", {}, h("tr", {}, ["Name", "Created", ""].map((c) => h("th", { scope: "col" }, c)))), snapRows))),
+    h("section", { class: "card", "aria-labelledby": "gen-h" }, h("h2", { id: "gen-h" }, "Generations"),
+      h("div", { class: "row" }, h("button", { type: "button", dataset: { action: "refresh-generations" }, onclick: (ev) => busy(ev.currentTarget, drawGenerations) }, "Refresh")),
+      h("div", { class: "scroll" }, h("table", { class: "list", id: "generations" }, h("thead", {}, h("tr", {}, ["Generation", "Committed", "Pinned by", ""].map((c) => h("th", { scope: "col" }, c)))), genRows))),
   );
 
   async function poll() {
@@ -175,6 +200,7 @@ export function render(main, { id }) {
     files.open(info.cwd || "/").catch(report("files"));
     drawProcesses().catch(report("processes"));
     drawSnapshots().catch(report("snapshots"));
+    drawGenerations().catch(report("generations"));
   })();
   return () => { stopped = true; clearTimeout(timer); aborts.abort(); terminal.close(); };
 }
