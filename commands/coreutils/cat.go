@@ -777,8 +777,8 @@ func wcCount(br *bufio.Reader, res *wcCounts, slow bool) error {
 			lineLen += 8 - lineLen%8
 		case rn == '\r' || rn == '\f':
 			lineLen = 0
-		case rn >= ' ' && rn != utf8RuneError:
-			lineLen++
+		case rn >= ' ' && !(rn == utf8RuneError && size == 1):
+			lineLen += int64(cellWidth(rn))
 		}
 		// As coreutils 9: spaces end words, printable characters start
 		// them, anything else (NUL, invalid bytes) does neither.

@@ -25,6 +25,22 @@ import (
 var base64Spec = getopt.Spec{Short: "diw:", Long: []getopt.Long{
 	{Name: "decode", Key: "d"}, {Name: "ignore-garbage", Key: "i"}, {Name: "wrap", Arg: getopt.Required, Key: "w"}}}
 
+// decodePartial decodes an incomplete base64 quantum the way GNU base64
+// does before it reports invalid input: every whole byte its characters
+// hold (two characters give one byte, three give two).
+func decodePartial(quad []byte) []byte {
+	q := quad
+	if i := bytes.IndexByte(q, '='); i >= 0 {
+		q = q[:i]
+	}
+	if len(q) < 2 {
+		return nil
+	}
+	dst := make([]byte, 3)
+	k, _ := base64.RawStdEncoding.Decode(dst, q)
+	return dst[:k]
+}
+
 // Base64 is base64(1).
 func Base64(ctx context.Context, inv *commands.Invocation) int {
 	r := begin(ctx, inv)
@@ -63,7 +79,7 @@ func Base64(ctx context.Context, inv *commands.Invocation) int {
 				n, err := br.Read(chunk)
 				for _, c := range chunk[:n] {
 					switch {
-					case c == '\n' || c == '\r':
+					case c == '\n': // GNU skips newlines only: a \r is invalid
 						continue
 					case c == '=' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || isDigit(c) || c == '+' || c == '/':
 						if pad && c != '=' {
@@ -74,12 +90,15 @@ func Base64(ctx context.Context, inv *commands.Invocation) int {
 						if garbage {
 							continue
 						}
+						// GNU writes what the partial quantum holds first.
+						r.out.Write(decodePartial(quad))
 						r.errorf("invalid input")
 						return nil
 					}
 					if len(quad) == 4 {
 						k, derr := base64.StdEncoding.Decode(dst, quad)
 						if derr != nil {
+							r.out.Write(decodePartial(quad))
 							r.errorf("invalid input")
 							return nil
 						}
@@ -96,14 +115,8 @@ func Base64(ctx context.Context, inv *commands.Invocation) int {
 				}
 			}
 			if len(quad) > 0 {
-				padded := append(quad, bytes.Repeat([]byte("="), 4-len(quad))...)
-				k, derr := base64.StdEncoding.Decode(dst, padded)
-				r.out.Write(dst[:k])
-				if derr != nil || len(quad) == 1 {
-					r.errorf("invalid input")
-				} else {
-					r.errorf("invalid input")
-				}
+				r.out.Write(decodePartial(quad))
+				r.errorf("invalid input")
 			}
 			return nil
 		}
