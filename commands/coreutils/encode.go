@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -466,7 +467,7 @@ func Strings(ctx context.Context, inv *commands.Invocation) int {
 	return r.done()
 }
 
-var odSpec = getopt.Spec{Short: "A:j:N:t:vw::abcdfiloxsS:", Long: []getopt.Long{
+var odSpec = getopt.Spec{Short: "A:j:N:t:vw::abcdfiloxsS:BDHXhOILeF", Long: []getopt.Long{
 	{Name: "address-radix", Arg: getopt.Required, Key: "A"}, {Name: "skip-bytes", Arg: getopt.Required, Key: "j"},
 	{Name: "read-bytes", Arg: getopt.Required, Key: "N"}, {Name: "format", Arg: getopt.Required, Key: "t"},
 	{Name: "output-duplicates", Key: "v"}, {Name: "width", Arg: getopt.Optional, Key: "w"}, {Name: "endian", Arg: getopt.Required}}}
@@ -489,7 +490,7 @@ func (t odType) width() int {
 	case 'd':
 		return map[int]int{1: 4, 2: 6, 4: 11, 8: 20}[t.size]
 	case 'f':
-		return map[int]int{4: 14, 8: 23}[t.size]
+		return map[int]int{4: 15, 8: 24}[t.size]
 	}
 	return 3
 }
@@ -555,9 +556,30 @@ func (t odType) format(b []byte) string {
 		shift := 64 - 8*t.size
 		return strconv.FormatInt(int64(v<<shift)>>shift, 10)
 	case 'f':
-		return "?"
+		if t.size == 4 {
+			return odFloat(float64(math.Float32frombits(uint32(v))), 32)
+		}
+		return odFloat(math.Float64frombits(v), 64)
 	}
 	return ""
+}
+
+// odFloat prints v as GNU od does: the fewest digits that read back as
+// the same value, in C's %g layout (exponent when it is below -4 or not
+// less than the digit count).
+func odFloat(v float64, bits int) string {
+	switch {
+	case math.IsNaN(v):
+		return "nan"
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	}
+	e := strconv.FormatFloat(v, 'e', -1, bits)
+	mant, _, _ := strings.Cut(e, "e")
+	digits := len(strings.TrimLeft(strings.Replace(mant, ".", "", 1), "-"))
+	return strconv.FormatFloat(v, 'g', digits, bits)
 }
 
 // Od is od(1) for the common types (a c d o u x, sizes 1 2 4 8).
@@ -579,12 +601,19 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 				types = append(types, odType{k, 1})
 				continue
 			}
-			if strings.IndexByte("doux", k) < 0 {
+			if strings.IndexByte("douxf", k) < 0 {
 				return false
 			}
 			size := 4
+			if k == 'f' {
+				size = 8
+			}
 			if len(s) > 0 {
 				switch s[0] {
+				case 'F':
+					size, s = 4, s[1:]
+				case 'D':
+					size, s = 8, s[1:]
 				case 'C':
 					size, s = 1, s[1:]
 				case 'S':
@@ -604,7 +633,7 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 					}
 				}
 			}
-			if size != 1 && size != 2 && size != 4 && size != 8 {
+			if size != 1 && size != 2 && size != 4 && size != 8 || k == 'f' && size < 4 {
 				return false
 			}
 			types = append(types, odType{k, size})
@@ -657,8 +686,23 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 			types = append(types, odType{'x', 2})
 		case "i", "s":
 			types = append(types, odType{'d', map[string]int{"i": 4, "s": 2}[o.Key]})
-		case "l":
+		case "l", "I", "L":
 			types = append(types, odType{'d', 8})
+		// The traditional (pre-POSIX) type letters GNU still takes.
+		case "B":
+			types = append(types, odType{'o', 2})
+		case "D":
+			types = append(types, odType{'u', 4})
+		case "H", "X":
+			types = append(types, odType{'x', 4})
+		case "h":
+			types = append(types, odType{'x', 2})
+		case "O":
+			types = append(types, odType{'o', 4})
+		case "e", "F":
+			types = append(types, odType{'f', 8})
+		case "f":
+			types = append(types, odType{'f', 4})
 		}
 	}
 	if len(types) == 0 {
@@ -699,6 +743,9 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 			c.Close()
 		}
 	}()
+	if len(inputs) == 0 {
+		return r.done() // nothing could be opened: GNU dumps nothing
+	}
 	in := bufio.NewReader(textio.WithContext(ctx, io.MultiReader(inputs...)))
 	if skip > 0 {
 		if n, _ := io.CopyN(io.Discard, in, skip); n < skip {
