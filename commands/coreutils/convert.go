@@ -99,7 +99,9 @@ func Dos2unix(ctx context.Context, inv *commands.Invocation) int {
 		}
 		f, err := inv.Open(p[0])
 		if err != nil {
-			fmt.Fprintf(inv.Stderr, "%s: %s\n", name, commands.Describe(err))
+			if !quiet {
+				fmt.Fprintf(inv.Stderr, "%s: %s\n", name, commands.Describe(err))
+			}
 			status = 2
 			continue
 		}

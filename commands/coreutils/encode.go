@@ -1045,6 +1045,9 @@ func Hexdump(ctx context.Context, inv *commands.Invocation) int {
 		defer f.Close()
 		inputs = append(inputs, f)
 	}
+	if len(inputs) == 0 {
+		return r.done() // nothing could be opened: no dump, as util-linux
+	}
 	var src io.Reader = bufio.NewReader(textio.WithContext(ctx, io.MultiReader(inputs...)))
 	if skip > 0 {
 		io.CopyN(io.Discard, src, skip)

@@ -127,6 +127,14 @@ func cp(ctx context.Context, inv *commands.Invocation) int {
 	if !derefSet {
 		c.deref = !c.recursive
 	}
+	if c.parents && target == "" && len(args) >= 2 {
+		// GNU checks the destination before any source.
+		if fi, err := inv.FS.Stat(inv.Abs(args[len(args)-1])); err != nil || !fi.IsDir() {
+			inv.Errorf("with --parents, the destination must be a directory")
+			fmt.Fprintf(inv.Stderr, "Try '%s --help' for more information.\n", inv.Args[0])
+			return 1
+		}
+	}
 	return copyMove(ctx, inv, args, target, noTarget, func(src, dst, srcName, dstName string) int {
 		return c.copy(ctx, inv, src, dst, srcName, dstName, true)
 	})

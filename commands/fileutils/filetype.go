@@ -68,7 +68,8 @@ func describeFile(inv *commands.Invocation, name string, deref bool) (string, st
 		fi, err = inv.FS.Lstat(abs)
 	}
 	if err != nil {
-		return fmt.Sprintf("cannot open `%s' (%s)", name, commands.Strerror(err)), "cannot open"
+		msg := fmt.Sprintf("cannot open `%s' (%s)", name, commands.Strerror(err))
+		return msg, msg // -i says the same as file does
 	}
 	m := fi.Mode()
 	switch {
@@ -94,7 +95,8 @@ func describeFile(inv *commands.Invocation, name string, deref bool) (string, st
 	}
 	f, err := inv.FS.Open(abs)
 	if err != nil {
-		return fmt.Sprintf("cannot open `%s' (%s)", name, commands.Strerror(err)), "cannot open"
+		msg := fmt.Sprintf("cannot open `%s' (%s)", name, commands.Strerror(err))
+		return msg, msg // -i says the same as file does
 	}
 	head := make([]byte, 8192)
 	n, _ := io.ReadFull(f, head)
