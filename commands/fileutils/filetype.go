@@ -19,7 +19,7 @@ func file(ctx context.Context, inv *commands.Invocation) int {
 	if err != nil {
 		return badUsage(inv, err, 1)
 	}
-	brief, deref, mime := false, false, false
+	brief, deref, mime, typeOnly := false, false, false, false
 	sep := ":"
 	for _, o := range opts {
 		switch o.Key {
@@ -29,8 +29,10 @@ func file(ctx context.Context, inv *commands.Invocation) int {
 			deref = true
 		case "h":
 			deref = false
-		case "i", "mime-type":
+		case "i":
 			mime = true
+		case "mime-type":
+			mime, typeOnly = true, true
 		case "F":
 			sep = o.Val
 		}
@@ -48,6 +50,9 @@ func file(ctx context.Context, inv *commands.Invocation) int {
 		out := desc
 		if mime {
 			out = mt
+			if typeOnly && !strings.HasPrefix(mt, "cannot open") {
+				out, _, _ = strings.Cut(mt, ";")
+			}
 		}
 		if brief {
 			fmt.Fprintln(inv.Stdout, out)
