@@ -808,7 +808,8 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 	return r.done()
 }
 
-var xxdSpec = getopt.Spec{Short: "c:g:l:ps:ruiEe", Long: []getopt.Long{
+var xxdSpec = getopt.Spec{Short: "c:g:l:ps:ruiEeb", Long: []getopt.Long{
+	{Name: "bits", Key: "b"},
 	{Name: "cols", Arg: getopt.Required, Key: "c"}, {Name: "groupsize", Arg: getopt.Required, Key: "g"},
 	{Name: "len", Arg: getopt.Required, Key: "l"}, {Name: "plain", Key: "p"}, {Name: "postscript", Key: "p"},
 	{Name: "seek", Arg: getopt.Required, Key: "s"}, {Name: "revert", Key: "r"}, {Name: "include", Key: "i"}}}
@@ -822,8 +823,8 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 	}
 	cols, group := 16, 2
 	var limit, seek int64 = -1, 0
-	plain, revert, upper, include := false, false, false, false
-	colsSet := false
+	plain, revert, upper, include, bits := false, false, false, false, false
+	colsSet, groupSet := false, false
 	for _, o := range opts {
 		num := func() (int64, bool) {
 			n, err := strconv.ParseInt(o.Arg, 0, 64)
@@ -839,7 +840,7 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 			case "c":
 				cols, colsSet = int(n), true
 			case "g":
-				group = int(n)
+				group, groupSet = int(n), true
 			case "l":
 				limit = n
 			case "s":
@@ -853,7 +854,15 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 			upper = true
 		case "i":
 			include = true
+		case "b":
+			bits = true
 		}
+	}
+	if bits && !colsSet {
+		cols = 6
+	}
+	if bits && !groupSet {
+		group = 1
 	}
 	if plain && !colsSet {
 		cols = 30
@@ -878,6 +887,7 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 	defer textio.PutReader(br)
 	if revert {
 		lr := textio.LineReader{R: br, Delim: '\n'}
+		var written int64
 		for {
 			line, _, err := lr.Next()
 			if err != nil {
@@ -885,9 +895,20 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 			}
 			s := string(line)
 			if !plain {
-				if i := strings.IndexByte(s, ':'); i >= 0 {
-					s = s[i+1:]
+				// "OFFSET: hex  text": a line without an offset holds
+				// nothing; a gap before the offset is filled with NULs.
+				i := strings.IndexByte(s, ':')
+				if i < 0 {
+					continue
 				}
+				off, perr := strconv.ParseInt(strings.TrimSpace(s[:i]), 16, 64)
+				if perr != nil {
+					continue
+				}
+				for ; written < off && !r.stopped(); written++ {
+					r.out.WriteByte(0)
+				}
+				s = s[i+1:]
 				if i := strings.Index(s, "  "); i >= 0 {
 					s = s[:i]
 				}
@@ -900,6 +921,7 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 			}
 			for i := 0; i+1 < len(digits); i += 2 {
 				r.out.WriteByte(byte(hexVal(digits[i])<<4 | hexVal(digits[i+1])))
+				written++
 			}
 		}
 		return r.done()
@@ -911,9 +933,12 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 	if limit >= 0 {
 		src = io.LimitReader(br, limit)
 	}
-	hexfmt := "%02x"
+	hexfmt, blank := "%02x", "  "
 	if upper {
 		hexfmt = "%02X"
+	}
+	if bits && !plain && !include {
+		hexfmt, blank = "%08b", "        "
 	}
 	buf := make([]byte, cols)
 	off := seek
@@ -973,9 +998,9 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 					if i < n {
 						fmt.Fprintf(r.out, hexfmt, buf[i])
 					} else {
-						r.out.WriteString("  ")
+						r.out.WriteString(blank)
 					}
-					w += 2
+					w += len(blank)
 					if group > 0 && (i+1)%group == 0 && i+1 < cols {
 						r.out.WriteByte(' ')
 						w++
