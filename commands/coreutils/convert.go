@@ -9,12 +9,18 @@ import (
 	"strings"
 
 	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
 	"github.com/warren-sandbox/warren/vfs"
 )
 
 // maxConvert bounds the file dos2unix/unix2dos hold while converting it in
 // place (they rewrite the whole file).
 const maxConvert = 256 << 20
+
+var dos2unixSpec = getopt.Spec{Short: "qno", Long: []getopt.Long{
+	{Name: "quiet", Key: "q"}, {Name: "newfile", Key: "n"}, {Name: "oldfile", Key: "o"}}}
+
+var envsubstSpec = getopt.Spec{Short: "v", Long: []getopt.Long{{Name: "variables", Key: "v"}}}
 
 // Dos2unix is dos2unix(1) and unix2dos(1): CRLF to LF (or back), files in
 // place, standard input to standard output without operands. -q quiets
@@ -27,26 +33,18 @@ func Dos2unix(ctx context.Context, inv *commands.Invocation) int {
 	if !toUnix {
 		format = "DOS"
 	}
+	r := begin(ctx, inv)
+	opts, files, code, ok := r.parse(&dos2unixSpec)
+	if !ok {
+		return code
+	}
 	quiet, newFile := false, false
-	var files []string
-	for i, a := range inv.Args[1:] {
-		switch {
-		case a == "--":
-			files = append(files, inv.Args[i+2:]...)
-		case a == "-q" || a == "--quiet":
+	for _, o := range opts {
+		switch o.Key {
+		case "q":
 			quiet = true
-		case a == "-n" || a == "--newfile":
+		case "n":
 			newFile = true
-		case a == "-o" || a == "--oldfile":
-		case strings.HasPrefix(a, "-") && a != "-":
-			fmt.Fprintf(inv.Stderr, "%s: option '%s' is not supported\n", name, a)
-			return 1
-		default:
-			files = append(files, a)
-			continue
-		}
-		if a == "--" {
-			break
 		}
 	}
 	conv := func(b []byte) []byte {
@@ -154,18 +152,12 @@ func Dos2unix(ctx context.Context, inv *commands.Invocation) int {
 // SHELL-FORMAT operand only the variables it names are replaced; -v lists
 // them.
 func Envsubst(ctx context.Context, inv *commands.Invocation) int {
-	args := inv.Args[1:]
-	list := false
-	if len(args) > 0 && (args[0] == "-v" || args[0] == "--variables") {
-		list, args = true, args[1:]
+	r := begin(ctx, inv)
+	opts, args, code, ok := r.parse(&envsubstSpec)
+	if !ok {
+		return code
 	}
-	if len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "--" {
-		fmt.Fprintf(inv.Stderr, "envsubst: invalid option -- '%s'\n", strings.TrimLeft(args[0], "-"))
-		return 1
-	}
-	if len(args) > 0 && args[0] == "--" {
-		args = args[1:]
-	}
+	list := len(opts) > 0
 	if len(args) > 1 {
 		fmt.Fprintf(inv.Stderr, "envsubst: too many arguments\n")
 		return 1
