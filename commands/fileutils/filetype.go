@@ -206,6 +206,8 @@ func sniff(b []byte, size int64) (string, string) {
 		}
 	} else if t := bytes.TrimSpace(b); len(t) > 0 && (t[0] == '{' || t[0] == '[') && int64(len(b)) == size && jsonish(t) {
 		return "JSON text data", "application/json; charset=" + charset
+	} else if charset == "us-ascii" && csvish(b) {
+		text, mimeType = "CSV text", "text/csv"
 	}
 	if bytes.Contains(b, []byte("\r\n")) {
 		text += ", with CRLF line terminators"
@@ -232,3 +234,28 @@ func jsonish(t []byte) bool {
 }
 
 // ---- split ----
+
+// csvish is the plain case of libmagic's CSV test: the first lines (up
+// to ten, at least two) all hold the same number, more than one, of
+// comma-separated fields. Quotes and carriage returns are left to the
+// text verdict, as this machine's file 5.44 reads them.
+func csvish(b []byte) bool {
+	lines, fields := 0, 0
+	for len(b) > 0 && lines < 10 {
+		line, rest, ok := bytes.Cut(b, []byte("\n"))
+		if !ok {
+			break // a partial last line is not judged
+		}
+		b = rest
+		if bytes.ContainsAny(line, "\"\r") {
+			return false
+		}
+		n := 1 + bytes.Count(line, []byte(","))
+		if n < 2 || fields != 0 && n != fields {
+			return false
+		}
+		fields = n
+		lines++
+	}
+	return lines >= 2
+}
