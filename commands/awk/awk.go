@@ -37,8 +37,10 @@ type segments struct {
 	ctx     context.Context
 	inv     *commands.Invocation
 	names   []string
-	cur     io.ReadCloser
+	cur     io.Reader
+	closer  io.Closer
 	opened  bool
+	keepCR  bool // RS is the default newline: keep a \r before it (see crKeeper)
 	stderr  io.Writer
 	failed  bool
 	started bool
@@ -67,15 +69,19 @@ func (s *segments) Read(p []byte) (int, error) {
 		s.names = s.names[1:]
 		f, err := s.inv.Open(name)
 		if err != nil {
+			// Fatal as in mawk and gawk: no further input, no END.
 			fmt.Fprintf(s.stderr, "awk: cannot open %s (%s)\n", name, commands.Strerror(unwrap(err)))
 			s.failed = true
-			return 0, io.EOF
+			return 0, errCannotOpen
 		}
-		s.cur, s.opened, s.current = f, true, name
+		s.cur, s.closer, s.opened, s.current = f, f, true, name
+		if s.keepCR {
+			s.cur = &crKeeper{r: f}
+		}
 	}
 	n, err := s.cur.Read(p)
 	if err == io.EOF {
-		s.cur.Close()
+		s.closer.Close()
 		s.opened = false
 		if n > 0 {
 			return n, nil
@@ -83,6 +89,71 @@ func (s *segments) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return n, err
+}
+
+// errCannotOpen ends the run when an input file cannot be opened (the
+// message is already written).
+var errCannotOpen = errors.New("awk: cannot open input")
+
+// crKeeper doubles a \r that ends a line (before \n or at the end of the
+// input). GoAWK splits default-RS records with bufio.ScanLines, which drops
+// one trailing \r; POSIX awks (mawk, gawk) keep it as part of the record,
+// so CRLF input prints back as CRLF.
+type crKeeper struct {
+	r    io.Reader
+	buf  []byte
+	out  []byte
+	held bool // a \r ended the last chunk: its successor decides
+	eof  bool
+	err  error
+}
+
+func (c *crKeeper) Read(p []byte) (int, error) {
+	for len(c.out) == 0 {
+		if c.eof {
+			return 0, c.err
+		}
+		if c.buf == nil {
+			c.buf = make([]byte, 32<<10)
+		}
+		n, err := c.r.Read(c.buf)
+		if err != nil {
+			c.eof, c.err = true, err
+		}
+		data := c.buf[:n]
+		out := c.out[:0]
+		if c.held && len(data) == 0 && !c.eof {
+			continue
+		}
+		if c.held {
+			c.held = false
+			if len(data) > 0 && data[0] == '\n' || len(data) == 0 && c.eof {
+				out = append(out, '\r', '\r')
+			} else {
+				out = append(out, '\r')
+			}
+		}
+		for i, b := range data {
+			if b == '\r' {
+				switch {
+				case i+1 < len(data):
+					if data[i+1] == '\n' {
+						out = append(out, '\r')
+					}
+				case c.eof:
+					out = append(out, '\r')
+				default:
+					c.held = true
+					continue
+				}
+			}
+			out = append(out, b)
+		}
+		c.out = out
+	}
+	n := copy(p, c.out)
+	c.out = c.out[n:]
+	return n, nil
 }
 
 // Awk is awk(1).
@@ -227,10 +298,22 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		}
 		argv = append(argv, "-")
 	}
+	// A program that never names RS keeps the default newline RS, the
+	// only mode in which GoAWK drops a \r.
+	seg.keepCR = !strings.Contains(src, "RS")
+	for _, a := range append(append([]string{}, assigns...), args...) {
+		if strings.HasPrefix(a, "RS=") {
+			seg.keepCR = false
+		}
+	}
 	var stdin io.Reader = seg
 	if files == 0 {
 		seg.stdin = true
-		stdin = &startReader{r: textio.WithContext(ctx, inv.Stdin), started: &seg.started}
+		var r io.Reader = textio.WithContext(ctx, inv.Stdin)
+		if seg.keepCR {
+			r = &crKeeper{r: r}
+		}
+		stdin = &startReader{r: r, started: &seg.started}
 	}
 	env := []string{}
 	for _, kv := range inv.Env {
@@ -276,6 +359,9 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	status, err := it.ExecuteContext(run, cfg)
 	if ferr := out.Flush(); textio.BrokenPipe(ferr) || (err != nil && textio.BrokenPipe(err)) {
 		return 141 // SIGPIPE in a real awk: silent
+	}
+	if err != nil && seg.failed {
+		return 2 // cannot open: already said
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

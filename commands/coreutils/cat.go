@@ -776,9 +776,11 @@ func wcCount(br *bufio.Reader, res *wcCounts, slow bool) error {
 		case rn == '\t':
 			lineLen += 8 - lineLen%8
 		case rn == '\r' || rn == '\f':
+			// GNU measures the line so far before the carriage return.
+			res.maxLen = max(res.maxLen, lineLen)
 			lineLen = 0
-		case rn >= ' ' && rn != utf8RuneError:
-			lineLen++
+		case rn >= ' ' && !(rn == utf8RuneError && size == 1):
+			lineLen += int64(cellWidth(rn))
 		}
 		// As coreutils 9: spaces end words, printable characters start
 		// them, anything else (NUL, invalid bytes) does neither.

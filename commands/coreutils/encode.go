@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -24,6 +25,22 @@ import (
 
 var base64Spec = getopt.Spec{Short: "diw:", Long: []getopt.Long{
 	{Name: "decode", Key: "d"}, {Name: "ignore-garbage", Key: "i"}, {Name: "wrap", Arg: getopt.Required, Key: "w"}}}
+
+// decodePartial decodes an incomplete base64 quantum the way GNU base64
+// does before it reports invalid input: every whole byte its characters
+// hold (two characters give one byte, three give two).
+func decodePartial(quad []byte) []byte {
+	q := quad
+	if i := bytes.IndexByte(q, '='); i >= 0 {
+		q = q[:i]
+	}
+	if len(q) < 2 {
+		return nil
+	}
+	dst := make([]byte, 3)
+	k, _ := base64.RawStdEncoding.Decode(dst, q)
+	return dst[:k]
+}
 
 // Base64 is base64(1).
 func Base64(ctx context.Context, inv *commands.Invocation) int {
@@ -63,7 +80,7 @@ func Base64(ctx context.Context, inv *commands.Invocation) int {
 				n, err := br.Read(chunk)
 				for _, c := range chunk[:n] {
 					switch {
-					case c == '\n' || c == '\r':
+					case c == '\n': // GNU skips newlines only: a \r is invalid
 						continue
 					case c == '=' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || isDigit(c) || c == '+' || c == '/':
 						if pad && c != '=' {
@@ -74,12 +91,15 @@ func Base64(ctx context.Context, inv *commands.Invocation) int {
 						if garbage {
 							continue
 						}
+						// GNU writes what the partial quantum holds first.
+						r.out.Write(decodePartial(quad))
 						r.errorf("invalid input")
 						return nil
 					}
 					if len(quad) == 4 {
 						k, derr := base64.StdEncoding.Decode(dst, quad)
 						if derr != nil {
+							r.out.Write(decodePartial(quad))
 							r.errorf("invalid input")
 							return nil
 						}
@@ -96,14 +116,8 @@ func Base64(ctx context.Context, inv *commands.Invocation) int {
 				}
 			}
 			if len(quad) > 0 {
-				padded := append(quad, bytes.Repeat([]byte("="), 4-len(quad))...)
-				k, derr := base64.StdEncoding.Decode(dst, padded)
-				r.out.Write(dst[:k])
-				if derr != nil || len(quad) == 1 {
-					r.errorf("invalid input")
-				} else {
-					r.errorf("invalid input")
-				}
+				r.out.Write(decodePartial(quad))
+				r.errorf("invalid input")
 			}
 			return nil
 		}
@@ -453,7 +467,7 @@ func Strings(ctx context.Context, inv *commands.Invocation) int {
 	return r.done()
 }
 
-var odSpec = getopt.Spec{Short: "A:j:N:t:vw::abcdfiloxsS:", Long: []getopt.Long{
+var odSpec = getopt.Spec{Short: "A:j:N:t:vw::abcdfiloxsS:BDHXhOILeF", Long: []getopt.Long{
 	{Name: "address-radix", Arg: getopt.Required, Key: "A"}, {Name: "skip-bytes", Arg: getopt.Required, Key: "j"},
 	{Name: "read-bytes", Arg: getopt.Required, Key: "N"}, {Name: "format", Arg: getopt.Required, Key: "t"},
 	{Name: "output-duplicates", Key: "v"}, {Name: "width", Arg: getopt.Optional, Key: "w"}, {Name: "endian", Arg: getopt.Required}}}
@@ -476,7 +490,7 @@ func (t odType) width() int {
 	case 'd':
 		return map[int]int{1: 4, 2: 6, 4: 11, 8: 20}[t.size]
 	case 'f':
-		return map[int]int{4: 14, 8: 23}[t.size]
+		return map[int]int{4: 15, 8: 24}[t.size]
 	}
 	return 3
 }
@@ -542,9 +556,30 @@ func (t odType) format(b []byte) string {
 		shift := 64 - 8*t.size
 		return strconv.FormatInt(int64(v<<shift)>>shift, 10)
 	case 'f':
-		return "?"
+		if t.size == 4 {
+			return odFloat(float64(math.Float32frombits(uint32(v))), 32)
+		}
+		return odFloat(math.Float64frombits(v), 64)
 	}
 	return ""
+}
+
+// odFloat prints v as GNU od does: the fewest digits that read back as
+// the same value, in C's %g layout (exponent when it is below -4 or not
+// less than the digit count).
+func odFloat(v float64, bits int) string {
+	switch {
+	case math.IsNaN(v):
+		return "nan"
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	}
+	e := strconv.FormatFloat(v, 'e', -1, bits)
+	mant, _, _ := strings.Cut(e, "e")
+	digits := len(strings.TrimLeft(strings.Replace(mant, ".", "", 1), "-"))
+	return strconv.FormatFloat(v, 'g', digits, bits)
 }
 
 // Od is od(1) for the common types (a c d o u x, sizes 1 2 4 8).
@@ -566,12 +601,19 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 				types = append(types, odType{k, 1})
 				continue
 			}
-			if strings.IndexByte("doux", k) < 0 {
+			if strings.IndexByte("douxf", k) < 0 {
 				return false
 			}
 			size := 4
+			if k == 'f' {
+				size = 8
+			}
 			if len(s) > 0 {
 				switch s[0] {
+				case 'F':
+					size, s = 4, s[1:]
+				case 'D':
+					size, s = 8, s[1:]
 				case 'C':
 					size, s = 1, s[1:]
 				case 'S':
@@ -591,7 +633,7 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 					}
 				}
 			}
-			if size != 1 && size != 2 && size != 4 && size != 8 {
+			if size != 1 && size != 2 && size != 4 && size != 8 || k == 'f' && size < 4 {
 				return false
 			}
 			types = append(types, odType{k, size})
@@ -644,8 +686,23 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 			types = append(types, odType{'x', 2})
 		case "i", "s":
 			types = append(types, odType{'d', map[string]int{"i": 4, "s": 2}[o.Key]})
-		case "l":
+		case "l", "I", "L":
 			types = append(types, odType{'d', 8})
+		// The traditional (pre-POSIX) type letters GNU still takes.
+		case "B":
+			types = append(types, odType{'o', 2})
+		case "D":
+			types = append(types, odType{'u', 4})
+		case "H", "X":
+			types = append(types, odType{'x', 4})
+		case "h":
+			types = append(types, odType{'x', 2})
+		case "O":
+			types = append(types, odType{'o', 4})
+		case "e", "F":
+			types = append(types, odType{'f', 8})
+		case "f":
+			types = append(types, odType{'f', 4})
 		}
 	}
 	if len(types) == 0 {
@@ -686,6 +743,9 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 			c.Close()
 		}
 	}()
+	if len(inputs) == 0 {
+		return r.done() // nothing could be opened: GNU dumps nothing
+	}
 	in := bufio.NewReader(textio.WithContext(ctx, io.MultiReader(inputs...)))
 	if skip > 0 {
 		if n, _ := io.CopyN(io.Discard, in, skip); n < skip {
@@ -748,7 +808,8 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 	return r.done()
 }
 
-var xxdSpec = getopt.Spec{Short: "c:g:l:ps:ruiEe", Long: []getopt.Long{
+var xxdSpec = getopt.Spec{Short: "c:g:l:ps:ruiEeb", Long: []getopt.Long{
+	{Name: "bits", Key: "b"},
 	{Name: "cols", Arg: getopt.Required, Key: "c"}, {Name: "groupsize", Arg: getopt.Required, Key: "g"},
 	{Name: "len", Arg: getopt.Required, Key: "l"}, {Name: "plain", Key: "p"}, {Name: "postscript", Key: "p"},
 	{Name: "seek", Arg: getopt.Required, Key: "s"}, {Name: "revert", Key: "r"}, {Name: "include", Key: "i"}}}
@@ -762,8 +823,8 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 	}
 	cols, group := 16, 2
 	var limit, seek int64 = -1, 0
-	plain, revert, upper, include := false, false, false, false
-	colsSet := false
+	plain, revert, upper, include, bits := false, false, false, false, false
+	colsSet, groupSet := false, false
 	for _, o := range opts {
 		num := func() (int64, bool) {
 			n, err := strconv.ParseInt(o.Arg, 0, 64)
@@ -779,7 +840,7 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 			case "c":
 				cols, colsSet = int(n), true
 			case "g":
-				group = int(n)
+				group, groupSet = int(n), true
 			case "l":
 				limit = n
 			case "s":
@@ -793,7 +854,15 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 			upper = true
 		case "i":
 			include = true
+		case "b":
+			bits = true
 		}
+	}
+	if bits && !colsSet {
+		cols = 6
+	}
+	if bits && !groupSet {
+		group = 1
 	}
 	if plain && !colsSet {
 		cols = 30
@@ -818,6 +887,7 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 	defer textio.PutReader(br)
 	if revert {
 		lr := textio.LineReader{R: br, Delim: '\n'}
+		var written int64
 		for {
 			line, _, err := lr.Next()
 			if err != nil {
@@ -825,9 +895,20 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 			}
 			s := string(line)
 			if !plain {
-				if i := strings.IndexByte(s, ':'); i >= 0 {
-					s = s[i+1:]
+				// "OFFSET: hex  text": a line without an offset holds
+				// nothing; a gap before the offset is filled with NULs.
+				i := strings.IndexByte(s, ':')
+				if i < 0 {
+					continue
 				}
+				off, perr := strconv.ParseInt(strings.TrimSpace(s[:i]), 16, 64)
+				if perr != nil {
+					continue
+				}
+				for ; written < off && !r.stopped(); written++ {
+					r.out.WriteByte(0)
+				}
+				s = s[i+1:]
 				if i := strings.Index(s, "  "); i >= 0 {
 					s = s[:i]
 				}
@@ -840,6 +921,7 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 			}
 			for i := 0; i+1 < len(digits); i += 2 {
 				r.out.WriteByte(byte(hexVal(digits[i])<<4 | hexVal(digits[i+1])))
+				written++
 			}
 		}
 		return r.done()
@@ -851,9 +933,12 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 	if limit >= 0 {
 		src = io.LimitReader(br, limit)
 	}
-	hexfmt := "%02x"
+	hexfmt, blank := "%02x", "  "
 	if upper {
 		hexfmt = "%02X"
+	}
+	if bits && !plain && !include {
+		hexfmt, blank = "%08b", "        "
 	}
 	buf := make([]byte, cols)
 	off := seek
@@ -913,9 +998,9 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 					if i < n {
 						fmt.Fprintf(r.out, hexfmt, buf[i])
 					} else {
-						r.out.WriteString("  ")
+						r.out.WriteString(blank)
 					}
-					w += 2
+					w += len(blank)
 					if group > 0 && (i+1)%group == 0 && i+1 < cols {
 						r.out.WriteByte(' ')
 						w++
@@ -984,6 +1069,9 @@ func Hexdump(ctx context.Context, inv *commands.Invocation) int {
 		}
 		defer f.Close()
 		inputs = append(inputs, f)
+	}
+	if len(inputs) == 0 {
+		return r.done() // nothing could be opened: no dump, as util-linux
 	}
 	var src io.Reader = bufio.NewReader(textio.WithContext(ctx, io.MultiReader(inputs...)))
 	if skip > 0 {

@@ -804,10 +804,13 @@ func humanSuffix(s []byte) int {
 	if i < len(s) && s[i] == '-' {
 		i++
 	}
+	digits := false
 	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
+		digits = digits || s[i] != '.'
 		i++
 	}
-	if i < len(s) {
+	// A suffix counts only after a number: "The" is not tera.
+	if digits && i < len(s) {
 		if k := strings.IndexByte("kKMGTPEZYRQ", s[i]); k >= 0 {
 			if k == 0 {
 				k = 1

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
@@ -400,6 +401,19 @@ var columnSpec = getopt.Spec{Short: "ts:o:c:xnN:JlLR:", Long: []getopt.Long{
 	{Name: "output-separator", Arg: getopt.Required, Key: "o"}, {Name: "output-width", Arg: getopt.Required, Key: "c"},
 	{Name: "fillrows", Key: "x"}, {Name: "table-noheadings"}}}
 
+// splitEach splits s at every rune sep reports, keeping empty pieces.
+func splitEach(s string, sep func(rune) bool) []string {
+	var out []string
+	start := 0
+	for i, c := range s {
+		if sep(c) {
+			out = append(out, s[start:i])
+			start = i + utf8.RuneLen(c)
+		}
+	}
+	return append(out, s[start:])
+}
+
 // Column is util-linux column(1): -t tables, otherwise filling columns.
 func Column(ctx context.Context, inv *commands.Invocation) int {
 	r := begin(ctx, inv)
@@ -409,13 +423,14 @@ func Column(ctx context.Context, inv *commands.Invocation) int {
 	}
 	table, fillRows := false, false
 	seps, outSep := " \t", "  "
+	sepGiven := false
 	width := 80
 	for _, o := range opts {
 		switch o.Key {
 		case "t":
 			table = true
 		case "s":
-			seps = o.Arg
+			seps, sepGiven = o.Arg, true
 		case "o":
 			outSep = o.Arg
 		case "c":
@@ -441,9 +456,15 @@ func Column(ctx context.Context, inv *commands.Invocation) int {
 		var rows [][]string
 		var widths []int
 		for _, l := range lines {
-			cells := strings.FieldsFunc(l, func(c rune) bool { return strings.ContainsRune(seps, c) })
+			isSep := func(c rune) bool { return strings.ContainsRune(seps, c) }
+			cells := strings.FieldsFunc(l, isSep)
 			if len(cells) == 0 {
 				continue
+			}
+			if sepGiven {
+				// util-linux splits at every -s character, so two in a
+				// row delimit an empty cell; only whitespace merges.
+				cells = splitEach(l, isSep)
 			}
 			for i, c := range cells {
 				if i >= len(widths) {
@@ -520,8 +541,6 @@ func Column(ctx context.Context, inv *commands.Invocation) int {
 	}
 	return r.done()
 }
-
-func runeWidth(s string) int { return len([]rune(s)) }
 
 var nlSpec = getopt.Spec{Short: "b:d:f:h:i:l:n:ps:v:w:", Long: []getopt.Long{
 	{Name: "body-numbering", Arg: getopt.Required, Key: "b"}, {Name: "section-delimiter", Arg: getopt.Required, Key: "d"},

@@ -31,7 +31,9 @@ func Register(t commands.Table) {
 // sandbox sets no memory limit.
 const maxInput = 256 << 20
 
-var diffSpec = getopt.Spec{Short: "uU:qrNsiwbBaC:c", Long: []getopt.Long{
+var diffSpec = getopt.Spec{Short: "uU:qrNsiwbBaC:ceyW:", Long: []getopt.Long{
+	{Name: "context", Arg: getopt.Optional, Key: "context"}, {Name: "ed", Key: "e"}, {Name: "side-by-side", Key: "y"},
+	{Name: "width", Arg: getopt.Required, Key: "W"}, {Name: "suppress-common-lines"},
 	{Name: "unified", Arg: getopt.Optional, Key: "unified"}, {Name: "brief", Key: "q"}, {Name: "recursive", Key: "r"},
 	{Name: "new-file", Key: "N"}, {Name: "report-identical-files", Key: "s"}, {Name: "ignore-case", Key: "i"},
 	{Name: "ignore-all-space", Key: "w"}, {Name: "ignore-space-change", Key: "b"}, {Name: "ignore-blank-lines", Key: "B"},
@@ -40,22 +42,25 @@ var diffSpec = getopt.Spec{Short: "uU:qrNsiwbBaC:c", Long: []getopt.Long{
 }}
 
 type differ struct {
-	ctx     context.Context
-	inv     *commands.Invocation
-	out     io.Writer
-	unified int // -1 = normal format
-	brief   bool
-	recurse bool
-	newFile bool
-	same    bool
-	icase   bool
-	allWS   bool
-	spaceWS bool
-	text    bool
-	labels  []string
-	optStr  string // options as typed, for "diff -r a b" headers
-	status  int
-	budget  *textio.Budget
+	ctx      context.Context
+	inv      *commands.Invocation
+	out      io.Writer
+	unified  int  // -1 = normal format
+	format   byte // 'c' context, 'e' ed, 'y' side by side, 0 normal/unified
+	width    int  // -W for -y
+	suppress bool
+	brief    bool
+	recurse  bool
+	newFile  bool
+	same     bool
+	icase    bool
+	allWS    bool
+	spaceWS  bool
+	text     bool
+	labels   []string
+	optStr   string // options as typed, for "diff -r a b" headers
+	status   int
+	budget   *textio.Budget
 	// limitErr is the memory limit that stopped the comparison (125).
 	limitErr error
 	exclude  []string
@@ -102,9 +107,29 @@ func Diff(ctx context.Context, inv *commands.Invocation) int {
 				return getopt.Usage(inv.Stderr, "diff", fmt.Errorf("invalid context length '%s'", o.Arg), 2)
 			}
 			d.unified = n
-		case "c", "C":
-			fmt.Fprintln(inv.Stderr, "diff: context format (-c) is not supported; use -u")
-			return 2
+		case "c":
+			d.format, d.unified = 'c', 3
+		case "C", "context":
+			d.format, d.unified = 'c', 3
+			if o.HasArg {
+				n, err := strconv.Atoi(o.Arg)
+				if err != nil || n < 0 {
+					return getopt.Usage(inv.Stderr, "diff", fmt.Errorf("invalid context length '%s'", o.Arg), 2)
+				}
+				d.unified = n
+			}
+		case "e":
+			d.format, d.unified = 'e', -1
+		case "y":
+			d.format, d.unified = 'y', -1
+		case "W":
+			n, err := strconv.Atoi(o.Arg)
+			if err != nil || n <= 0 {
+				return getopt.Usage(inv.Stderr, "diff", fmt.Errorf("invalid width '%s'", o.Arg), 2)
+			}
+			d.width = n
+		case "suppress-common-lines":
+			d.suppress = true
 		case "q":
 			d.brief = true
 		case "r":
@@ -302,6 +327,20 @@ func (d *differ) files(a, b string, inDir bool) {
 			fmt.Fprintf(d.out, "diff %s %s\n", a, b)
 		}
 	}
+	switch d.format {
+	case 'e':
+		writeEd(d.out, la, lb, edits)
+		return
+	case 'y':
+		width := d.width
+		if width == 0 {
+			width = 130
+		}
+		sbs := newSideBySide(d.out, width)
+		sbs.suppress = d.suppress
+		sbs.write(la, lb, edits)
+		return
+	}
 	if d.unified >= 0 {
 		la1, lb1 := a, b
 		if len(d.labels) > 0 {
@@ -313,6 +352,11 @@ func (d *differ) files(a, b string, inDir bool) {
 			lb1 = d.labels[1]
 		} else {
 			lb1 = b + "\t" + d.mtime(b, missB)
+		}
+		if d.format == 'c' {
+			fmt.Fprintf(d.out, "*** %s\n--- %s\n", la1, lb1)
+			writeContext(d.out, la, lb, edits, d.unified)
+			return
 		}
 		fmt.Fprintf(d.out, "--- %s\n+++ %s\n", la1, lb1)
 		writeUnified(d.out, la, lb, edits, d.unified)

@@ -127,9 +127,41 @@ func cp(ctx context.Context, inv *commands.Invocation) int {
 	if !derefSet {
 		c.deref = !c.recursive
 	}
+	if c.parents && target == "" && len(args) >= 2 {
+		// GNU checks the destination before any source.
+		if fi, err := inv.FS.Stat(inv.Abs(args[len(args)-1])); err != nil || !fi.IsDir() {
+			inv.Errorf("with --parents, the destination must be a directory")
+			fmt.Fprintf(inv.Stderr, "Try '%s --help' for more information.\n", inv.Args[0])
+			return 1
+		}
+	}
+	if c.parents {
+		return c.copyParents(ctx, inv, args, target)
+	}
 	return copyMove(ctx, inv, args, target, noTarget, func(src, dst, srcName, dstName string) int {
 		return c.copy(ctx, inv, src, dst, srcName, dstName, true)
 	})
+}
+
+// copyParents is cp --parents: each source's whole path is recreated
+// under the destination directory (cp --parents a/b/f d makes d/a/b/f).
+func (c *cpConf) copyParents(ctx context.Context, inv *commands.Invocation, args []string, target string) int {
+	if target == "" {
+		target, args = args[len(args)-1], args[:len(args)-1]
+	}
+	status := 0
+	for _, src := range args {
+		dstName := strings.TrimRight(target, "/") + "/" + strings.TrimLeft(src, "/")
+		if dir := path.Dir(dstName); dir != "." {
+			if err := inv.FS.MkdirAll(inv.Abs(dir), 0o755); err != nil {
+				inv.Errorf("cannot make directory %s: %s", quote(dir), commands.Strerror(err))
+				status = 1
+				continue
+			}
+		}
+		status = max(status, c.copy(ctx, inv, inv.Abs(src), inv.Abs(dstName), src, dstName, true))
+	}
+	return status
 }
 
 // copyMove resolves cp/mv/ln/install operands: SRC DST, SRC... DIR or -t DIR.

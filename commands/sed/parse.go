@@ -426,6 +426,9 @@ func (p *parser) delimited(delim byte, regex bool) (string, error) {
 				b.WriteByte(d)
 			case d == 'n' && regex:
 				b.WriteByte('\n')
+			case regex && strings.IndexByte("trfva", d) >= 0:
+				// GNU sed's escapes for control characters ("s/\r$//").
+				b.WriteByte("\t\r\f\v\a"[strings.IndexByte("trfva", d)])
 			case d == '\n':
 				b.WriteByte('\n')
 			default:

@@ -690,7 +690,9 @@ func (s *sed) exec(restart *bool) (autoprint, endCycle bool) {
 			s.read()
 			s.ps = append(append(prev, '\n'), s.ps...)
 		case 'p':
-			s.emit(nil, s.ps, true)
+			// As GNU: the newline follows the line's own (a last line
+			// without one prints without one; the next output adds it).
+			s.emit(nil, s.ps, s.hadNL)
 		case 'P':
 			i := bytes.IndexByte(s.ps, '\n')
 			if i < 0 {

@@ -14,6 +14,8 @@ var CommandFeatures = []string{
 	"cmd:paste", "cmd:fold", "cmd:tac", "cmd:rev", "cmd:expand", "cmd:comm",
 	"cmd:join", "cmd:xargs", "cmd:find", "cmd:ls", "cmd:basename", "cmd:expr",
 	"cmd:date", "cmd:jq", "cmd:base64", "cmd:sha256sum", "cmd:column", "cmd:diff",
+	"cmd:odtrad", "cmd:xxd", "cmd:hexdump", "cmd:crlf", "cmd:envsubst", "cmd:dos2unix",
+	"cmd:file", "cmd:dd", "cmd:bc", "cmd:numfmt", "cmd:cp",
 }
 
 // inputs writes the files every command statement may read: numbers,
@@ -115,6 +117,34 @@ func (g *gen) cmdStmt(f string) string {
 		return g.pick("column -t tsv", "column -t -s, csv", "column -t nums", "column -s, -t -o ' | ' csv")
 	case "cmd:diff":
 		return "diff " + g.pick("s1 s2", "-u s1 s2 | tail -n +3", "-q s1 s2", "-c s1 s2 | tail -n +3", "s1 s1", "-i words words", "-w nums nums", "--normal s2 s1", "-y -W 20 s1 s2", "-e s1 s2") + "; echo $?"
+	case "cmd:odtrad": // od's traditional options and float types
+		return fmt.Sprintf("od %s %s", g.pick("-B", "-D", "-H", "-X", "-h", "-O", "-I", "-L", "-i", "-l", "-s", "-f", "-tf4", "-tf8", "-An -tx2", "-e", "-F", "-w8 -tx1z", "-tc -N3 -j1", "-Ax -tx1"), in)
+	case "cmd:xxd":
+		dump := g.pick("xxd ", "xxd -p ", "xxd -i < ", "xxd -c4 ", "xxd -g1 ", "xxd -u ", "xxd -l5 ", "xxd -s2 ", "xxd -b -c2 ", "xxd -p ")
+		if strings.Contains(dump, "-p") {
+			// Plain hex read back as "OFFSET:" lines can send the real
+			// xxd seeking for ever: only -r -p for these.
+			return dump + in + g.pick("", " | xxd -r -p")
+		}
+		return dump + in + g.pick("", " | xxd -r", " | xxd -r | od -c")
+	case "cmd:hexdump":
+		return "hexdump " + g.pick("-C", "", "-c", "-b", "-x", "-d", "-e '16/1 \"%02x \" \"\\n\"'", "-e '\"%07.7_ax \" 8/1 \"%02x\" \"\\n\"'", "-v -e '/1 \"%u,\"'", "-n4 -C", "-s2 -C") + " " + in
+	case "cmd:crlf": // CR handling the GNU way in the text tools
+		return g.pick("tr -d '\\r' < crlf | od -c", "tr '\\r' x < crlf", "sed 's/\\r$//' crlf | od -c", "sed -n 'l' crlf", "cut -c1 crlf | od -c", "grep -c 'a$' crlf", "wc -c crlf", "sort -r crlf | od -c", "awk '{print length}' crlf", "uniq crlf | od -c", "paste -d, crlf crlf | od -c", "head -c3 crlf | od -c")
+	case "cmd:envsubst":
+		return g.pick("echo 'h=$HOME u=${USER} x=$NOPE' | envsubst", "echo 'a $USER ${USER} $HOME' | envsubst '$USER'", "envsubst -v 'a $X ${Y} $X'", "echo '${USER:-d} $$ $1 ${' | envsubst", "X=1 envsubst < csv", "echo '$LOGNAME_x ${LOGNAME}_x' | envsubst")
+	case "cmd:dos2unix":
+		return g.pick("cp crlf c && dos2unix c 2>&1 && od -c c", "cp s1 c && unix2dos -q c && od -c c", "dos2unix < crlf | od -c", "unix2dos < crlf | od -c", "dos2unix -n crlf c 2>&1; od -c c", "unix2dos < nonl | od -c", "cp crlf c && unix2dos c c 2>/dev/null; od -c c", "dos2unix -q nope; echo $?")
+	case "cmd:file":
+		return "file " + g.pick(in, "-b "+in, "t", "t/a.txt", "j.json", "nope; echo $?", "-i "+in, "--mime-type -b "+in)
+	case "cmd:dd":
+		return "dd " + g.pick("if="+in+" bs=2 count=2", "if="+in+" skip=1 bs=3", "if="+in+" of=o bs=1 count=4 && od -c o", "if="+in+" conv=ucase", "if="+in+" ibs=1 obs=2 count=3", "if="+in+" bs=1 skip=2 count=3 status=none", "if=/dev/zero bs=4 count=2 | od -c", "if="+in+" conv=lcase,swab") + " 2>/dev/null; echo $?"
+	case "cmd:bc":
+		return "echo " + g.pick("'1+2*3'", "'scale=3; 10/3'", "'2^64'", "'sqrt(2)'", "'obase=16; 255'", "'ibase=2; 1011'", "'x=5; x*x'", "'define f(n){ if(n<2) return 1; return n*f(n-1) }; f(20)'", "'-7 % 3'", "'scale=2; 1/3*3'", "'12345678901234567890*98765432109876543210'", "'a[2]=3; a[2]+1'", "'1/0'", "'length(123.45)'", "'for(i=0;i<3;i++) i'") + " | bc" + g.pick("", " -l", " -q") + "; echo $?"
+	case "cmd:numfmt":
+		return "numfmt " + g.pick("--to=si 1500", "--to=iec 1048576", "--from=si 1.5K", "--from=iec 2M", "--to=iec-i 4096", "--padding=8 42", "--field=2 --to=si < nums 2>&1", "--format='%.2f' 3.14159", "--suffix=B --to=si 2000", "--from=auto 1Ki", "--to=si --round=down 1999", "--invalid=ignore abc 2>&1; echo $?")
+	case "cmd:cp":
+		return g.pick("cp --parents t/u/s d 2>&1; mkdir d; cp --parents t/u/s d && find d | sort", "cp -r t d && find d | sort", "cp -a t d && ls -la d | cut -c1-10", "ln t/u/s h && cp -d h c; ls c", "cp nope d; echo $?", "cp t d; echo $?")
 	}
 	return "echo unknown feature " + f
 }
