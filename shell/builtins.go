@@ -305,7 +305,9 @@ func biEval(r *runner, args []string) int {
 	}
 	r.callDepth++
 	r.status = 0
-	r.stmts(f.Stmts)
+	if err := r.runRead(src, f.Stmts, 0); err != nil {
+		r.status = r.syntaxError(err, src)
+	}
 	r.callDepth--
 	return r.status
 }

@@ -13,7 +13,7 @@ func TestParseCacheASTUnchanged(t *testing.T) {
 	scripts := []string{
 		`x=a/b/c; echo ${x////-} ${x//\//c} ${x/#a/z} ${x%%/*}; declare -A m=([k]=v); m[j]+=w; echo ${!m[@]}`,
 		`f() { local -x a=1 "b=$1" c+=2; export d=$a e; declare -i n=1+1; typeset g[2]=z; echo $a $b $n; }; f q; f r`,
-		`shopt -s expand_aliases; alias ll='echo ll'; ll one; ll two; w='v=1'; declare $w "k=$w"; echo $v`,
+		"shopt -s expand_aliases; alias ll='echo ll'\nll one; ll two;" + ` w='v=1'; declare $w "k=$w"; echo $v`,
 		"sleep 0.01 & wait; (echo sub) | cat; cat <<EOF\nhere $((1+2))\nEOF\ncat <<< \"str\"; a=(1 2 3); a+=(4); echo ${a[@]:1:2} ${#a[@]}",
 		`case abc in a*) echo m;; esac; for i in 1 2; do echo $i; done; i=0; while ((i<2)); do ((i++)); done; [[ ab =~ (a)b ]] && echo ${BASH_REMATCH[1]}`,
 		`echo 5 > /tmp/c; x=$(cat /tmp/c) echo $(( $(cat /tmp/c) + 1 )) > /tmp/c; export y=$(cat /tmp/c) > /tmp/c; cat <(echo p) ; trap 'echo t' EXIT`,

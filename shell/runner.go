@@ -531,18 +531,11 @@ func (r *runner) runScript(src, name string) {
 			errLine = pe.Pos.Line()
 		}
 	}
-	for _, st := range stmts {
-		if r.exiting || r.cancelled() {
-			return
-		}
-		if errLine > 0 && st.End().Line() >= errLine {
-			// bash reads a line at a time: nothing on the bad line runs
-			break
-		}
-		r.stmt(st)
-		if r.exiting || r.returning || r.breakN > 0 || r.contN > 0 {
-			return
-		}
+	if aerr := r.runRead(src, stmts, errLine); aerr != nil {
+		err = aerr
+	}
+	if r.returning || r.breakN > 0 || r.contN > 0 {
+		return
 	}
 	if err != nil && !r.exiting {
 		r.status = r.syntaxError(err, src)

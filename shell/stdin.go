@@ -49,27 +49,47 @@ func (r *runner) runStdinScript(script string) {
 				errLine = pe.Pos.Line()
 			}
 		}
-		for _, st := range stmts {
+	groups:
+		for i := 0; i < len(stmts); {
+			st := stmts[i]
 			if r.exiting || r.cancelled() {
 				break
 			}
 			if errLine > 0 && st.End().Line() >= errLine {
 				break
 			}
-			end := lineEnd(src, st)
-			cr := &countReader{s: src[end:]}
-			r.fds[0] = &fdesc{r: cr, path: "/dev/stdin"}
-			r.stmt(st)
-			if r.breakN > 0 || r.contN > 0 {
-				r.breakN, r.contN = 0, 0
-			}
-			if r.returning {
-				r.returning = false
-			}
-			if cr.n > 0 {
-				offset += end + cr.n
-				restarted = true
+			n, end, group, aerr := r.readGroup(src, stmts, i)
+			if le, ok := isLimit(aerr); ok {
+				r.rs.fail(le)
+				r.exiting = true
 				break
+			}
+			if aerr != nil {
+				err = aerr
+				break
+			}
+			if end < 0 {
+				end = lineEnd(src, st)
+			}
+			i += n
+			for _, st := range group {
+				if r.exiting || r.cancelled() {
+					break groups
+				}
+				cr := &countReader{s: src[end:]}
+				r.fds[0] = &fdesc{r: cr, path: "/dev/stdin"}
+				r.stmt(st)
+				if r.breakN > 0 || r.contN > 0 {
+					r.breakN, r.contN = 0, 0
+				}
+				if r.returning {
+					r.returning = false
+				}
+				if cr.n > 0 {
+					offset += end + cr.n
+					restarted = true
+					break groups
+				}
 			}
 		}
 		if restarted {

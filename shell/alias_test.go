@@ -1,0 +1,44 @@
+package shell
+
+import "testing"
+
+// TestAliasReadTime: aliases are expanded as bash reads each command (the
+// outputs are real bash 5.2's, run as a script file).
+func TestAliasReadTime(t *testing.T) {
+	const on = "shopt -s expand_aliases\n"
+	tests := []struct{ name, in, out string }{
+		{"trailing blank", on + "alias hi='echo hi '\nalias w=world\nhi w", "hi world\n"},
+		{"same line keeps expansion", on + "alias ll='echo long'\nll; unalias ll; ll 2>/dev/null; echo $?", "long\nlong\n0\n"},
+		{"defined on the same line", on + "alias x='echo a'; x 2>/dev/null; echo $?", "127\n"},
+		{"function keeps definition time", on + "alias x='echo a'\nf() { x b; }\nalias x='echo c'\nf; x d", "a b\nc d\n"},
+		{"self reference", on + "alias ls='echo ls -F'\nls x", "ls -F x\n"},
+		{"chain", on + "alias a='b ' b='echo B ' c=C\na c", "B C\n"},
+		{"eval", on + "alias x='echo a'\neval 'x e'; eval $'alias x=\"echo z\"\\nx f'", "a e\nz f\n"},
+		{"quoted word", on + "alias x='echo a'\n'x' 2>/dev/null; echo $?; \\x 2>/dev/null; echo $?", "127\n127\n"},
+		{"substitution and loop", on + "alias x='echo a'\ny=$(x q); echo \"$y\"; for i in 1; do x $i; done", "a q\na 1\n"},
+		{"off by default", "alias x='echo a'\nx 2>/dev/null; echo $?", "127\n"},
+		{"list value", on + "alias x='echo one; echo two'\nx three", "one\ntwo three\n"},
+		{"compound read whole", on + "alias x='echo a'\nif true; then\n alias x='echo b'\n x 1\nfi\nx 2", "a 1\nb 2\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sh := newTestShell(t, Limits{})
+			out, errs, _ := runScript(t, sh, tt.in)
+			if out != tt.out {
+				t.Errorf("stdout %q, want %q (stderr %q)", out, tt.out, errs)
+			}
+		})
+	}
+}
+
+// TestAliasExpansionBounded: aliases that grow the text at every use stop
+// at maxAliasGrowth with a limit error, not by exhausting memory.
+func TestAliasExpansionBounded(t *testing.T) {
+	sh := newTestShell(t, Limits{})
+	script := "shopt -s expand_aliases\nbig=$(printf '%0100000d' 0)\nalias x=\"echo $big\"\n" +
+		"x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x; x\necho after\n"
+	out, errs, st := runScript(t, sh, script)
+	if st != StatusLimit || len(out) != 0 {
+		t.Errorf("status %d stdout %d bytes, want %d and nothing (stderr %q)", st, len(out), StatusLimit, errs)
+	}
+}
