@@ -785,11 +785,7 @@ func (r *runner) glob(pat string) ([]string, error) {
 			bases = next
 			continue
 		}
-		expr, err := r.patternRegexp(part, mode)
-		if err != nil {
-			return nil, nil
-		}
-		rx, err := compileRx(expr)
+		match, err := r.patternMatcher(part, mode)
 		if err != nil {
 			return nil, nil
 		}
@@ -818,7 +814,7 @@ func (r *runner) glob(pat string) ([]string, error) {
 				if (n == "." || n == "..") && (!explicitDot || r.shopts["globskipdots"]) {
 					continue
 				}
-				if !rx.MatchString(n) {
+				if !match(n) {
 					continue
 				}
 				p := joinGlob(b, n)
@@ -954,15 +950,22 @@ func (r *runner) matchPatternMode(pat, s string, mode pattern.Mode) bool {
 	if r.shopts["extglob"] {
 		mode |= pattern.ExtendedOperators
 	}
-	expr, err := r.patternRegexp(pat, mode)
+	if mode&pattern.EntireString == 0 {
+		expr, err := r.patternRegexp(pat, mode)
+		if err != nil {
+			return pat == s
+		}
+		rx, err := compileRx(expr)
+		if err != nil {
+			return false
+		}
+		return rx.MatchString(s)
+	}
+	match, err := r.patternMatcher(pat, mode)
 	if err != nil {
 		return pat == s
 	}
-	rx, err := compileRx(expr)
-	if err != nil {
-		return false
-	}
-	return rx.MatchString(s)
+	return match(s)
 }
 
 var _ = unicode.IsUpper

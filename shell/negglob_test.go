@@ -1,0 +1,41 @@
+package shell
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestExtglobNegation: !(list) in globs, case and [[ ]] (outputs are real
+// bash 5.2's on the same tree).
+func TestExtglobNegation(t *testing.T) {
+	setup := "shopt -s extglob; cd /tmp; mkdir -p d/e && touch f1.txt f2.log .hid d/g.txt d/e/h.c\n"
+	tests := []struct{ in, out string }{
+		{"echo !(f1*)", "d f2.log\n"},
+		{"echo !(*.txt|*.log)", "d\n"},
+		{"echo f!(1).*", "f2.log\n"},
+		{"echo !(f)*.txt", "f1.txt\n"},
+		{"echo d/!(g*)", "d/e\n"},
+		{"case abc in !(a*)) echo no;; *) echo yes;; esac", "yes\n"},
+		{"[[ foo == !(bar) ]] && echo neg1", "neg1\n"},
+		{"[[ foo.c == *.!(h) ]] && echo neg2", "neg2\n"},
+		{"[[ x.h == *.!(h) ]] || echo neg3", "neg3\n"},
+	}
+	for _, tt := range tests {
+		sh := newTestShell(t, Limits{})
+		out, errs, _ := runScript(t, sh, setup+tt.in)
+		if out != tt.out {
+			t.Errorf("%s: stdout %q, want %q (stderr %q)", tt.in, out, tt.out, errs)
+		}
+	}
+}
+
+// TestExtglobNegationBounded: a negation over a long subject stops at
+// maxNegSteps with a limit error instead of running for minutes.
+func TestExtglobNegationBounded(t *testing.T) {
+	sh := newTestShell(t, Limits{})
+	long := strings.Repeat("a", 5000)
+	_, errs, st := runScript(t, sh, "x="+long+"\n[[ $x == *!(b)*!(c)*b ]]; echo $?")
+	if st != StatusLimit || !strings.Contains(errs, "pattern too complex") {
+		t.Errorf("status %d stderr %q, want %d and the limit named", st, errs, StatusLimit)
+	}
+}
