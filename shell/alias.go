@@ -174,6 +174,8 @@ func (r *runner) readGroup(src string, stmts []*syntax.Stmt, i int) (n, end int,
 // alias expansion produced; errLine is the line of src's own syntax error
 // (nothing on it or after runs).
 func (r *runner) runRead(src string, stmts []*syntax.Stmt, errLine uint) error {
+	r.readDepth++
+	defer func() { r.readDepth-- }()
 	for i := 0; i < len(stmts); {
 		if r.exiting || r.cancelled() {
 			return nil
@@ -192,16 +194,39 @@ func (r *runner) runRead(src string, stmts []*syntax.Stmt, errLine uint) error {
 			}
 			return err
 		}
+		abandoned := false
 		for _, st := range sub {
 			if r.exiting || r.cancelled() {
 				return nil
 			}
 			r.stmt(st)
+			if r.failglob && r.readDepth == 1 && !r.cancelled() {
+				r.failAbandon()
+				abandoned = true
+				break
+			}
 			if r.exiting || r.returning || r.breakN > 0 || r.contN > 0 {
 				return nil
 			}
 		}
 		i += n
+		if abandoned {
+			// the rest of the line was read with it, and is dropped too
+			e := lineEnd(src, stmts[i-1])
+			for i < len(stmts) && int(stmts[i].Pos().Offset()) < e {
+				i++
+			}
+		}
 	}
 	return nil
+}
+
+// failAbandon ends the unwinding of a failglob error at the top level: the
+// rest of the command line is dropped and the script goes on (status 1).
+func (r *runner) failAbandon() {
+	r.failglob = false
+	r.exiting = false
+	r.returning = false
+	r.breakN, r.contN = 0, 0
+	r.status = 1
 }

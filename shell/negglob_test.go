@@ -39,3 +39,23 @@ func TestExtglobNegationBounded(t *testing.T) {
 		t.Errorf("status %d stderr %q, want %d and the limit named", st, errs, StatusLimit)
 	}
 }
+
+// TestFailglob: a pattern without match abandons the rest of its line (up
+// to the top level, through functions), and the script goes on (real bash
+// 5.2's output).
+func TestFailglob(t *testing.T) {
+	sh := newTestShell(t, Limits{})
+	out, errs, st := runScript(t, sh, "cd /tmp; shopt -s failglob; echo nomatch*; echo $?\necho next $?\nf() { echo in; echo nomatch*; echo after; }\nf; echo l4\necho l5\n")
+	if out != "next 1\nin\nl5\n" || st != 0 || strings.Count(errs, "no match: nomatch*") != 2 {
+		t.Errorf("stdout %q status %d stderr %q", out, st, errs)
+	}
+}
+
+// TestGlobTrailingSlash: */ matches directories and keeps the slash.
+func TestGlobTrailingSlash(t *testing.T) {
+	sh := newTestShell(t, Limits{})
+	out, errs, _ := runScript(t, sh, "cd /tmp; mkdir -p d/e k; touch f; echo */; echo d/*/; echo /tm*/")
+	if out != "d/ k/\nd/e/\n/tmp/\n" {
+		t.Errorf("stdout %q (stderr %q)", out, errs)
+	}
+}

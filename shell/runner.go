@@ -159,7 +159,8 @@ type runner struct {
 	pipeOne     int
 	pipeMulti   []int
 	dashC       bool
-	failglob    bool
+	failglob    bool // a failglob error unwinds to the top-level read loop
+	readDepth   int  // nested runRead loops (1: the script's own)
 	lineBase    int
 	goptInd     int
 	permRedir   bool

@@ -79,6 +79,10 @@ func (r *runner) runStdinScript(script string) {
 				cr := &countReader{s: src[end:]}
 				r.fds[0] = &fdesc{r: cr, path: "/dev/stdin"}
 				r.stmt(st)
+				if r.failglob && !r.cancelled() {
+					r.failAbandon()
+					break
+				}
 				if r.breakN > 0 || r.contN > 0 {
 					r.breakN, r.contN = 0, 0
 				}

@@ -230,9 +230,12 @@ func (r *runner) fields(words ...*syntax.Word) ([]string, bool) {
 						continue
 					}
 					if r.shopts["failglob"] {
+						// bash abandons the command line being run
+						// (up to the top level) and reads the next
 						r.errf("no match: %s", f.str())
 						r.status = 1
 						r.failglob = true
+						r.exiting = true
 						return nil, false
 					}
 					if r.shopts["nullglob"] {
@@ -754,7 +757,9 @@ func (r *runner) glob(pat string) ([]string, error) {
 	for i, part := range parts {
 		last := i == len(parts)-1
 		if part == "" {
-			if !last {
+			// a/b keeps its slash; so does a trailing one (*/ lists
+			// directories as d/, as bash does)
+			if !last || i > 0 {
 				for k := range bases {
 					bases[k] += "/"
 				}
