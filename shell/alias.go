@@ -200,7 +200,7 @@ func (r *runner) runRead(src string, stmts []*syntax.Stmt, errLine uint) error {
 				return nil
 			}
 			r.stmt(st)
-			if r.failglob && r.readDepth == 1 && !r.cancelled() {
+			if r.abandonLine && r.readDepth == 1 && !r.cancelled() {
 				r.failAbandon()
 				abandoned = true
 				break
@@ -224,7 +224,7 @@ func (r *runner) runRead(src string, stmts []*syntax.Stmt, errLine uint) error {
 // failAbandon ends the unwinding of a failglob error at the top level: the
 // rest of the command line is dropped and the script goes on (status 1).
 func (r *runner) failAbandon() {
-	r.failglob = false
+	r.abandonLine = false
 	r.exiting = false
 	r.returning = false
 	r.breakN, r.contN = 0, 0

@@ -46,15 +46,36 @@ func (r *runner) arithErr(err error) {
 	}
 	r.errf("%s", err.Error())
 	r.status = 1
-	// An arithmetic error aborts the current command list, like bash.
-	if r.subshell > 0 || r.callDepth > 0 || true {
-		r.exiting = r.exiting || r.abortOnArith()
-	}
+	// bash abandons the command line being run (up to the top level,
+	// through functions) and reads the next one.
+	r.exiting = true
+	r.abandonLine = true
 }
 
-// abortOnArith: bash exits a non-interactive shell on an arithmetic
-// expansion error.
-func (r *runner) abortOnArith() bool { return true }
+// arithCmdErr reports an error of (( )) or let: bash prints it and the
+// command's status is 1; nothing is abandoned.
+func (r *runner) arithCmdErr(err error) {
+	if isSyntaxish(err) {
+		r.errf("%s", err.Error())
+		r.status = 1
+		return
+	}
+	r.arithErr(err)
+}
+
+// isSyntaxish: an arithmetic error that is neither a limit nor an exit.
+func isSyntaxish(err error) bool {
+	if _, ok := isLimit(err); ok || err == errSilent {
+		return false
+	}
+	if _, ok := err.(*exitError); ok {
+		return false
+	}
+	if _, ok := err.(expand.UnsetParameterError); ok {
+		return false
+	}
+	return true
+}
 
 func (r *runner) arith(x syntax.ArithmExpr) (int64, error) {
 	return r.arithDepth(x, 0)

@@ -275,7 +275,7 @@ func biLet(r *runner, args []string) int {
 		var err error
 		n, err = r.arithString(a)
 		if err != nil {
-			r.arithErr(err)
+			r.arithCmdErr(err)
 			return 1
 		}
 	}

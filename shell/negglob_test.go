@@ -59,3 +59,15 @@ func TestGlobTrailingSlash(t *testing.T) {
 		t.Errorf("stdout %q (stderr %q)", out, errs)
 	}
 }
+
+// TestArithErrors: an error in (( )) is status 1; one in $(( ))
+// abandons its line (through functions) and the script goes on (real bash
+// 5.2's output).
+func TestArithErrors(t *testing.T) {
+	sh := newTestShell(t, Limits{})
+	src := "((1/0)); echo same $?\nf() { echo $((1/0)); echo inf; }\nf; echo l3\necho l4 $?\nx=$((1/0)) ; echo l5\necho l8\n"
+	out, errs, st := runScript(t, sh, src)
+	if out != "same 1\nl4 1\nl8\n" || st != 0 || strings.Count(errs, "division by 0") != 3 {
+		t.Errorf("stdout %q status %d stderr %q", out, st, errs)
+	}
+}

@@ -159,7 +159,7 @@ type runner struct {
 	pipeOne     int
 	pipeMulti   []int
 	dashC       bool
-	failglob    bool // a failglob error unwinds to the top-level read loop
+	abandonLine bool // a failglob or $(( )) error unwinds to the top-level read loop
 	readDepth   int  // nested runRead loops (1: the script's own)
 	lineBase    int
 	goptInd     int
@@ -784,7 +784,7 @@ func (r *runner) cmd(c syntax.Command) {
 		r.debugTrap()
 		n, err := r.arith(c.X)
 		if err != nil {
-			r.arithErr(err)
+			r.arithCmdErr(err)
 			return
 		}
 		r.status = b2i(n == 0)

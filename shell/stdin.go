@@ -79,7 +79,7 @@ func (r *runner) runStdinScript(script string) {
 				cr := &countReader{s: src[end:]}
 				r.fds[0] = &fdesc{r: cr, path: "/dev/stdin"}
 				r.stmt(st)
-				if r.failglob && !r.cancelled() {
+				if r.abandonLine && !r.cancelled() {
 					r.failAbandon()
 					break
 				}

@@ -234,7 +234,7 @@ func (r *runner) fields(words ...*syntax.Word) ([]string, bool) {
 						// (up to the top level) and reads the next
 						r.errf("no match: %s", f.str())
 						r.status = 1
-						r.failglob = true
+						r.abandonLine = true
 						r.exiting = true
 						return nil, false
 					}
