@@ -486,7 +486,13 @@ func (r *runner) printf(format string, args []string) (string, int) {
 					a, args = args[0], args[1:]
 					used++
 				}
-				n, _ := strconv.Atoi(a)
+				// the width is converted like a %d argument ('x, 0x1F)
+				n64, ok := printfInt(a)
+				if !ok {
+					r.errf("printf: %s: invalid number", a)
+					st = 1
+				}
+				n := int(max(min(n64, 1<<30), -(1 << 30))) // (the width bound below reports past 1<<20)
 				width = strconv.Itoa(n)
 				if n < 0 {
 					flags += "-"
@@ -511,8 +517,12 @@ func (r *runner) printf(format string, args []string) (string, int) {
 						a, args = args[0], args[1:]
 						used++
 					}
-					n, _ := strconv.Atoi(a)
-					prec = strconv.Itoa(n)
+					n64, ok := printfInt(a)
+					if !ok {
+						r.errf("printf: %s: invalid number", a)
+						st = 1
+					}
+					prec = strconv.Itoa(int(max(min(n64, 1<<30), 0)))
 					j++
 				} else {
 					k := j
@@ -710,9 +720,23 @@ func printfEscape(s string) (string, int, bool) {
 }
 
 func printfInt(s string) (int64, bool) {
+	if s == "" {
+		return 0, true
+	}
+	// 'c and "c give c's code, and c may be a blank
+	if t := strings.TrimLeft(s, " \t\n"); len(t) >= 1 && (t[0] == '\'' || t[0] == '"') {
+		if len(t) == 1 {
+			return 0, true
+		}
+		r, sz := utf8.DecodeRuneInString(t[1:])
+		if r == utf8.RuneError && sz <= 1 {
+			return int64(t[1]), true
+		}
+		return int64(r), true
+	}
 	t := strings.TrimSpace(s)
 	if t == "" {
-		return 0, true
+		return 0, false
 	}
 	if len(t) >= 1 && (t[0] == '\'' || t[0] == '"') {
 		if len(t) == 1 {
