@@ -26,3 +26,14 @@ func TestPrintfNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestDeclarePQuoting: declare -p uses $'...' for control characters and
+// bytes that are no character (real bash 5.2's output, LC_ALL=C.UTF-8).
+func TestDeclarePQuoting(t *testing.T) {
+	sh := newTestShell(t, Limits{})
+	out, errs, _ := runScript(t, sh, `a=(x $'y\nz'); declare -A m=([$'k\tj']=$'v\x01'); x=$'\e[1m'; u=$'\xff'; w='it"s ünï'; declare -p a m x u w`)
+	want := "declare -a a=([0]=\"x\" [1]=$'y\\nz')\ndeclare -A m=([$'k\\tj']=$'v\\001' )\ndeclare -- x=$'\\E[1m'\ndeclare -- u=$'\\377'\ndeclare -- w=\"it\\\"s ünï\"\n"
+	if out != want {
+		t.Errorf("got\n%s\nwant\n%s(stderr %q)", out, want, errs)
+	}
+}

@@ -925,8 +925,13 @@ func ansiQuote(s string) string {
 		default:
 			if c < 0x20 || c == 0x7f {
 				fmt.Fprintf(&b, "\\%03o", c)
-			} else {
+			} else if c < 0x80 {
 				b.WriteByte(c)
+			} else if r, w := utf8.DecodeRuneInString(s[i:]); r == utf8.RuneError && w <= 1 {
+				fmt.Fprintf(&b, "\\%03o", c) // a byte that is no character
+			} else {
+				b.WriteString(s[i : i+w])
+				i += w - 1
 			}
 		}
 	}
