@@ -260,6 +260,7 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
 	r.callDepth++
 	savedLoops := r.loopDepth
 	r.loopDepth = 0
+	sets := r.returnTrapSets
 	r.stmt(body)
 	r.releaseScope(fscope)
 	r.loopDepth = savedLoops
@@ -267,7 +268,7 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
 	if r.returning {
 		r.returning = false
 	}
-	if t, ok := r.traps["RETURN"]; ok && t != "" && !r.inTrap {
+	if t, ok := r.traps["RETURN"]; ok && t != "" && !r.inTrap && (r.opts[optFunctrace] || r.returnTrapSets != sets) {
 		st := r.status
 		r.inTrap = true
 		r.runScript(t, "")

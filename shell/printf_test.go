@@ -37,3 +37,14 @@ func TestDeclarePQuoting(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s(stderr %q)", out, want, errs)
 	}
 }
+
+// TestReturnTrap: a function runs the RETURN trap only when it set it
+// itself, or under functrace (real bash 5.2's output).
+func TestReturnTrap(t *testing.T) {
+	sh := newTestShell(t, Limits{})
+	out, errs, _ := runScript(t, sh, `g() { trap "echo ret-g" RETURN; echo g; }; trap "echo top" RETURN; g; trap -p RETURN; h() { echo h; }; h; set -o functrace; h`)
+	want := "g\nret-g\ntrap -- 'echo ret-g' RETURN\nh\nh\nret-g\n"
+	if out != want {
+		t.Errorf("got %q, want %q (stderr %q)", out, want, errs)
+	}
+}

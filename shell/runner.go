@@ -161,18 +161,21 @@ type runner struct {
 	dashC       bool
 	abandonLine bool // a failglob or $(( )) error unwinds to the top-level read loop
 	readDepth   int  // nested runRead loops (1: the script's own)
-	lineBase    int
-	goptInd     int
-	permRedir   bool
-	procFds     []procEnt
-	curArgs     []string // the resident command running (for ps)
-	hooks       *hooks   // what commands see of this runner; valid when hooksOf == r
-	hooksOf     *runner
-	shoptsOwned bool                  // shopts is private (else defaultShopts, never written)
-	mem         *commands.Reservation // this runner's memory charges (memory.go); nil until the first
-	trapRunning map[string]bool       // signals whose trap is running (re-raise is pending, not recursion)
-	trapPending map[string]bool
-	arithNest   int // strings being evaluated as arithmetic (arith.go)
+	// returnTrapSets counts `trap ... RETURN`: a function runs the RETURN
+	// trap only when it set it itself (or under functrace), as bash does.
+	returnTrapSets int
+	lineBase       int
+	goptInd        int
+	permRedir      bool
+	procFds        []procEnt
+	curArgs        []string // the resident command running (for ps)
+	hooks          *hooks   // what commands see of this runner; valid when hooksOf == r
+	hooksOf        *runner
+	shoptsOwned    bool                  // shopts is private (else defaultShopts, never written)
+	mem            *commands.Reservation // this runner's memory charges (memory.go); nil until the first
+	trapRunning    map[string]bool       // signals whose trap is running (re-raise is pending, not recursion)
+	trapPending    map[string]bool
+	arithNest      int // strings being evaluated as arithmetic (arith.go)
 }
 
 // defaultShopts are the shopt settings of a new session, shared by every
