@@ -52,6 +52,15 @@ func (r *runner) arithErr(err error) {
 	r.abandonLine = true
 }
 
+func hasSglQuoted(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if _, ok := p.(*syntax.SglQuoted); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // arithCmdErr reports an error of (( )) or let: bash prints it and the
 // command's status is 1; nothing is abandoned.
 func (r *runner) arithCmdErr(err error) {
@@ -318,6 +327,13 @@ func (r *runner) lvSet(lv lvalue, n int64) error {
 func (r *runner) arithDepth(x syntax.ArithmExpr, depth int) (int64, error) {
 	switch x := x.(type) {
 	case *syntax.Word:
+		for _, p := range x.Parts {
+			if q, ok := p.(*syntax.SglQuoted); ok {
+				// bash refuses single quotes in arithmetic ('a' is not 97)
+				tok := "'" + q.Value + "'"
+				return 0, &arithError{expr: wordText(x), msg: "syntax error: operand expected", tok: tok}
+			}
+		}
 		if len(x.Parts) == 1 {
 			switch p := x.Parts[0].(type) {
 			case *syntax.Lit:

@@ -60,14 +60,24 @@ func TestGlobTrailingSlash(t *testing.T) {
 	}
 }
 
-// TestArithErrors: an error in (( )) is status 1; one in $(( ))
+// TestArithErrors: an error in (( )) or let is status 1; one in $(( ))
 // abandons its line (through functions) and the script goes on (real bash
 // 5.2's output).
 func TestArithErrors(t *testing.T) {
 	sh := newTestShell(t, Limits{})
-	src := "((1/0)); echo same $?\nf() { echo $((1/0)); echo inf; }\nf; echo l3\necho l4 $?\nx=$((1/0)) ; echo l5\necho l8\n"
+	src := "((1/0)); echo same $?\nf() { echo $((1/0)); echo inf; }\nf; echo l3\necho l4 $?\nx=$((1/0)) ; echo l5\nlet 1/0; echo l6 $?\necho l8\n"
 	out, errs, st := runScript(t, sh, src)
-	if out != "same 1\nl4 1\nl8\n" || st != 0 || strings.Count(errs, "division by 0") != 3 {
+	if out != "same 1\nl4 1\nl6 1\nl8\n" || st != 0 || strings.Count(errs, "division by 0") != 4 {
 		t.Errorf("stdout %q status %d stderr %q", out, st, errs)
+	}
+}
+
+// TestFailglobStdin: the same through RunStdinScript (bash < script).
+func TestFailglobStdin(t *testing.T) {
+	sh := newTestShell(t, Limits{})
+	var out, errb strings.Builder
+	st, err := sh.RunStdinScript(t.Context(), "cd /tmp; shopt -s failglob; echo nomatch*; echo $?\necho next $?\necho $((1/0)); echo same\n", &out, &errb)
+	if err != nil || out.String() != "next 1\n" || st != 1 {
+		t.Errorf("stdout %q status %d err %v stderr %q", out.String(), st, err, errb.String())
 	}
 }

@@ -1,6 +1,9 @@
 package shell
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestPrintfNumbers: 'c arguments (a blank c too) and * widths convert as
 // %d arguments do (outputs and statuses are real bash 5.2's).
@@ -46,5 +49,15 @@ func TestReturnTrap(t *testing.T) {
 	want := "g\nret-g\ntrap -- 'echo ret-g' RETURN\nh\nh\nret-g\n"
 	if out != want {
 		t.Errorf("got %q, want %q (stderr %q)", out, want, errs)
+	}
+}
+
+// TestArithSingleQuotes: single quotes in arithmetic are a syntax error in
+// bash 5.2 (not a character code).
+func TestArithSingleQuotes(t *testing.T) {
+	sh := newTestShell(t, Limits{})
+	out, errs, _ := runScript(t, sh, "echo $(('a'))\n(( '1' )); echo $?\necho $(( 1 + \"2\" ))")
+	if out != "1\n3\n" || !strings.Contains(errs, "operand expected") {
+		t.Errorf("got %q (stderr %q)", out, errs)
 	}
 }

@@ -805,9 +805,22 @@ func (r *runner) cmd(c syntax.Command) {
 	case *syntax.LetClause:
 		st := 1
 		for _, e := range c.Exprs {
-			n, err := r.arith(e)
+			var n int64
+			var err error
+			if w, ok := e.(*syntax.Word); ok && hasSglQuoted(w) {
+				// let's arguments are shell words: quotes are removed
+				// before they are evaluated
+				s, ok := r.literal(w)
+				if !ok {
+					r.status = 1
+					return
+				}
+				n, err = r.arithString(s)
+			} else {
+				n, err = r.arith(e)
+			}
 			if err != nil {
-				r.arithErr(err)
+				r.arithCmdErr(err)
 				return
 			}
 			st = b2i(n == 0)

@@ -80,7 +80,11 @@ func (r *runner) runStdinScript(script string) {
 				r.fds[0] = &fdesc{r: cr, path: "/dev/stdin"}
 				r.stmt(st)
 				if r.abandonLine && !r.cancelled() {
+					// the rest of the line is dropped with it
 					r.failAbandon()
+					for i < len(stmts) && int(stmts[i].Pos().Offset()) < end {
+						i++
+					}
 					break
 				}
 				if r.breakN > 0 || r.contN > 0 {
