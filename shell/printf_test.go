@@ -61,3 +61,14 @@ func TestArithSingleQuotes(t *testing.T) {
 		t.Errorf("got %q (stderr %q)", out, errs)
 	}
 }
+
+// TestAssocEmptyKey: assigning to an empty associative key is an error that
+// abandons the line, through functions (real bash 5.2's output).
+func TestAssocEmptyKey(t *testing.T) {
+	sh := newTestShell(t, Limits{})
+	src := "declare -A m; a=; m[$a]=x; echo same $?\necho next $?\nf() { m[$a]=y; echo inf; }; f; echo same2\necho n2\nm[\"$a\"]+=z; echo s3\necho ${#m[@]}\n"
+	out, errs, _ := runScript(t, sh, src)
+	if out != "next 1\nn2\n0\n" || strings.Count(errs, "bad array subscript") != 3 {
+		t.Errorf("got %q (stderr %q)", out, errs)
+	}
+}
