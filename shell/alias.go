@@ -43,6 +43,11 @@ func (r *runner) aliasEdits(stmts []*syntax.Stmt) []aliasEdit {
 	var edits []aliasEdit
 	for _, st := range stmts {
 		syntax.Walk(st, func(n syntax.Node) bool {
+			switch n.(type) {
+			case *syntax.CmdSubst, *syntax.ProcSubst:
+				// bash expands these bodies when they run (substAliases)
+				return false
+			}
 			c, ok := n.(*syntax.CallExpr)
 			if !ok {
 				return true
@@ -229,4 +234,41 @@ func (r *runner) failAbandon() {
 	r.returning = false
 	r.breakN, r.contN = 0, 0
 	r.status = 1
+}
+
+// substAliases returns the statements of a command or process
+// substitution with the aliases of the moment it runs expanded (bash parses
+// these bodies again when it runs them), or body itself when there is none
+// to expand. The body is printed back to text, which is bounded by the
+// script it came from.
+func (r *runner) substAliases(body []*syntax.Stmt) []*syntax.Stmt {
+	if !r.aliasing() || len(body) == 0 {
+		return body
+	}
+	var b strings.Builder
+	p := syntax.NewPrinter()
+	for _, st := range body {
+		if err := p.Print(&b, st); err != nil {
+			return body
+		}
+		b.WriteByte('\n')
+	}
+	src := b.String()
+	stmts, err := parseStmts(src)
+	if err != nil || len(stmts) == 0 {
+		return body
+	}
+	run, err := r.expandAliases(src, stmts, len(src))
+	if err != nil {
+		if le, ok := isLimit(err); ok {
+			r.rs.fail(le)
+			r.exiting = true
+			return nil
+		}
+		return body
+	}
+	if run == nil {
+		return body
+	}
+	return run
 }

@@ -16,6 +16,8 @@ func TestAliasReadTime(t *testing.T) {
 		{"eval", on + "alias x='echo a'\neval 'x e'; eval $'alias x=\"echo z\"\\nx f'", "a e\nz f\n"},
 		{"quoted word", on + "alias x='echo a'\n'x' 2>/dev/null; echo $?; \\x 2>/dev/null; echo $?", "127\n127\n"},
 		{"substitution and loop", on + "alias x='echo a'\ny=$(x q); echo \"$y\"; for i in 1; do x $i; done", "a q\na 1\n"},
+		{"substitutions expand when run", on + "alias e=\"echo a\"\nf() { echo $(e f); x=`e g`; echo $x; }\nalias e=\"echo b\"; echo $(e 1) \"$(e 2)\" >/dev/null; echo $(e 4)\nf\nalias ls=\"echo ls -F\"\necho $(ls x)", "b 4\nb f\nb g\nls -F x\n"},
+		{"eval then substitution", on + "eval $'alias e=\"echo z\"\\ne 2'; y=$(e 3); echo \"$y\"", "z 2\nz 3\n"},
 		{"off by default", "alias x='echo a'\nx 2>/dev/null; echo $?", "127\n"},
 		{"list value", on + "alias x='echo one; echo two'\nx three", "one\ntwo three\n"},
 		{"compound read whole", on + "alias x='echo a'\nif true; then\n alias x='echo b'\n x 1\nfi\nx 2", "a 1\nb 2\n"},

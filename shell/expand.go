@@ -337,7 +337,7 @@ func (r *runner) cmdSubst(w io.Writer, cs *syntax.CmdSubst) error {
 			}
 		}
 	}
-	sub.stmts(cs.Stmts)
+	sub.stmts(r.substAliases(cs.Stmts))
 	sub.runExitTrap()
 	r.substStat = sub.status
 	if r.cancelled() {

@@ -20,6 +20,9 @@ func TestPrintfNumbers(t *testing.T) {
 		{`printf '%d|' '  '`, "0|", 1},
 		{`printf '%d|' ''`, "0|", 0},
 		{`printf '%.*f|' 2 3.14159`, "3.14|", 0},
+		{`printf '%.*f|' -3 -2`, "-2.000000|", 0},
+		{`printf '%c|%c|' a`, "a|\x00|", 0},
+		{`printf '%c|' ''`, "\x00|", 0},
 	}
 	for _, tt := range tests {
 		sh := newTestShell(t, Limits{})

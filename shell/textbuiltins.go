@@ -522,7 +522,12 @@ func (r *runner) printf(format string, args []string) (string, int) {
 						r.errf("printf: %s: invalid number", a)
 						st = 1
 					}
-					prec = strconv.Itoa(int(max(min(n64, 1<<30), 0)))
+					if n64 < 0 {
+						// a negative precision is as if none was given
+						hasPrec = false
+					} else {
+						prec = strconv.Itoa(int(min(n64, 1<<30)))
+					}
 					j++
 				} else {
 					k := j
@@ -592,7 +597,7 @@ func (r *runner) printf(format string, args []string) (string, int) {
 				}
 				b.WriteString(fmt.Sprintf(spec+"s", q))
 			case 'c':
-				s := ""
+				s := "\x00" // bash prints a NUL for an empty or missing argument
 				if arg != "" {
 					s = arg[:1] // the first byte, not character, as bash
 				}
