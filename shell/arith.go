@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -126,6 +127,11 @@ func (r *runner) arithStringDepth(s string, depth int) (int64, error) {
 		}
 		if err != nil || x == nil {
 			return 0, &arithError{expr: t, msg: "syntax error: invalid arithmetic operator", tok: t}
+		}
+		if end := int(x.End().Offset()); utf8.ValidString(t) && end < len(t) && strings.TrimSpace(t[end:]) != "" {
+			// the parser stops at what it cannot read (a:b:c); bash
+			// refuses the rest
+			return 0, &arithError{expr: t, msg: "syntax error in expression", tok: strings.TrimSpace(t[end:])}
 		}
 		arithCache.put(t, x)
 	}

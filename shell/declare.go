@@ -436,7 +436,7 @@ func arrayLiteral(v *Var) string {
 		}
 		if v.Kind == expand.Associative {
 			kq := k
-			if strings.ContainsAny(k, " \t\n\"'$`\\[]") || k == "" {
+			if strings.ContainsAny(k, " \t\n\"'$`\\[]") || k == "" || needsANSI(k) {
 				kq = dquote(k)
 			}
 			b.WriteString("[" + kq + "]=" + dquote(vals[i]))

@@ -37,8 +37,8 @@ func TestPrintfNumbers(t *testing.T) {
 // bytes that are no character (real bash 5.2's output, LC_ALL=C.UTF-8).
 func TestDeclarePQuoting(t *testing.T) {
 	sh := newTestShell(t, Limits{})
-	out, errs, _ := runScript(t, sh, `a=(x $'y\nz'); declare -A m=([$'k\tj']=$'v\x01'); x=$'\e[1m'; u=$'\xff'; w='it"s ünï'; declare -p a m x u w`)
-	want := "declare -a a=([0]=\"x\" [1]=$'y\\nz')\ndeclare -A m=([$'k\\tj']=$'v\\001' )\ndeclare -- x=$'\\E[1m'\ndeclare -- u=$'\\377'\ndeclare -- w=\"it\\\"s ünï\"\n"
+	out, errs, _ := runScript(t, sh, `a=(x $'y\nz'); declare -A m=([$'k\tj']=$'v\x01'); x=$'\e[1m'; u=$'\xff'; w='it"s ünï'; declare -A k=([$'\x7f']=1); declare -p a m x u w k`)
+	want := "declare -a a=([0]=\"x\" [1]=$'y\\nz')\ndeclare -A m=([$'k\\tj']=$'v\\001' )\ndeclare -- x=$'\\E[1m'\ndeclare -- u=$'\\377'\ndeclare -- w=\"it\\\"s ünï\"\ndeclare -A k=([$'\\177']=\"1\" )\n"
 	if out != want {
 		t.Errorf("got\n%s\nwant\n%s(stderr %q)", out, want, errs)
 	}
@@ -72,6 +72,26 @@ func TestAssocEmptyKey(t *testing.T) {
 	src := "declare -A m; a=; m[$a]=x; echo same $?\necho next $?\nf() { m[$a]=y; echo inf; }; f; echo same2\necho n2\nm[\"$a\"]+=z; echo s3\necho ${#m[@]}\n"
 	out, errs, _ := runScript(t, sh, src)
 	if out != "next 1\nn2\n0\n" || strings.Count(errs, "bad array subscript") != 3 {
+		t.Errorf("got %q (stderr %q)", out, errs)
+	}
+}
+
+// TestAssocEmptyKeyCompound: an empty key in a compound assignment is
+// reported and skipped; the others are assigned (bash 5.2).
+func TestAssocEmptyKeyCompound(t *testing.T) {
+	sh := newTestShell(t, Limits{})
+	out, errs, _ := runScript(t, sh, "declare -A m=([$x]=1 [a]=2); echo st $?; declare -p m")
+	if out != "st 0\ndeclare -A m=([a]=\"2\" )\n" || !strings.Contains(errs, "bad array subscript") {
+		t.Errorf("got %q (stderr %q)", out, errs)
+	}
+}
+
+// TestArithTrailingGarbage: an arithmetic string the parser reads only in
+// part is a syntax error; in declare it abandons the line (bash 5.2).
+func TestArithTrailingGarbage(t *testing.T) {
+	sh := newTestShell(t, Limits{})
+	out, errs, _ := runScript(t, sh, "declare -i x=7\ndeclare -u x=a:b:c; echo \"$x\"\necho next $? $x\ny='1 2'; echo $((y))\necho end")
+	if out != "next 1 7\nend\n" || !strings.Contains(errs, "syntax error in expression") {
 		t.Errorf("got %q (stderr %q)", out, errs)
 	}
 }

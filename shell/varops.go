@@ -443,6 +443,11 @@ func (r *runner) assignArray(name string, arr *syntax.ArrayExpr, appendTo bool, 
 			if !ok {
 				return false
 			}
+			if k == "" {
+				// bash reports an empty key and skips the element
+				r.errf("[%s]=%s: bad array subscript", shellQuote(k), val)
+				continue
+			}
 			m[k] = val
 		}
 		v.Kind, v.Map, v.Set, v.List, v.Idx = expand.Associative, m, true, nil, nil
