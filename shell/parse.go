@@ -131,15 +131,22 @@ func parseGuard(e any, err *error) {
 // A script that does not parse for the blanks of an associative key gets
 // them quoted (see quoteSubscripts).
 func parseStmts(src string) ([]*syntax.Stmt, error) {
+	stmts, _, err := parseStmtsText(src)
+	return stmts, err
+}
+
+// parseStmtsText is parseStmts that also returns the text the statements'
+// positions refer to (src, or src with its subscripts quoted).
+func parseStmtsText(src string) ([]*syntax.Stmt, string, error) {
 	stmts, err := parseStmtsOnce(src)
 	if err != nil && !isNesting(err) {
-		if q, ok := quoteSubscripts(src); ok {
+		if q, ok := parseRewrite(src); ok {
 			if st2, err2 := parseStmtsOnce(q); err2 == nil {
-				return st2, nil
+				return st2, q, nil
 			}
 		}
 	}
-	return stmts, err
+	return stmts, src, err
 }
 
 // parseStmtsOnce is parseStmts without the subscript retry. A parser that
@@ -177,7 +184,7 @@ func parseStmtsOnce(src string) (stmts []*syntax.Stmt, err error) {
 func parseFile(src string) (*syntax.File, error) {
 	f, err := parseFileOnce(src)
 	if err != nil && !isNesting(err) {
-		if q, ok := quoteSubscripts(src); ok {
+		if q, ok := parseRewrite(src); ok {
 			if f2, err2 := parseFileOnce(q); err2 == nil {
 				return f2, nil
 			}

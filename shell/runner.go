@@ -525,7 +525,7 @@ func (r *runner) cancelled() bool {
 // runScript parses and runs src statement by statement, like bash reading a
 // script: statements before a syntax error run.
 func (r *runner) runScript(src, name string) {
-	stmts, err := r.sh.parseCached(src)
+	stmts, src, err := r.sh.parseCached(src)
 	// Running must happen after parsing: the parser is not reentrant (and
 	// pooled). Statements before the error still run, as in bash.
 	errLine := uint(0)
@@ -926,6 +926,7 @@ func assignOnly(c syntax.Command) bool {
 type parsed struct {
 	stmts []*syntax.Stmt
 	err   error
+	text  string // what the positions refer to (see parseStmtsText)
 }
 
 // The parse cache is bounded in entries and in bytes of source (an AST is
@@ -944,29 +945,32 @@ const (
 // the interpreter treats it as immutable: it never assigns to a node it
 // did not allocate (copies are made where a node must change, as for
 // background statements and ${x////c}).
-func (s *Shell) parseCached(src string) ([]*syntax.Stmt, error) {
+func (s *Shell) parseCached(src string) ([]*syntax.Stmt, string, error) {
 	if len(src) > parseCacheMaxSrc {
-		return parseStmts(src)
+		return parseStmtsText(src)
 	}
 	pc := &globalParseCache
 	pc.mu.Lock()
 	if p, ok := pc.m[src]; ok {
 		pc.mu.Unlock()
-		return p.stmts, p.err
+		return p.stmts, p.text, p.err
 	}
 	pc.mu.Unlock()
-	stmts, err := parseStmts(src)
+	stmts, text, err := parseStmtsText(src)
 	pc.mu.Lock()
 	if pc.m == nil || len(pc.m) >= parseCacheEntries || pc.bytes+len(src) > parseCacheBytes {
 		pc.m = make(map[string]parsed, 64)
 		pc.bytes = 0
 	}
 	if _, dup := pc.m[src]; !dup {
-		pc.m[src] = parsed{stmts, err}
+		pc.m[src] = parsed{stmts, err, text}
 		pc.bytes += len(src)
+		if text != src {
+			pc.bytes += len(text)
+		}
 	}
 	pc.mu.Unlock()
-	return stmts, err
+	return stmts, text, err
 }
 
 // globalParseCache is shared by every Shell of the process: parsed ASTs

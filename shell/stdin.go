@@ -39,7 +39,13 @@ func (r *runner) runStdinScript(script string) {
 	for offset < len(script) && !r.exiting && !r.cancelled() {
 		src := script[offset:]
 		base := strings.Count(script[:offset], "\n")
-		stmts, err := parseStmts(src)
+		stmts, text, err := parseStmtsText(src)
+		if text != src {
+			// positions refer to the text with quoted subscripts: go on
+			// reading that text
+			script = script[:offset] + text
+			src = text
+		}
 		r.lineBase = base
 		restarted := false
 		errLine := uint(0)

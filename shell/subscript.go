@@ -1,6 +1,9 @@
 package shell
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+)
 
 // mvdan's parser reads an array subscript as arithmetic or a single word,
 // so an associative key with blanks, ${m[sp ace]} or m[sp ace]=1, which
@@ -108,4 +111,92 @@ func atCommandStart(src string, i int) bool {
 		}
 	}
 	return true
+}
+
+// The parser does not know bash's case toggles ${x~~} and ${x~}, either:
+// a script it refuses gets them rewritten to a replacement whose pattern is
+// a private sentinel (no script can write U+E000 in a pattern by accident
+// and mean it), which paramexp turns back into the toggle.
+const (
+	toggleAll   = "\uE000~~"
+	toggleFirst = "\uE000~"
+)
+
+// rewriteToggles returns src with ${name~~} and ${name~} (name may be
+// followed by [@], [*] or a plain subscript) rewritten, and whether it
+// changed anything.
+func rewriteToggles(src string) (string, bool) {
+	if !strings.Contains(src, "~}") {
+		return src, false
+	}
+	var b strings.Builder
+	changed, last := false, 0
+	for i := 0; i+2 < len(src); i++ {
+		if src[i] != '$' || src[i+1] != '{' {
+			continue
+		}
+		j := i + 2
+		for j < len(src) && (isNameByte(src[j]) || src[j] == '@' || src[j] == '*' || src[j] == '#' || src[j] == '?') {
+			j++
+			if j-i > 2 && !isNameByte(src[j-1]) {
+				break // a special parameter is one character
+			}
+		}
+		if j == i+2 {
+			continue
+		}
+		if j < len(src) && src[j] == '[' {
+			k := strings.IndexByte(src[j:], ']')
+			if k < 0 || strings.ContainsAny(src[j:j+k], "}\n") {
+				continue
+			}
+			j += k + 1
+		}
+		op := ""
+		switch {
+		case strings.HasPrefix(src[j:], "~~}"):
+			op = toggleAll
+		case strings.HasPrefix(src[j:], "~}"):
+			op = toggleFirst
+		default:
+			continue
+		}
+		b.WriteString(src[last:j])
+		b.WriteString("//" + op + "/}")
+		last = j + len(op) - len("\uE000") + 1
+		changed = true
+		i = last - 1
+	}
+	if !changed {
+		return src, false
+	}
+	b.WriteString(src[last:])
+	return b.String(), true
+}
+
+// toggleCase is bash's ~~ (all) and ~ (first character only).
+func toggleCase(s string, all bool) string {
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && !all {
+			b.WriteString(s[i:])
+			break
+		}
+		switch {
+		case unicode.IsUpper(c):
+			b.WriteRune(unicode.ToLower(c))
+		case unicode.IsLower(c):
+			b.WriteRune(unicode.ToUpper(c))
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
+
+// parseRewrite applies the rewrites above to a script the parser refused.
+func parseRewrite(src string) (string, bool) {
+	q, a := quoteSubscripts(src)
+	q, b := rewriteToggles(q)
+	return q, a || b
 }
