@@ -44,3 +44,13 @@ func TestAliasExpansionBounded(t *testing.T) {
 		t.Errorf("status %d stdout %d bytes, want %d and nothing (stderr %q)", st, len(out), StatusLimit, errs)
 	}
 }
+
+// TestAliasProcSubstRace: a process substitution expands its aliases on
+// its own runner while the parent goes on (a -race report once).
+func TestAliasProcSubstRace(t *testing.T) {
+	sh := newTestShell(t, Limits{})
+	out, errs, _ := runScript(t, sh, "shopt -s expand_aliases\nalias e='echo p'\nf() { alias g=h; cat \"$1\"; }\nf <(e 1) | cat; f <(e 2)")
+	if out != "p 1\np 2\n" {
+		t.Errorf("got %q (stderr %q)", out, errs)
+	}
+}

@@ -337,7 +337,7 @@ func (r *runner) cmdSubst(w io.Writer, cs *syntax.CmdSubst) error {
 			}
 		}
 	}
-	sub.stmts(r.substAliases(cs.Stmts))
+	sub.stmts(sub.substAliases(cs.Stmts))
 	sub.runExitTrap()
 	r.substStat = sub.status
 	if r.cancelled() {
