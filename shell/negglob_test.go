@@ -54,8 +54,8 @@ func TestFailglob(t *testing.T) {
 // TestGlobTrailingSlash: */ matches directories and keeps the slash.
 func TestGlobTrailingSlash(t *testing.T) {
 	sh := newTestShell(t, Limits{})
-	out, errs, _ := runScript(t, sh, "cd /tmp; mkdir -p d/e k; touch f; echo */; echo d/*/; echo /tm*/")
-	if out != "d/ k/\nd/e/\n/tmp/\n" {
+	out, errs, _ := runScript(t, sh, "cd /tmp; mkdir -p d/e k; touch f; echo */; echo d/*/; echo /tm*/; shopt -s globstar; echo **/; echo d/**/")
+	if out != "d/ k/\nd/e/\n/tmp/\nd/ d/e/ k/\nd/ d/e/\n" {
 		t.Errorf("stdout %q (stderr %q)", out, errs)
 	}
 }

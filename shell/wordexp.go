@@ -759,10 +759,12 @@ func (r *runner) glob(pat string) ([]string, error) {
 		if part == "" {
 			// a/b keeps its slash; so does a trailing one (*/ lists
 			// directories as d/, as bash does)
-			if !last || i > 0 {
-				for k := range bases {
-					bases[k] += "/"
-				}
+			if last {
+				// ** matched the empty path too: **/ does not list it
+				bases = slices.DeleteFunc(bases, func(b string) bool { return b == "" })
+			}
+			for k := range bases {
+				bases[k] += "/"
 			}
 			continue
 		}

@@ -216,6 +216,7 @@ func (g *gen) stmt(f string) string {
 			"shopt -s nocaseglob; echo F*; shopt -u nocaseglob",
 			"shopt -s failglob\nf() { echo in; echo nomatch*; echo after; }; f; echo same\necho next $?; shopt -u failglob",
 			"echo */ d/*/ "+g.pick("*/*/", "./*/", "d*/", "*.txt/"),
+			"shopt -s globstar "+g.pick("", "dotglob")+"; echo "+g.pick("**/", "d/**/", "**/*/", "./**/")+"; shopt -u globstar dotglob",
 		)
 	case "extglob":
 		return g.pick(
