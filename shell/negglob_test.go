@@ -33,7 +33,7 @@ func TestExtglobNegation(t *testing.T) {
 // maxNegSteps with a limit error instead of running for minutes.
 func TestExtglobNegationBounded(t *testing.T) {
 	sh := newTestShell(t, Limits{})
-	long := strings.Repeat("a", 300)
+	long := strings.Repeat("a", 120)
 	_, errs, st := runScript(t, sh, "x="+long+"\n[[ $x == *!(b)*!(c)*b ]]; echo $?")
 	if st != StatusLimit || !strings.Contains(errs, "pattern too complex") {
 		t.Errorf("status %d stderr %q, want %d and the limit named", st, errs, StatusLimit)
