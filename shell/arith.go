@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -46,15 +47,45 @@ func (r *runner) arithErr(err error) {
 	}
 	r.errf("%s", err.Error())
 	r.status = 1
-	// An arithmetic error aborts the current command list, like bash.
-	if r.subshell > 0 || r.callDepth > 0 || true {
-		r.exiting = r.exiting || r.abortOnArith()
-	}
+	// bash abandons the command line being run (up to the top level,
+	// through functions) and reads the next one.
+	r.exiting = true
+	r.abandonLine = true
 }
 
-// abortOnArith: bash exits a non-interactive shell on an arithmetic
-// expansion error.
-func (r *runner) abortOnArith() bool { return true }
+func hasSglQuoted(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if _, ok := p.(*syntax.SglQuoted); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// arithCmdErr reports an error of (( )) or let: bash prints it and the
+// command's status is 1; nothing is abandoned.
+func (r *runner) arithCmdErr(err error) {
+	if isSyntaxish(err) {
+		r.errf("%s", err.Error())
+		r.status = 1
+		return
+	}
+	r.arithErr(err)
+}
+
+// isSyntaxish: an arithmetic error that is neither a limit nor an exit.
+func isSyntaxish(err error) bool {
+	if _, ok := isLimit(err); ok || err == errSilent {
+		return false
+	}
+	if _, ok := err.(*exitError); ok {
+		return false
+	}
+	if _, ok := err.(expand.UnsetParameterError); ok {
+		return false
+	}
+	return true
+}
 
 func (r *runner) arith(x syntax.ArithmExpr) (int64, error) {
 	return r.arithDepth(x, 0)
@@ -96,6 +127,11 @@ func (r *runner) arithStringDepth(s string, depth int) (int64, error) {
 		}
 		if err != nil || x == nil {
 			return 0, &arithError{expr: t, msg: "syntax error: invalid arithmetic operator", tok: t}
+		}
+		if end := int(x.End().Offset()); utf8.ValidString(t) && end < len(t) && strings.TrimSpace(t[end:]) != "" {
+			// the parser stops at what it cannot read (a:b:c); bash
+			// refuses the rest
+			return 0, &arithError{expr: t, msg: "syntax error in expression", tok: strings.TrimSpace(t[end:])}
 		}
 		arithCache.put(t, x)
 	}
@@ -297,6 +333,13 @@ func (r *runner) lvSet(lv lvalue, n int64) error {
 func (r *runner) arithDepth(x syntax.ArithmExpr, depth int) (int64, error) {
 	switch x := x.(type) {
 	case *syntax.Word:
+		for _, p := range x.Parts {
+			if q, ok := p.(*syntax.SglQuoted); ok {
+				// bash refuses single quotes in arithmetic ('a' is not 97)
+				tok := "'" + q.Value + "'"
+				return 0, &arithError{expr: wordText(x), msg: "syntax error: operand expected", tok: tok}
+			}
+		}
 		if len(x.Parts) == 1 {
 			switch p := x.Parts[0].(type) {
 			case *syntax.Lit:

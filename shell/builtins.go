@@ -275,7 +275,7 @@ func biLet(r *runner, args []string) int {
 		var err error
 		n, err = r.arithString(a)
 		if err != nil {
-			r.arithErr(err)
+			r.arithCmdErr(err)
 			return 1
 		}
 	}
@@ -305,7 +305,9 @@ func biEval(r *runner, args []string) int {
 	}
 	r.callDepth++
 	r.status = 0
-	r.stmts(f.Stmts)
+	if err := r.runRead(src, f.Stmts, 0); err != nil {
+		r.status = r.syntaxError(err, src)
+	}
 	r.callDepth--
 	return r.status
 }

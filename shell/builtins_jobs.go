@@ -103,6 +103,9 @@ func biTrap(r *runner, args []string) int {
 				r.traps = map[string]string{}
 			}
 			r.traps[n] = action
+			if n == "RETURN" {
+				r.returnTrapSets++
+			}
 		}
 	}
 	return st

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -405,7 +406,12 @@ func declLine(name string, v *Var) string {
 	return "declare " + flags + " " + name + "=" + dquote(v.Str)
 }
 
+// dquote quotes a value as declare -p does: in double quotes, or as $'...'
+// when it holds control characters or bytes that are no character.
 func dquote(s string) string {
+	if needsANSI(s) {
+		return ansiQuote(s)
+	}
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, c := range s {
@@ -430,7 +436,7 @@ func arrayLiteral(v *Var) string {
 		}
 		if v.Kind == expand.Associative {
 			kq := k
-			if strings.ContainsAny(k, " \t\n\"'$`\\[]") || k == "" {
+			if strings.ContainsAny(k, " \t\n\"'$`\\[]") || k == "" || needsANSI(k) {
 				kq = dquote(k)
 			}
 			b.WriteString("[" + kq + "]=" + dquote(vals[i]))
@@ -443,4 +449,13 @@ func arrayLiteral(v *Var) string {
 	}
 	b.WriteByte(')')
 	return b.String()
+}
+
+func needsANSI(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return true
+		}
+	}
+	return !utf8.ValidString(s)
 }

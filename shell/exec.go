@@ -68,24 +68,6 @@ func (r *runner) callRedir(c *syntax.CallExpr, rds []*syntax.Redirect) (saved []
 		}
 		return nil, false
 	}
-	if r.shopts["expand_aliases"] && len(r.aliases) > 0 {
-		if lit := c.Args[0].Lit(); lit != "" {
-			if a, ok := r.aliases[lit]; ok {
-				// The alias text is re-parsed, so its words cannot be
-				// expanded before the redirections: bash's order for a
-				// compound command.
-				if len(rds) > 0 {
-					saved, ok := r.redirects(rds)
-					if ok {
-						r.runAlias(a, c)
-					}
-					return saved, true
-				}
-				r.runAlias(a, c)
-				return nil, false
-			}
-		}
-	}
 	r.substStat = 0
 	args, ok := r.fields(c.Args...)
 	if !ok {
@@ -113,45 +95,6 @@ func (r *runner) callRedir(c *syntax.CallExpr, rds []*syntax.Redirect) (saved []
 	r.pipeMulti = nil
 	r.pipeOne = r.status
 	return saved, applied
-}
-
-// runAlias re-parses a command whose first word is an alias.
-func (r *runner) runAlias(a string, c *syntax.CallExpr) {
-	var b strings.Builder
-	pr := syntax.NewPrinter()
-	for _, as := range c.Assigns {
-		pr.Print(&b, &syntax.CallExpr{Assigns: []*syntax.Assign{as}})
-		b.WriteByte(' ')
-	}
-	b.WriteString(a)
-	for _, w := range c.Args[1:] {
-		b.WriteByte(' ')
-		pr.Print(&b, w)
-	}
-	f, err := r.parse(b.String())
-	if err != nil {
-		r.status = r.syntaxError(err, b.String())
-		return
-	}
-	saved := r.aliases
-	r.own()
-	r.aliases = map[string]string{}
-	for k, v := range saved {
-		if v != a {
-			r.aliases[k] = v
-		}
-	}
-	r.stmts(f.Stmts)
-	if r.aliases != nil && len(r.aliases) == len(saved)-1 {
-		r.aliases = saved
-	} else {
-		// aliases changed inside; keep the changes but restore the one we hid
-		for k, v := range saved {
-			if _, ok := r.aliases[k]; !ok && v == a {
-				r.aliases[k] = v
-			}
-		}
-	}
 }
 
 func (r *runner) xtraceAssigns(as []*syntax.Assign) {
@@ -317,6 +260,7 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
 	r.callDepth++
 	savedLoops := r.loopDepth
 	r.loopDepth = 0
+	sets := r.returnTrapSets
 	r.stmt(body)
 	r.releaseScope(fscope)
 	r.loopDepth = savedLoops
@@ -324,7 +268,7 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
 	if r.returning {
 		r.returning = false
 	}
-	if t, ok := r.traps["RETURN"]; ok && t != "" && !r.inTrap {
+	if t, ok := r.traps["RETURN"]; ok && t != "" && !r.inTrap && (r.opts[optFunctrace] || r.returnTrapSets != sets) {
 		st := r.status
 		r.inTrap = true
 		r.runScript(t, "")

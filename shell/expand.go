@@ -294,15 +294,11 @@ func (r *runner) matchPattern(pat, s string, forceCase bool) bool {
 	if r.shopts["nocasematch"] && !forceCase {
 		mode |= pattern.NoGlobCase
 	}
-	expr, err := r.patternRegexp(pat, mode|pattern.EntireString)
+	match, err := r.patternMatcher(pat, mode|pattern.EntireString)
 	if err != nil {
 		return pat == s
 	}
-	rx, err := compileRx(expr)
-	if err != nil {
-		return pat == s
-	}
-	return rx.MatchString(s)
+	return match(s)
 }
 
 // cmdSubst runs $(...) in a subshell, writing its stdout to w.
@@ -341,7 +337,7 @@ func (r *runner) cmdSubst(w io.Writer, cs *syntax.CmdSubst) error {
 			}
 		}
 	}
-	sub.stmts(cs.Stmts)
+	sub.stmts(sub.substAliases(cs.Stmts))
 	sub.runExitTrap()
 	r.substStat = sub.status
 	if r.cancelled() {

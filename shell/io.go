@@ -650,7 +650,7 @@ func (r *runner) procSubst(ps *syntax.ProcSubst) (string, error) {
 		defer r.endJob()
 		defer sub.closeMem()
 		defer sub.recoverPanic()
-		sub.stmts(ps.Stmts)
+		sub.stmts(sub.substAliases(ps.Stmts))
 		if ps.Op == syntax.CmdIn {
 			p.CloseWrite()
 		} else {

@@ -458,6 +458,10 @@ func (x *wexp) applyOps(pe *syntax.ParamExp, pv pval, quoted bool) error {
 		}
 		out := make([]string, len(pv.vals))
 		for i, s := range pv.vals {
+			if pat == toggleAll || pat == toggleFirst {
+				out[i] = toggleCase(s, pat == toggleAll) // see rewriteToggles
+				continue
+			}
 			out[i] = r.replace(s, pat, with, pe.Repl.All)
 		}
 		pv.vals = out

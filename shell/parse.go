@@ -128,8 +128,30 @@ func parseGuard(e any, err *error) {
 }
 
 // parseStmts parses src statement by statement (a script, source, traps).
-// A parser that panicked is not put back in the pool.
-func parseStmts(src string) (stmts []*syntax.Stmt, err error) {
+// A script that does not parse for the blanks of an associative key gets
+// them quoted (see quoteSubscripts).
+func parseStmts(src string) ([]*syntax.Stmt, error) {
+	stmts, _, err := parseStmtsText(src)
+	return stmts, err
+}
+
+// parseStmtsText is parseStmts that also returns the text the statements'
+// positions refer to (src, or src with its subscripts quoted).
+func parseStmtsText(src string) ([]*syntax.Stmt, string, error) {
+	stmts, err := parseStmtsOnce(src)
+	if err != nil && !isNesting(err) {
+		if q, ok := parseRewrite(src); ok {
+			if st2, err2 := parseStmtsOnce(q); err2 == nil {
+				return st2, q, nil
+			}
+		}
+	}
+	return stmts, src, err
+}
+
+// parseStmtsOnce is parseStmts without the subscript retry. A parser that
+// panicked is not put back in the pool.
+func parseStmtsOnce(src string) (stmts []*syntax.Stmt, err error) {
 	enc, mapped := encodeBytes(src)
 	p := parserPool.Get().(*syntax.Parser)
 	defer func() {
@@ -157,8 +179,21 @@ func parseStmts(src string) (stmts []*syntax.Stmt, err error) {
 	return stmts, err
 }
 
-// parseFile parses src whole (eval, functions from state, aliases).
-func parseFile(src string) (f *syntax.File, err error) {
+// parseFile parses src whole (eval, functions from state, aliases), with
+// parseStmts' subscript retry.
+func parseFile(src string) (*syntax.File, error) {
+	f, err := parseFileOnce(src)
+	if err != nil && !isNesting(err) {
+		if q, ok := parseRewrite(src); ok {
+			if f2, err2 := parseFileOnce(q); err2 == nil {
+				return f2, nil
+			}
+		}
+	}
+	return f, err
+}
+
+func parseFileOnce(src string) (f *syntax.File, err error) {
 	enc, mapped := encodeBytes(src)
 	p := parserPool.Get().(*syntax.Parser)
 	defer func() {

@@ -13,7 +13,7 @@ func TestParseCacheASTUnchanged(t *testing.T) {
 	scripts := []string{
 		`x=a/b/c; echo ${x////-} ${x//\//c} ${x/#a/z} ${x%%/*}; declare -A m=([k]=v); m[j]+=w; echo ${!m[@]}`,
 		`f() { local -x a=1 "b=$1" c+=2; export d=$a e; declare -i n=1+1; typeset g[2]=z; echo $a $b $n; }; f q; f r`,
-		`shopt -s expand_aliases; alias ll='echo ll'; ll one; ll two; w='v=1'; declare $w "k=$w"; echo $v`,
+		"shopt -s expand_aliases; alias ll='echo ll'\nll one; ll two;" + ` w='v=1'; declare $w "k=$w"; echo $v`,
 		"sleep 0.01 & wait; (echo sub) | cat; cat <<EOF\nhere $((1+2))\nEOF\ncat <<< \"str\"; a=(1 2 3); a+=(4); echo ${a[@]:1:2} ${#a[@]}",
 		`case abc in a*) echo m;; esac; for i in 1 2; do echo $i; done; i=0; while ((i<2)); do ((i++)); done; [[ ab =~ (a)b ]] && echo ${BASH_REMATCH[1]}`,
 		`echo 5 > /tmp/c; x=$(cat /tmp/c) echo $(( $(cat /tmp/c) + 1 )) > /tmp/c; export y=$(cat /tmp/c) > /tmp/c; cat <(echo p) ; trap 'echo t' EXIT`,
@@ -31,7 +31,7 @@ func TestParseCacheASTUnchanged(t *testing.T) {
 	}
 	for _, src := range scripts {
 		sh := newTestShell(t, Limits{})
-		stmts, err := sh.parseCached(src)
+		stmts, _, err := sh.parseCached(src)
 		if err != nil {
 			t.Fatalf("%s: %v", src, err)
 		}
@@ -39,7 +39,7 @@ func TestParseCacheASTUnchanged(t *testing.T) {
 		for range 2 {
 			runScript(t, sh, src)
 		}
-		again, _ := sh.parseCached(src)
+		again, _, _ := sh.parseCached(src)
 		if len(again) != len(stmts) || (len(again) > 0 && again[0] != stmts[0]) {
 			t.Errorf("%s: not served from the cache", src)
 		}
@@ -54,7 +54,7 @@ func TestParseCacheASTUnchanged(t *testing.T) {
 func TestParseCacheBounded(t *testing.T) {
 	sh := newTestShell(t, Limits{})
 	big := "echo " + strings.Repeat("x", parseCacheMaxSrc)
-	if _, err := sh.parseCached(big); err != nil {
+	if _, _, err := sh.parseCached(big); err != nil {
 		t.Fatal(err)
 	}
 	globalParseCache.mu.Lock()
@@ -66,7 +66,7 @@ func TestParseCacheBounded(t *testing.T) {
 	line := "echo " + strings.Repeat("y", 2000) + " "
 	for i := range 3 * parseCacheEntries {
 		src := line + strings.Repeat("z", i%7) + string(rune('a'+i%26)) + strings.Repeat("q", i/26)
-		if _, err := sh.parseCached(src); err != nil {
+		if _, _, err := sh.parseCached(src); err != nil {
 			t.Fatal(err)
 		}
 		globalParseCache.mu.Lock()

@@ -159,19 +159,23 @@ type runner struct {
 	pipeOne     int
 	pipeMulti   []int
 	dashC       bool
-	failglob    bool
-	lineBase    int
-	goptInd     int
-	permRedir   bool
-	procFds     []procEnt
-	curArgs     []string // the resident command running (for ps)
-	hooks       *hooks   // what commands see of this runner; valid when hooksOf == r
-	hooksOf     *runner
-	shoptsOwned bool                  // shopts is private (else defaultShopts, never written)
-	mem         *commands.Reservation // this runner's memory charges (memory.go); nil until the first
-	trapRunning map[string]bool       // signals whose trap is running (re-raise is pending, not recursion)
-	trapPending map[string]bool
-	arithNest   int // strings being evaluated as arithmetic (arith.go)
+	abandonLine bool // a failglob or $(( )) error unwinds to the top-level read loop
+	readDepth   int  // nested runRead loops (1: the script's own)
+	// returnTrapSets counts `trap ... RETURN`: a function runs the RETURN
+	// trap only when it set it itself (or under functrace), as bash does.
+	returnTrapSets int
+	lineBase       int
+	goptInd        int
+	permRedir      bool
+	procFds        []procEnt
+	curArgs        []string // the resident command running (for ps)
+	hooks          *hooks   // what commands see of this runner; valid when hooksOf == r
+	hooksOf        *runner
+	shoptsOwned    bool                  // shopts is private (else defaultShopts, never written)
+	mem            *commands.Reservation // this runner's memory charges (memory.go); nil until the first
+	trapRunning    map[string]bool       // signals whose trap is running (re-raise is pending, not recursion)
+	trapPending    map[string]bool
+	arithNest      int // strings being evaluated as arithmetic (arith.go)
 }
 
 // defaultShopts are the shopt settings of a new session, shared by every
@@ -521,7 +525,7 @@ func (r *runner) cancelled() bool {
 // runScript parses and runs src statement by statement, like bash reading a
 // script: statements before a syntax error run.
 func (r *runner) runScript(src, name string) {
-	stmts, err := r.sh.parseCached(src)
+	stmts, src, err := r.sh.parseCached(src)
 	// Running must happen after parsing: the parser is not reentrant (and
 	// pooled). Statements before the error still run, as in bash.
 	errLine := uint(0)
@@ -531,18 +535,11 @@ func (r *runner) runScript(src, name string) {
 			errLine = pe.Pos.Line()
 		}
 	}
-	for _, st := range stmts {
-		if r.exiting || r.cancelled() {
-			return
-		}
-		if errLine > 0 && st.End().Line() >= errLine {
-			// bash reads a line at a time: nothing on the bad line runs
-			break
-		}
-		r.stmt(st)
-		if r.exiting || r.returning || r.breakN > 0 || r.contN > 0 {
-			return
-		}
+	if aerr := r.runRead(src, stmts, errLine); aerr != nil {
+		err = aerr
+	}
+	if r.returning || r.breakN > 0 || r.contN > 0 {
+		return
 	}
 	if err != nil && !r.exiting {
 		r.status = r.syntaxError(err, src)
@@ -790,7 +787,7 @@ func (r *runner) cmd(c syntax.Command) {
 		r.debugTrap()
 		n, err := r.arith(c.X)
 		if err != nil {
-			r.arithErr(err)
+			r.arithCmdErr(err)
 			return
 		}
 		r.status = b2i(n == 0)
@@ -808,9 +805,22 @@ func (r *runner) cmd(c syntax.Command) {
 	case *syntax.LetClause:
 		st := 1
 		for _, e := range c.Exprs {
-			n, err := r.arith(e)
+			var n int64
+			var err error
+			if w, ok := e.(*syntax.Word); ok && hasSglQuoted(w) {
+				// let's arguments are shell words: quotes are removed
+				// before they are evaluated
+				s, ok := r.literal(w)
+				if !ok {
+					r.status = 1
+					return
+				}
+				n, err = r.arithString(s)
+			} else {
+				n, err = r.arith(e)
+			}
 			if err != nil {
-				r.arithErr(err)
+				r.arithCmdErr(err)
 				return
 			}
 			st = b2i(n == 0)
@@ -916,6 +926,7 @@ func assignOnly(c syntax.Command) bool {
 type parsed struct {
 	stmts []*syntax.Stmt
 	err   error
+	text  string // what the positions refer to (see parseStmtsText)
 }
 
 // The parse cache is bounded in entries and in bytes of source (an AST is
@@ -934,29 +945,32 @@ const (
 // the interpreter treats it as immutable: it never assigns to a node it
 // did not allocate (copies are made where a node must change, as for
 // background statements and ${x////c}).
-func (s *Shell) parseCached(src string) ([]*syntax.Stmt, error) {
+func (s *Shell) parseCached(src string) ([]*syntax.Stmt, string, error) {
 	if len(src) > parseCacheMaxSrc {
-		return parseStmts(src)
+		return parseStmtsText(src)
 	}
 	pc := &globalParseCache
 	pc.mu.Lock()
 	if p, ok := pc.m[src]; ok {
 		pc.mu.Unlock()
-		return p.stmts, p.err
+		return p.stmts, p.text, p.err
 	}
 	pc.mu.Unlock()
-	stmts, err := parseStmts(src)
+	stmts, text, err := parseStmtsText(src)
 	pc.mu.Lock()
 	if pc.m == nil || len(pc.m) >= parseCacheEntries || pc.bytes+len(src) > parseCacheBytes {
 		pc.m = make(map[string]parsed, 64)
 		pc.bytes = 0
 	}
 	if _, dup := pc.m[src]; !dup {
-		pc.m[src] = parsed{stmts, err}
+		pc.m[src] = parsed{stmts, err, text}
 		pc.bytes += len(src)
+		if text != src {
+			pc.bytes += len(text)
+		}
 	}
 	pc.mu.Unlock()
-	return stmts, err
+	return stmts, text, err
 }
 
 // globalParseCache is shared by every Shell of the process: parsed ASTs

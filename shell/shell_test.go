@@ -61,7 +61,7 @@ var runTests = []struct {
 	{"echo 'echo sourced $1' > /tmp/s.sh; source /tmp/s.sh x; . /tmp/s.sh y", "sourced x\nsourced y\n", 0},
 	{"printf '#!/bin/bash\\necho script $#\\n' > /tmp/t.sh; chmod +x /tmp/t.sh; /tmp/t.sh a b", "script 2\n", 0},
 	{"x=outer; bash -c 'echo ${x:-unset}'; export x; bash -c 'echo $x'", "unset\nouter\n", 0},
-	{"alias ll='echo ll'; shopt -s expand_aliases; ll x", "ll x\n", 0},
+	{"alias ll='echo ll'; shopt -s expand_aliases\nll x", "ll x\n", 0},
 	{"printf '%s=%d %q %5.2f|%-3s|\\n' a 42 'a b' 3.14159 x", "a=42 a\\ b  3.14|x  |\n", 0},
 	{"printf -v v '%03d' 7; echo $v", "007\n", 0},
 	{"read -r a b <<< 'one two three'; echo $a/$b", "one/two three\n", 0},

@@ -39,7 +39,13 @@ func (r *runner) runStdinScript(script string) {
 	for offset < len(script) && !r.exiting && !r.cancelled() {
 		src := script[offset:]
 		base := strings.Count(script[:offset], "\n")
-		stmts, err := parseStmts(src)
+		stmts, text, err := parseStmtsText(src)
+		if text != src {
+			// positions refer to the text with quoted subscripts: go on
+			// reading that text
+			script = script[:offset] + text
+			src = text
+		}
 		r.lineBase = base
 		restarted := false
 		errLine := uint(0)
@@ -49,27 +55,55 @@ func (r *runner) runStdinScript(script string) {
 				errLine = pe.Pos.Line()
 			}
 		}
-		for _, st := range stmts {
+	groups:
+		for i := 0; i < len(stmts); {
+			st := stmts[i]
 			if r.exiting || r.cancelled() {
 				break
 			}
 			if errLine > 0 && st.End().Line() >= errLine {
 				break
 			}
-			end := lineEnd(src, st)
-			cr := &countReader{s: src[end:]}
-			r.fds[0] = &fdesc{r: cr, path: "/dev/stdin"}
-			r.stmt(st)
-			if r.breakN > 0 || r.contN > 0 {
-				r.breakN, r.contN = 0, 0
-			}
-			if r.returning {
-				r.returning = false
-			}
-			if cr.n > 0 {
-				offset += end + cr.n
-				restarted = true
+			n, end, group, aerr := r.readGroup(src, stmts, i)
+			if le, ok := isLimit(aerr); ok {
+				r.rs.fail(le)
+				r.exiting = true
 				break
+			}
+			if aerr != nil {
+				err = aerr
+				break
+			}
+			if end < 0 {
+				end = lineEnd(src, st)
+			}
+			i += n
+			for _, st := range group {
+				if r.exiting || r.cancelled() {
+					break groups
+				}
+				cr := &countReader{s: src[end:]}
+				r.fds[0] = &fdesc{r: cr, path: "/dev/stdin"}
+				r.stmt(st)
+				if r.abandonLine && !r.cancelled() {
+					// the rest of the line is dropped with it
+					r.failAbandon()
+					for i < len(stmts) && int(stmts[i].Pos().Offset()) < end {
+						i++
+					}
+					break
+				}
+				if r.breakN > 0 || r.contN > 0 {
+					r.breakN, r.contN = 0, 0
+				}
+				if r.returning {
+					r.returning = false
+				}
+				if cr.n > 0 {
+					offset += end + cr.n
+					restarted = true
+					break groups
+				}
 			}
 		}
 		if restarted {

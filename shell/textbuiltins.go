@@ -486,7 +486,13 @@ func (r *runner) printf(format string, args []string) (string, int) {
 					a, args = args[0], args[1:]
 					used++
 				}
-				n, _ := strconv.Atoi(a)
+				// the width is converted like a %d argument ('x, 0x1F)
+				n64, ok := printfInt(a)
+				if !ok {
+					r.errf("printf: %s: invalid number", a)
+					st = 1
+				}
+				n := int(max(min(n64, 1<<30), -(1 << 30))) // (the width bound below reports past 1<<20)
 				width = strconv.Itoa(n)
 				if n < 0 {
 					flags += "-"
@@ -511,8 +517,17 @@ func (r *runner) printf(format string, args []string) (string, int) {
 						a, args = args[0], args[1:]
 						used++
 					}
-					n, _ := strconv.Atoi(a)
-					prec = strconv.Itoa(n)
+					n64, ok := printfInt(a)
+					if !ok {
+						r.errf("printf: %s: invalid number", a)
+						st = 1
+					}
+					if n64 < 0 {
+						// a negative precision is as if none was given
+						hasPrec = false
+					} else {
+						prec = strconv.Itoa(int(min(n64, 1<<30)))
+					}
 					j++
 				} else {
 					k := j
@@ -582,7 +597,7 @@ func (r *runner) printf(format string, args []string) (string, int) {
 				}
 				b.WriteString(fmt.Sprintf(spec+"s", q))
 			case 'c':
-				s := ""
+				s := "\x00" // bash prints a NUL for an empty or missing argument
 				if arg != "" {
 					s = arg[:1] // the first byte, not character, as bash
 				}
@@ -710,9 +725,23 @@ func printfEscape(s string) (string, int, bool) {
 }
 
 func printfInt(s string) (int64, bool) {
+	if s == "" {
+		return 0, true
+	}
+	// 'c and "c give c's code, and c may be a blank
+	if t := strings.TrimLeft(s, " \t\n"); len(t) >= 1 && (t[0] == '\'' || t[0] == '"') {
+		if len(t) == 1 {
+			return 0, true
+		}
+		r, sz := utf8.DecodeRuneInString(t[1:])
+		if r == utf8.RuneError && sz <= 1 {
+			return int64(t[1]), true
+		}
+		return int64(r), true
+	}
 	t := strings.TrimSpace(s)
 	if t == "" {
-		return 0, true
+		return 0, false
 	}
 	if len(t) >= 1 && (t[0] == '\'' || t[0] == '"') {
 		if len(t) == 1 {
@@ -901,8 +930,13 @@ func ansiQuote(s string) string {
 		default:
 			if c < 0x20 || c == 0x7f {
 				fmt.Fprintf(&b, "\\%03o", c)
-			} else {
+			} else if c < 0x80 {
 				b.WriteByte(c)
+			} else if r, w := utf8.DecodeRuneInString(s[i:]); r == utf8.RuneError && w <= 1 {
+				fmt.Fprintf(&b, "\\%03o", c) // a byte that is no character
+			} else {
+				b.WriteString(s[i : i+w])
+				i += w - 1
 			}
 		}
 	}

@@ -154,6 +154,9 @@ func (r *runner) setElem(name, key, val string, appendTo bool) bool {
 		if !ok {
 			return false
 		}
+		if k == "" {
+			return r.emptyKey(name, key)
+		}
 		if appendTo {
 			val = v.Map[k] + val
 		}
@@ -349,6 +352,13 @@ func (r *runner) assign(as *syntax.Assign, local bool) bool {
 			if !ok {
 				return false
 			}
+			if k == "" {
+				txt := ""
+				if w, ok := as.Index.(*syntax.Word); ok {
+					txt = wordText(w)
+				}
+				return r.emptyKey(name, txt)
+			}
 			v := r.varForWrite(name)
 			if v == nil {
 				return false
@@ -432,6 +442,11 @@ func (r *runner) assignArray(name string, arr *syntax.ArrayExpr, appendTo bool, 
 			val, ok := r.literal(e.Value)
 			if !ok {
 				return false
+			}
+			if k == "" {
+				// bash reports an empty key and skips the element
+				r.errf("[%s]=%s: bad array subscript", shellQuote(k), val)
+				continue
 			}
 			m[k] = val
 		}
@@ -531,4 +546,14 @@ func sortStrings(s []string) {
 			s[j], s[j-1] = s[j-1], s[j]
 		}
 	}
+}
+
+// emptyKey refuses an empty associative key as bash does: the command line
+// is abandoned.
+func (r *runner) emptyKey(name, key string) bool {
+	r.errf("%s[%s]: bad array subscript", name, key)
+	r.status = 1
+	r.exiting = true
+	r.abandonLine = true
+	return false
 }

@@ -230,9 +230,12 @@ func (r *runner) fields(words ...*syntax.Word) ([]string, bool) {
 						continue
 					}
 					if r.shopts["failglob"] {
+						// bash abandons the command line being run
+						// (up to the top level) and reads the next
 						r.errf("no match: %s", f.str())
 						r.status = 1
-						r.failglob = true
+						r.abandonLine = true
+						r.exiting = true
 						return nil, false
 					}
 					if r.shopts["nullglob"] {
@@ -754,10 +757,14 @@ func (r *runner) glob(pat string) ([]string, error) {
 	for i, part := range parts {
 		last := i == len(parts)-1
 		if part == "" {
-			if !last {
-				for k := range bases {
-					bases[k] += "/"
-				}
+			// a/b keeps its slash; so does a trailing one (*/ lists
+			// directories as d/, as bash does)
+			if last {
+				// ** matched the empty path too: **/ does not list it
+				bases = slices.DeleteFunc(bases, func(b string) bool { return b == "" })
+			}
+			for k := range bases {
+				bases[k] += "/"
 			}
 			continue
 		}
@@ -785,11 +792,7 @@ func (r *runner) glob(pat string) ([]string, error) {
 			bases = next
 			continue
 		}
-		expr, err := r.patternRegexp(part, mode)
-		if err != nil {
-			return nil, nil
-		}
-		rx, err := compileRx(expr)
+		match, err := r.patternMatcher(part, mode)
 		if err != nil {
 			return nil, nil
 		}
@@ -818,7 +821,7 @@ func (r *runner) glob(pat string) ([]string, error) {
 				if (n == "." || n == "..") && (!explicitDot || r.shopts["globskipdots"]) {
 					continue
 				}
-				if !rx.MatchString(n) {
+				if !match(n) {
 					continue
 				}
 				p := joinGlob(b, n)
@@ -954,15 +957,22 @@ func (r *runner) matchPatternMode(pat, s string, mode pattern.Mode) bool {
 	if r.shopts["extglob"] {
 		mode |= pattern.ExtendedOperators
 	}
-	expr, err := r.patternRegexp(pat, mode)
+	if mode&pattern.EntireString == 0 {
+		expr, err := r.patternRegexp(pat, mode)
+		if err != nil {
+			return pat == s
+		}
+		rx, err := compileRx(expr)
+		if err != nil {
+			return false
+		}
+		return rx.MatchString(s)
+	}
+	match, err := r.patternMatcher(pat, mode)
 	if err != nil {
 		return pat == s
 	}
-	rx, err := compileRx(expr)
-	if err != nil {
-		return false
-	}
-	return rx.MatchString(s)
+	return match(s)
 }
 
 var _ = unicode.IsUpper

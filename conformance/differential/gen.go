@@ -127,6 +127,9 @@ func (g *gen) stmt(f string) string {
 			"let 'y = "+g.arith(2)+"' 'z = y * 2'; echo $y $z",
 			"i=0; echo $((i++)) $((++i)) $((i--)) $i",
 			"echo $(( "+g.pick("2**10", "7/2", "-7/2", "-7%3", "1<<62", "0x10+010", "2#101+36#z", "'a'", "n?1:2", "(1,2)")+" ))",
+			"(( "+g.pick("1/0", "n % 0", "'1'", "x = 'a'")+" )); echo same $?",
+			"f() { echo $((1/"+g.pick("0", "n", "(n-n)")+")); echo inf; }; f; echo same\necho next $?",
+			"let "+g.pick("1/0", "'y = 2 * 3'", "'z = n / 0'")+"; echo $? ${y-}",
 		)
 	case "array":
 		return g.pick(
@@ -143,6 +146,7 @@ func (g *gen) stmt(f string) string {
 			"declare -A m=([one]=1 [two]=2 [\"sp ace\"]=3); echo ${#m[@]} \"${m[sp ace]}\"; printf '%s\\n' \"${!m[@]}\" | sort",
 			"declare -A m; m[$a]=x; m[k]+=y; m[k]+=z; echo \"${m[k]}\" ${#m[@]}",
 			"declare -A m=([x]=1); unset 'm[x]'; echo ${#m[@]} \"${m[x]-gone}\"",
+			"declare -A m; e=; m[$e]=x; echo same $?\nf() { m[\"$e\"]+=y; echo inf; }; f; echo ${#m[@]}",
 		)
 	case "split":
 		return fmt.Sprintf("IFS=%s; set -- $%s; echo $#; printf '<%%s>' \"$@\"; echo; unset IFS", g.pick("' '", "','", "':'", "''", "' ,'", "$'\\t'", "'a'"), g.v())
@@ -156,6 +160,9 @@ func (g *gen) stmt(f string) string {
 			"read -n 2 x <<< 'abcdef'; echo $x",
 		)
 	case "printf":
+		if g.r.IntN(4) == 0 {
+			return fmt.Sprintf("printf %s %s %s; echo $?", quoteWord(g.pick("%*d|", "%-*s|", "%.*s|", "%0*x|", "%c|%c|")), quoteWord(g.pick("'x", "0x1F", "' ", "-3", "  ", "\"d", "010")), quoteWord(g.pick("7", "ab", "3.14159", "-2")))
+		}
 		return fmt.Sprintf("printf %s %s %s; echo", quoteWord(g.pick("%s|", "%5s|", "%-5s|", "%05d|", "%x|", "%o|", "%X|", "%e|", "%.2f|", "%c|", "%b|", "%q|", "%3.1s|", "%+d|", "%#x|", "%%|", "%s %s|", "%*d|", "%-*d|", "%i|")), quoteWord(g.word()), quoteWord(g.pick("12", "-3", "x", "", "255", "3.14159", "1e3", "' ", "a\\tb")))
 	case "quote":
 		return g.pick(
@@ -207,11 +214,17 @@ func (g *gen) stmt(f string) string {
 			"ls -d */", "echo d/*/", "printf '%s\\n' d/**",
 			"shopt -s failglob; echo nomatch*; echo $?",
 			"shopt -s nocaseglob; echo F*; shopt -u nocaseglob",
+			"shopt -s failglob\nf() { echo in; echo nomatch*; echo after; }; f; echo same\necho next $?; shopt -u failglob",
+			"echo */ d/*/ "+g.pick("*/*/", "./*/", "d*/", "*.txt/"),
+			"shopt -s globstar "+g.pick("", "dotglob")+"; echo "+g.pick("**/", "d/**/", "**/*/", "./**/")+"; shopt -u globstar dotglob",
 		)
 	case "extglob":
 		return g.pick(
 			"shopt -s extglob\necho !(f1*)", "shopt -s extglob\necho @(f1|d).*", "shopt -s extglob\necho *(f)[0-9]*",
 			"shopt -s extglob\n[[ $"+g.v()+" == +([a-z]) ]]; echo $?", "shopt -s extglob\nx=aaab; echo ${x##*(a)}",
+			"shopt -s extglob\necho "+g.pick("!(*.txt|*.log)", "f!(1).*", "!(f)*.txt", "d/!(g*)", "!(d|f*)", "*.!(txt)"),
+			"shopt -s extglob\n[[ $"+g.v()+" == "+g.pick("!(*o*)", "*.!(h)", "!(hello)", "!(?)", "a!(b)*")+" ]]; echo $?",
+			"shopt -s extglob\ncase $"+g.v()+" in !(*[0-9]*)) echo nodigit;; *) echo digit;; esac",
 		)
 	case "redir":
 		return g.pick(
@@ -278,6 +291,7 @@ func (g *gen) stmt(f string) string {
 			"declare -i x=3+4; x+=1; echo $x",
 			"declare -u x=$"+g.v()+"; declare -l y=ABC; echo \"$x\" $y",
 			"x="+quoteWord(g.word())+"; declare -p x",
+			"x=$'"+g.pick("a\\tb", "l1\\nl2", "\\e[1m", "bell\\a", "q'\\''s", "\\x7f")+"'; declare -A m=([$x]=$x); declare -p x m",
 			"readonly r=1; (r=2) 2>/dev/null; echo $?",
 			"declare -a x=(1 2); declare -p x",
 			"f() { declare -g gv=glob; }; f; echo $gv",
@@ -289,6 +303,11 @@ func (g *gen) stmt(f string) string {
 			"shopt -s expand_aliases\nalias hi='echo hi '\nalias w=world\nhi w",
 			"shopt -s expand_aliases\nalias ll='echo long'\nll; unalias ll; ll 2>/dev/null; echo $?",
 			"alias x='echo nope'\nx 2>/dev/null; echo $?",
+			"shopt -s expand_aliases; alias sl='echo same'; sl 2>/dev/null; echo $?",
+			"shopt -s expand_aliases\nalias x='echo def'\nf() { x "+g.pick("a", "\"$a\"", "$n")+"; }\nalias x='echo later'\nf; x b",
+			"shopt -s expand_aliases\nalias a='b ' b='echo B ' c=C\na c; a "+quoteWord(g.word()),
+			"shopt -s expand_aliases\nalias e='echo e'\neval 'e 1'; eval $'alias e=\"echo z\"\\ne 2'; y=$(e 3); echo \"$y\"",
+			"shopt -s expand_aliases\nalias l='echo one; echo two'\nl three; 'l' 2>/dev/null; echo $?",
 		)
 	case "getopts":
 		return "f() { local OPTIND o; while getopts 'ab:c' o; do echo \"$o=${OPTARG-}\"; done; shift $((OPTIND-1)); echo rest \"$@\"; }; f " + g.pick("-a -b x y", "-ac z", "-b", "-x", "--", "-a -- -b")
@@ -299,6 +318,7 @@ func (g *gen) stmt(f string) string {
 			"( trap 'echo int' INT; kill -INT $BASHPID; echo after )",
 			"trap 'echo t' USR1; trap; trap - USR1",
 			"( f() { return 2; }; trap 'echo ret' RETURN; f )",
+			"( g() { trap 'echo ret-g' RETURN; echo g; }; h() { echo h; }; g; h; trap -p RETURN; set -o functrace; h )",
 		)
 	case "umask":
 		return g.pick(

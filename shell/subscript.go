@@ -1,0 +1,202 @@
+package shell
+
+import (
+	"strings"
+	"unicode"
+)
+
+// mvdan's parser reads an array subscript as arithmetic or a single word,
+// so an associative key with blanks, ${m[sp ace]} or m[sp ace]=1, which
+// bash takes as the literal key "sp ace", is a syntax error to it. When a
+// script does not parse, quoteSubscripts rewrites such subscripts as
+// ${m["sp ace"]} (the same key: quotes are removed from subscripts) and the
+// script is parsed once more; scripts that parse are never rewritten.
+
+// quoteSubscripts returns src with the blank-holding subscripts of
+// ${name[...]} and of name[...]= at a command's start double-quoted, and
+// whether it changed anything. Subscripts holding quotes, $, ` or brackets
+// are left alone.
+func quoteSubscripts(src string) (string, bool) {
+	var b strings.Builder
+	changed := false
+	last := 0 // src[:last] is written to b
+	inSingle := false
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if inSingle {
+			if c == '\'' {
+				inSingle = false
+			}
+			continue
+		}
+		switch {
+		case c == '\\':
+			i++
+			continue
+		case c == '\'':
+			// a single quote inside double quotes is a plain character,
+			// but rewriting there is harmless only outside them: stay
+			// conservative and treat it as opening a quote only at a word
+			// boundary.
+			if i == 0 || strings.IndexByte(" \t\n;&|(=", src[i-1]) >= 0 {
+				inSingle = true
+			}
+			continue
+		}
+		start := -1
+		if c == '$' && i+1 < len(src) && src[i+1] == '{' {
+			start = i + 2
+		} else if isNameStart(c) && atCommandStart(src, i) {
+			start = i
+		}
+		if start < 0 {
+			continue
+		}
+		j := start
+		for j < len(src) && isNameByte(src[j]) {
+			j++
+		}
+		if j == start || j >= len(src) || src[j] != '[' || !isNameStart(src[start]) {
+			continue
+		}
+		k := j + 1
+		for k < len(src) && strings.IndexByte("]'\"$`[\n\\", src[k]) < 0 {
+			k++
+		}
+		if k >= len(src) || src[k] != ']' {
+			continue
+		}
+		key := src[j+1 : k]
+		if !strings.ContainsAny(key, " \t") || strings.TrimSpace(key) == "" {
+			continue
+		}
+		if c != '$' && !(strings.HasPrefix(src[k+1:], "=") || strings.HasPrefix(src[k+1:], "+=")) {
+			continue
+		}
+		b.WriteString(src[last : j+1])
+		b.WriteByte('"')
+		b.WriteString(key)
+		b.WriteByte('"')
+		last = k
+		changed = true
+		i = k
+	}
+	if !changed {
+		return src, false
+	}
+	b.WriteString(src[last:])
+	return b.String(), true
+}
+
+func isNameStart(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+func isNameByte(c byte) bool { return isNameStart(c) || c >= '0' && c <= '9' }
+
+// atCommandStart reports whether src[i] begins a word in command position
+// (after a line start or a control operator, blanks skipped).
+func atCommandStart(src string, i int) bool {
+	if i > 0 && isNameByte(src[i-1]) {
+		return false
+	}
+	for j := i - 1; j >= 0; j-- {
+		switch src[j] {
+		case ' ', '\t':
+			continue
+		case '\n', ';', '&', '|', '(', '{':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// The parser does not know bash's case toggles ${x~~} and ${x~}, either:
+// a script it refuses gets them rewritten to a replacement whose pattern is
+// a private sentinel (no script can write U+E000 in a pattern by accident
+// and mean it), which paramexp turns back into the toggle.
+const (
+	toggleAll   = "\uE000~~"
+	toggleFirst = "\uE000~"
+)
+
+// rewriteToggles returns src with ${name~~} and ${name~} (name may be
+// followed by [@], [*] or a plain subscript) rewritten, and whether it
+// changed anything.
+func rewriteToggles(src string) (string, bool) {
+	if !strings.Contains(src, "~}") {
+		return src, false
+	}
+	var b strings.Builder
+	changed, last := false, 0
+	for i := 0; i+2 < len(src); i++ {
+		if src[i] != '$' || src[i+1] != '{' {
+			continue
+		}
+		j := i + 2
+		for j < len(src) && (isNameByte(src[j]) || src[j] == '@' || src[j] == '*' || src[j] == '#' || src[j] == '?') {
+			j++
+			if j-i > 2 && !isNameByte(src[j-1]) {
+				break // a special parameter is one character
+			}
+		}
+		if j == i+2 {
+			continue
+		}
+		if j < len(src) && src[j] == '[' {
+			k := strings.IndexByte(src[j:], ']')
+			if k < 0 || strings.ContainsAny(src[j:j+k], "}\n") {
+				continue
+			}
+			j += k + 1
+		}
+		op := ""
+		switch {
+		case strings.HasPrefix(src[j:], "~~}"):
+			op = toggleAll
+		case strings.HasPrefix(src[j:], "~}"):
+			op = toggleFirst
+		default:
+			continue
+		}
+		b.WriteString(src[last:j])
+		b.WriteString("//" + op + "/}")
+		last = j + len(op) - len("\uE000") + 1
+		changed = true
+		i = last - 1
+	}
+	if !changed {
+		return src, false
+	}
+	b.WriteString(src[last:])
+	return b.String(), true
+}
+
+// toggleCase is bash's ~~ (all) and ~ (first character only).
+func toggleCase(s string, all bool) string {
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && !all {
+			b.WriteString(s[i:])
+			break
+		}
+		switch {
+		case unicode.IsUpper(c):
+			b.WriteRune(unicode.ToLower(c))
+		case unicode.IsLower(c):
+			b.WriteRune(unicode.ToUpper(c))
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
+
+// parseRewrite applies the rewrites above to a script the parser refused.
+func parseRewrite(src string) (string, bool) {
+	q, a := quoteSubscripts(src)
+	q, b := rewriteToggles(q)
+	return q, a || b
+}
