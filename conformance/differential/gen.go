@@ -36,18 +36,24 @@ type gen struct {
 	vars []string // scalar variables assigned so far
 }
 
-// Generate builds the script for seed: a preamble that assigns a few
-// variables and files, then 3 to 7 statements drawn from Features.
-func Generate(seed uint64) Script {
+// start seeds a generator and writes the preamble every script shares:
+// three variables from the word list, a number and a small tree.
+func start(seed uint64) (*gen, *strings.Builder, Script) {
 	g := &gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
-	var b strings.Builder
-	s := Script{Seed: seed}
+	b := &strings.Builder{}
 	for _, v := range []string{"a", "b", "s"} {
-		fmt.Fprintf(&b, "%s=%s\n", v, quoteWord(g.word()))
+		fmt.Fprintf(b, "%s=%s\n", v, quoteWord(g.word()))
 		g.vars = append(g.vars, v)
 	}
 	b.WriteString("n=" + fmt.Sprint(g.r.IntN(7)) + "\n")
 	b.WriteString("mkdir -p d/e && touch f1.txt f2.log .hid d/g.txt d/e/h.c\n")
+	return g, b, Script{Seed: seed}
+}
+
+// Generate builds the script for seed: a preamble that assigns a few
+// variables and files, then 3 to 7 statements drawn from Features.
+func Generate(seed uint64) Script {
+	g, b, s := start(seed)
 	for i, n := 0, 3+g.r.IntN(5); i < n; i++ {
 		f := Features[g.r.IntN(len(Features))]
 		s.Features = append(s.Features, f)
@@ -61,15 +67,7 @@ func Generate(seed uint64) Script {
 // Only generates a script whose statements all come from feature f (the
 // preamble stays), for per-feature campaigns.
 func Only(seed uint64, f string) Script {
-	g := &gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
-	var b strings.Builder
-	s := Script{Seed: seed}
-	for _, v := range []string{"a", "b", "s"} {
-		fmt.Fprintf(&b, "%s=%s\n", v, quoteWord(g.word()))
-		g.vars = append(g.vars, v)
-	}
-	b.WriteString("n=" + fmt.Sprint(g.r.IntN(7)) + "\n")
-	b.WriteString("mkdir -p d/e && touch f1.txt f2.log .hid d/g.txt d/e/h.c\n")
+	g, b, s := start(seed)
 	if strings.HasPrefix(f, "cmd:") {
 		b.WriteString(inputs)
 	}
