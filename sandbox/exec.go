@@ -378,17 +378,10 @@ func (m *Manager) start(ctx context.Context, b *box, req api.ExecRequest) (api.P
 	if req.Stdin != "" {
 		p.stdin.Write([]byte(req.Stdin))
 	}
-	b.mu.Lock()
-	if err := b.procSlotLocked(); err != nil {
-		b.mu.Unlock()
+	if err := b.addProc(p, nil); err != nil {
 		release()
 		return api.Process{}, err
 	}
-	b.nextPID++
-	p.pid = b.nextPID
-	b.procs[p.pid] = p
-	b.pruneProcsLocked()
-	b.mu.Unlock()
 	go func() {
 		// Released before done is closed: a waiter that then hibernates
 		// must find the sandbox idle.
@@ -621,9 +614,11 @@ func (l *outLog) attach(ctx context.Context, w [2]io.Writer) (truncated bool, er
 	}
 }
 
-// procSlotLocked refuses a new process while maxRunningProcs of b's are
-// still running.
-func (b *box) procSlotLocked() error {
+// addProc gives p the next pid (named, if set, sees it under b.mu) and
+// lists it, unless maxRunningProcs of b's processes are still running.
+func (b *box) addProc(p *process, named func(pid int)) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	running := 0
 	for _, q := range b.procs {
 		select {
@@ -635,5 +630,12 @@ func (b *box) procSlotLocked() error {
 	if running >= maxRunningProcs {
 		return api.Errorf(errdefs.ErrResourceExhausted, "sandbox %s has %d background processes running; the limit is %d", b.id, running, maxRunningProcs)
 	}
+	b.nextPID++
+	p.pid = b.nextPID
+	if named != nil {
+		named(p.pid)
+	}
+	b.procs[p.pid] = p
+	b.pruneProcsLocked()
 	return nil
 }

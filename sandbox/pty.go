@@ -102,22 +102,16 @@ func (m *Manager) startPTY(ctx context.Context, b *box, req api.ExecRequest) (ap
 		done: make(chan struct{}),
 	}
 	p.tty = terminal.New(p.out.writer(0), size.Cols, size.Rows)
-	b.mu.Lock()
-	if err := b.procSlotLocked(); err != nil {
-		b.mu.Unlock()
+	if err := b.addProc(p, func(pid int) {
+		if autoSession {
+			// A terminal of its own: execs in "main" go on while it is open.
+			req.Session = "pty-" + strconv.Itoa(pid)
+		}
+		p.session = req.Session
+	}); err != nil {
 		release()
 		return api.Process{}, err
 	}
-	b.nextPID++
-	p.pid = b.nextPID
-	if autoSession {
-		// A terminal of its own: execs in "main" go on while it is open.
-		req.Session = "pty-" + strconv.Itoa(p.pid)
-	}
-	p.session = req.Session
-	b.procs[p.pid] = p
-	b.pruneProcsLocked()
-	b.mu.Unlock()
 	go func() {
 		defer close(p.done)
 		defer release()
