@@ -14,7 +14,6 @@ import (
 	"github.com/warren-sandbox/warren/egress"
 	"github.com/warren-sandbox/warren/egress/egresstest"
 	"github.com/warren-sandbox/warren/native"
-	"github.com/warren-sandbox/warren/vfs"
 )
 
 // TestListen_GitCloneThroughProxy: git in a Debian workspace clones over
@@ -52,20 +51,7 @@ func TestListen_GitCloneThroughProxy(t *testing.T) {
 	})
 	p, _ := egress.ParsePolicy([]string{"git.test"}, nil)
 	sb := eg.Sandbox("git", p)
-	v := vfs.New(vfs.Options{Base: os.DirFS(root)})
-	if err := v.WriteFile("/root/ca.pem", ca.CertPEM(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := rt.Workspace(context.Background(), "git", img, v, native.Limits{Memory: 512 << 20, Pids: 256})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	ln, err := ws.Listen("127.0.0.1:3128")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go sb.ServeProxy(ln)
+	ws, v, _ := proxiedWorkspace(t, rt, "git", root, img, sb, map[string][]byte{"/root/ca.pem": ca.CertPEM()})
 	env := append(append([]string{}, testEnv...), "https_proxy=http://127.0.0.1:3128", "GIT_SSL_CAINFO=/root/ca.pem", "GIT_TERMINAL_PROMPT=0")
 	git := func(args ...string) (native.Result, string) {
 		var out strings.Builder

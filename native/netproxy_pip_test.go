@@ -10,14 +10,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/warren-sandbox/warren/egress"
 	"github.com/warren-sandbox/warren/egress/egresstest"
 	"github.com/warren-sandbox/warren/native"
-	"github.com/warren-sandbox/warren/vfs"
 )
 
 // wheel builds a pure-Python wheel of one module.
@@ -75,20 +73,7 @@ func TestListen_PipThroughProxy(t *testing.T) {
 	})
 	p, _ := egress.ParsePolicy([]string{"pypi.test"}, nil)
 	sb := eg.Sandbox("pip", p)
-	v := vfs.New(vfs.Options{Base: os.DirFS(root)})
-	if err := v.WriteFile("/root/ca.pem", ca.CertPEM(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := rt.Workspace(context.Background(), "pip", img, v, native.Limits{Memory: 512 << 20, Pids: 256})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	ln, err := ws.Listen("127.0.0.1:3128")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go sb.ServeProxy(ln)
+	ws, _, _ := proxiedWorkspace(t, rt, "pip", root, img, sb, map[string][]byte{"/root/ca.pem": ca.CertPEM()})
 	env := append(append([]string{}, testEnv...), "LANG=C.UTF-8", "https_proxy=http://127.0.0.1:3128",
 		"PIP_CERT=/root/ca.pem", "PIP_NO_CACHE_DIR=1", "PIP_DISABLE_PIP_VERSION_CHECK=1")
 	pip := func(host, target string) (native.Result, string) {

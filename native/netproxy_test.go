@@ -3,6 +3,7 @@ package native_test
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -44,23 +45,7 @@ func TestListen_ProxyInNetns(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	v := vfs.New(vfs.Options{Base: os.DirFS(root)})
-	if err := v.WriteFile("/root/ca.pem", ca.CertPEM(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := v.WriteFile("/root/sandbox-ca.pem", sbCA, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := rt.Workspace(context.Background(), "netproxy", img, v, native.Limits{Memory: 512 << 20, Pids: 256})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	ln, err := ws.Listen("127.0.0.1:3128")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go sb.ServeProxy(ln)
+	ws, v, ln := proxiedWorkspace(t, rt, "netproxy", root, img, sb, map[string][]byte{"/root/ca.pem": ca.CertPEM(), "/root/sandbox-ca.pem": sbCA})
 
 	fetch := `import os, ssl, sys, urllib.request
 ctx = ssl.create_default_context(cafile=os.environ.get("CAFILE", "/root/ca.pem"))
@@ -106,4 +91,29 @@ except Exception as e:
 	if _, err := ln.Accept(); err == nil {
 		t.Fatal("the proxy listener outlived its workspace")
 	}
+}
+
+// proxiedWorkspace opens a workspace of the Debian image (root, img) whose
+// network namespace serves sb's egress proxy on 127.0.0.1:3128, after
+// writing files (path -> contents) into its tree. Closed with the test;
+// the listener is returned so a test can see it close with the workspace.
+func proxiedWorkspace(t *testing.T, rt *native.Runtime, id, root, img string, sb *egress.Sandbox, files map[string][]byte) (*native.Workspace, *vfs.FS, net.Listener) {
+	t.Helper()
+	v := vfs.New(vfs.Options{Base: os.DirFS(root)})
+	for p, data := range files {
+		if err := v.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := rt.Workspace(context.Background(), id, img, v, native.Limits{Memory: 512 << 20, Pids: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	ln, err := ws.Listen("127.0.0.1:3128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go sb.ServeProxy(ln)
+	return ws, v, ln
 }
