@@ -9,12 +9,16 @@ AsyncSandbox has the same surface with awaitable methods.
 """
 
 from ._async import AsyncCommandHandle, AsyncPtyHandle, AsyncSandbox
-from ._core import (ABSENT, OPERATIONS, AuthenticationError, BudgetError, CommandResult, ConflictError, EntryInfo,
-                    InvalidArgumentError, NotFoundError, TimeoutError, UnavailableError, WarrenError, WatchEvent)
+from ._core import (ABSENT, OPERATIONS, AlreadyExistsError, AuthenticationError, BudgetError, CommandResult, ConflictError,
+                    EntryInfo, FencedError, Generation, InvalidArgumentError, NetworkDecision, NetworkPolicy, NetworkStatus,
+                    NotFoundError, OverloadedError, Retention, Secret, SecretInfo, TimeoutError, UnavailableError,
+                    UnsupportedError, WarrenError, WatchEvent, WriteBudgetError, WriteInfo)
 from ._sync import Client, CommandHandle, PtyHandle, Sandbox
 
 __all__ = [
     "Sandbox", "AsyncSandbox", "Client", "CommandHandle", "AsyncCommandHandle", "PtyHandle", "AsyncPtyHandle", "CommandResult", "EntryInfo", "WatchEvent",
-    "WarrenError", "AuthenticationError", "NotFoundError", "InvalidArgumentError", "ConflictError", "BudgetError",
-    "TimeoutError", "UnavailableError", "OPERATIONS", "ABSENT",
+    "NetworkPolicy", "Secret", "SecretInfo", "NetworkDecision", "NetworkStatus", "Generation", "Retention", "WriteInfo",
+    "WarrenError", "AuthenticationError", "NotFoundError", "InvalidArgumentError", "ConflictError", "AlreadyExistsError",
+    "FencedError", "BudgetError", "WriteBudgetError", "TimeoutError", "UnavailableError", "OverloadedError", "UnsupportedError",
+    "OPERATIONS", "ABSENT",
 ]

@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 import httpx
 
 from . import _core as core
-from ._core import CommandResult, EntryInfo, Request
+from ._core import CommandResult, EntryInfo, Generation, NetworkDecision, NetworkStatus, Request, Retention, Secret, WriteInfo
 
 
 class _AsyncTransport:
@@ -24,7 +24,7 @@ class _AsyncTransport:
         except httpx.TransportError as e:
             raise core.UnavailableError(f"cannot reach warren at {self.url}: {e}") from e
         if resp.status_code >= 400:
-            raise core.error_for(resp.status_code, resp.content)
+            raise core.error_for(resp.status_code, resp.content, resp.headers.get("Retry-After"))
         return resp
 
     async def json(self, req: Request) -> Any:
@@ -35,7 +35,7 @@ class _AsyncTransport:
             async with self.http.stream(req.method, req.path, params=req.params or None, json=req.json) as resp:
                 if resp.status_code >= 400:
                     await resp.aread()
-                    raise core.error_for(resp.status_code, resp.content)
+                    raise core.error_for(resp.status_code, resp.content, resp.headers.get("Retry-After"))
                 async for line in resp.aiter_lines():
                     reader.line(line)
         except httpx.TransportError as e:
@@ -107,8 +107,9 @@ class AsyncCommands:
 
     async def run(self, cmd: str, *, on_stdout: Optional[Callable[[str], Any]] = None, on_stderr: Optional[Callable[[str], Any]] = None,
                   cwd: Optional[str] = None, envs: Optional[Dict[str, str]] = None, timeout: Optional[float] = None,
-                  stdin: Union[str, bytes, None] = None, background: bool = False, session: Optional[str] = None):
-        body = core.exec_body(cmd, cwd, envs, timeout, stdin, session)
+                  stdin: Union[str, bytes, None] = None, background: bool = False, session: Optional[str] = None,
+                  durability: Optional[str] = None, commands: Optional[str] = None):
+        body = core.exec_body(cmd, cwd, envs, timeout, stdin, session, durability, commands)
         t = self._sb._t
         if background:
             p = await t.json(core.request("start_process", id=self._sb.id, json_body=body))
@@ -130,7 +131,7 @@ class AsyncWatchHandle:
         if resp.status_code >= 400:
             await resp.aread()
             await self._cm.__aexit__(None, None, None)
-            raise core.error_for(resp.status_code, resp.content)
+            raise core.error_for(resp.status_code, resp.content, resp.headers.get("Retry-After"))
         self._lines = resp.aiter_lines()
         async for line in self._lines:
             ev = core.watch_event(line)
@@ -171,9 +172,11 @@ class AsyncFiles:
         resp = await self._sb._t.send(core.request("get_files", id=self._sb.id, params=core.read_params(path, offset, length)))
         return resp.content if format == "bytes" else resp.content.decode("utf-8")
 
-    async def write(self, path: str, data: Union[str, bytes], *, append: bool = False, mode: Optional[int] = None) -> None:
-        await self._sb._t.send(core.request("put_files", id=self._sb.id, params=core.write_params(path, append, mode),
-                                            content=core.encode(data), headers={"Content-Type": "application/octet-stream"}))
+    async def write(self, path: str, data: Union[str, bytes], *, append: bool = False, mode: Optional[int] = None,
+                    durability: Optional[str] = None) -> WriteInfo:
+        resp = await self._sb._t.send(core.request("put_files", id=self._sb.id, params=core.write_params(path, append, mode, durability),
+                                                   content=core.encode(data), headers={"Content-Type": "application/octet-stream"}))
+        return core.write_info(path, resp.headers)
 
     async def list(self, path: str, depth: int = 0, recursive: bool = False) -> List[EntryInfo]:
         req = core.request("get_files", id=self._sb.id, params=core.list_params(path, depth, recursive))
@@ -190,6 +193,22 @@ class AsyncFiles:
         await self._sb._t.send(core.request("mkdir", id=self._sb.id, json_body={"path": path}))
 
 
+class AsyncNetwork:
+    def __init__(self, sandbox: "AsyncSandbox"):
+        self._sb = sandbox
+
+    async def get(self) -> NetworkStatus:
+        return NetworkStatus.of(await self._sb._t.json(core.request("get_network", id=self._sb.id)))
+
+    async def set(self, allow: Optional[List[str]] = None, deny: Optional[List[str]] = None,
+                  secrets: Optional[List[Union[Secret, Dict[str, Any]]]] = None) -> NetworkStatus:
+        body = core.network_body(allow, deny, secrets)
+        return NetworkStatus.of(await self._sb._t.json(core.request("set_network", id=self._sb.id, json_body=body)))
+
+    async def audit(self) -> List[NetworkDecision]:
+        return (await self.get()).audit
+
+
 class AsyncSandbox:
     """await AsyncSandbox.create(...) / await AsyncSandbox.connect(id)."""
 
@@ -199,13 +218,23 @@ class AsyncSandbox:
         self.commands = AsyncCommands(self)
         self.files = AsyncFiles(self)
         self.pty = AsyncPty(self)
+        self.network = AsyncNetwork(self)
 
     @classmethod
     async def create(cls, *, image: Optional[str] = None, snapshot: Optional[str] = None, envs: Optional[Dict[str, str]] = None,
                      cwd: Optional[str] = None, labels: Optional[Dict[str, str]] = None, limits: Optional[Dict[str, Any]] = None,
-                     ttl: Optional[float] = None, api_url: Optional[str] = None, api_key: Optional[str] = None) -> "AsyncSandbox":
+                     ttl: Optional[float] = None, network: Union[core.NetworkPolicy, Dict[str, List[str]], None] = None,
+                     secrets: Optional[List[Union[Secret, Dict[str, Any]]]] = None, durability: Optional[str] = None,
+                     from_generation: Union[Generation, tuple, Dict[str, Any], None] = None,
+                     retention: Union[Retention, Dict[str, Any], None] = None, standby_after: Optional[float] = None,
+                     user: Optional[str] = None, hostname: Optional[str] = None, security: Optional[str] = None,
+                     commands: Optional[str] = None, node_selector: Optional[Dict[str, str]] = None,
+                     api_url: Optional[str] = None, api_key: Optional[str] = None) -> "AsyncSandbox":
         t = _AsyncTransport(api_url, api_key)
-        body = core.create_body(image, snapshot, envs, cwd, labels, limits, ttl)
+        body = core.create_body(image, snapshot, envs, cwd, labels, limits, ttl, user=user, hostname=hostname,
+                                standby_after=standby_after, durability=durability, security=security, commands=commands,
+                                node_selector=node_selector, network=network, secrets=secrets,
+                                from_generation=from_generation, retention=retention)
         return cls(await t.json(core.request("create", json_body=body)), t)
 
     @classmethod
@@ -224,12 +253,22 @@ class AsyncSandbox:
     async def resume(self) -> None:
         self.info = await self._t.json(core.request("resume", id=self.id))
 
-    async def fork(self, count: int = 1) -> List["AsyncSandbox"]:
-        res = await self._t.json(core.request("fork", id=self.id, json_body={"count": count}))
+    async def fork(self, count: int = 1, labels: Optional[Dict[str, str]] = None) -> List["AsyncSandbox"]:
+        body: Dict[str, Any] = {"count": count}
+        if labels:
+            body["labels"] = dict(labels)
+        res = await self._t.json(core.request("fork", id=self.id, json_body=body))
         return [AsyncSandbox(d, self._t) for d in res["sandboxes"]]
 
     async def snapshot(self, name: str) -> Dict[str, Any]:
         return await self._t.json(core.request("create_snapshot", id=self.id, json_body={"name": name}))
+
+    async def generations(self) -> List[Generation]:
+        return [Generation.of(self.id, d) for d in await self._t.json(core.request("list_generations", id=self.id))]
+
+    async def refresh(self) -> Dict[str, Any]:
+        self.info = await self._t.json(core.request("get", id=self.id))
+        return self.info
 
     async def kill(self) -> None:
         await self._t.send(core.request("delete", id=self.id))

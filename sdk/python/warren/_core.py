@@ -50,6 +50,9 @@ OPERATIONS: Dict[str, tuple] = {
     "list_images": ("GET", "/v1/images"),
     "build_image": ("POST", "/v1/images"),
     "delete_image": ("DELETE", "/v1/images/{name}"),
+    "get_network": ("GET", "/v1/sandboxes/{id}/network"),
+    "set_network": ("PUT", "/v1/sandboxes/{id}/network"),
+    "list_generations": ("GET", "/v1/sandboxes/{id}/generations"),
 }
 
 # Operations the SDK leaves out on purpose, with the reason.
@@ -57,21 +60,20 @@ ABSENT: Dict[str, str] = {
     "GET /metrics": "Prometheus scrapes it; not an SDK concern",
     "GET /v1/openapi.json": "the API's own description",
     "POST /v1/mcp": "MCP clients speak it, not this SDK",
-    "GET /v1/sandboxes/{id}/network": "egress policy and audit: no SDK method yet (issue 18); use the HTTP API",
-    "PUT /v1/sandboxes/{id}/network": "egress policy and secrets: no SDK method yet (issue 18); use the HTTP API",
-    "GET /v1/sandboxes/{id}/generations": "durable generations are new (issue 13); the CLI and the Go client list them",
-    "GET /v1/nodes": "fleet administration (admin key): warren node ls",
-    "POST /v1/nodes/{id}/drain": "fleet administration (admin key): warren node drain",
+    "GET /v1/nodes": "fleet operators' call (admin key, a fleet node only): warren node ls; not what a sandbox user does",
+    "POST /v1/nodes/{id}/drain": "fleet operators' call (admin key, a fleet node only): warren node drain",
     "GET /v1/sandboxes/{id}/processes/{pid}/pty": "the WebSocket is for browsers; sandbox.pty uses stdin, attach and resize (httpx has no WebSocket)",
 }
 
 
 class WarrenError(Exception):
-    """An error the server reported (or a transport failure)."""
+    """An error the server reported (or a transport failure). code is the
+    server's error code (e.g. "not_found"); retry_after is the seconds the
+    server asked to wait before retrying (Retry-After), else None."""
 
-    def __init__(self, message: str, status: int = 0, code: str = ""):
+    def __init__(self, message: str, status: int = 0, code: str = "", retry_after: Optional[float] = None):
         super().__init__(message)
-        self.message, self.status, self.code = message, status, code
+        self.message, self.status, self.code, self.retry_after = message, status, code, retry_after
 
 
 class AuthenticationError(WarrenError):
@@ -79,7 +81,7 @@ class AuthenticationError(WarrenError):
 
 
 class NotFoundError(WarrenError):
-    """404: no such sandbox, file, process or snapshot (for this tenant)."""
+    """404: no such sandbox, file, process, snapshot or generation (for this tenant)."""
 
 
 class InvalidArgumentError(WarrenError):
@@ -90,8 +92,23 @@ class ConflictError(WarrenError):
     """409: already exists, or the state does not allow the call."""
 
 
+class AlreadyExistsError(ConflictError):
+    """409 already_exists: e.g. a snapshot name that is taken."""
+
+
+class FencedError(ConflictError):
+    """409: another node took the sandbox over; this node refuses its
+    writes. Reconnect (any node of the fleet forwards to the owner)."""
+
+
 class BudgetError(WarrenError):
     """413/429/507: a size, quota or rate limit; the message names it."""
+
+
+class WriteBudgetError(BudgetError):
+    """507 write_budget_exhausted: the sandbox (or node) holds as much
+    data not yet committed to object storage as its budget allows. The
+    write changed nothing; retry after retry_after seconds."""
 
 
 class TimeoutError(WarrenError):  # noqa: A001 - mirrors E2B's naming
@@ -102,14 +119,48 @@ class UnavailableError(WarrenError):
     """503, or the server could not be reached; retry later."""
 
 
+class OverloadedError(UnavailableError):
+    """503 overloaded: the node sheds new work under memory pressure; the
+    same call succeeds later (after retry_after seconds) or on another node."""
+
+
+class UnsupportedError(WarrenError):
+    """501: this server does not offer the call (e.g. generations without
+    a write log, node administration outside a fleet)."""
+
+
 _BY_STATUS = {
     400: InvalidArgumentError, 401: AuthenticationError, 403: AuthenticationError,
     404: NotFoundError, 409: ConflictError, 413: BudgetError, 422: InvalidArgumentError,
-    429: BudgetError, 503: UnavailableError, 504: TimeoutError, 507: BudgetError,
+    429: BudgetError, 501: UnsupportedError, 503: UnavailableError, 504: TimeoutError, 507: BudgetError,
+}
+
+# Codes more precise than their status (api/errors.go has the table).
+_BY_CODE = {
+    "already_exists": AlreadyExistsError,
+    "write_budget_exhausted": WriteBudgetError,
+    "overloaded": OverloadedError,
+    "not_implemented": UnsupportedError,
 }
 
 
-def error_for(status: int, body: bytes) -> WarrenError:
+def error_class(status: int, code: str, message: str) -> type:
+    if code == "failed_precondition" and "fenced" in message:
+        # A fenced commit has no code of its own on the wire: the server
+        # sends failed_precondition with "fenced" in the message.
+        return FencedError
+    return _BY_CODE.get(code) or _BY_STATUS.get(status, WarrenError)
+
+
+def retry_after(value: Optional[str]) -> Optional[float]:
+    """The seconds of a Retry-After header (the delta-seconds form)."""
+    try:
+        return float(value) if value else None
+    except ValueError:
+        return None
+
+
+def error_for(status: int, body: bytes, retry: Optional[str] = None) -> WarrenError:
     code, message = "", ""
     try:
         detail = json.loads(body.decode("utf-8"))["error"]
@@ -118,7 +169,7 @@ def error_for(status: int, body: bytes) -> WarrenError:
         message = body.decode("utf-8", "replace").strip()
     if not message:
         message = f"HTTP {status}"
-    return _BY_STATUS.get(status, WarrenError)(message, status, code)
+    return error_class(status, code, message)(message, status, code, retry_after(retry))
 
 
 def resolve(api_url: Optional[str], api_key: Optional[str]) -> tuple:
@@ -147,7 +198,10 @@ def request(op: str, *, params=None, json_body=None, content=None, headers=None,
 class CommandResult:
     """The outcome of a command. A non-zero exit_code is a result, not an
     exception. stdout/stderr are text (bytes that are not UTF-8 appear as
-    U+FFFD); stdout_bytes/stderr_bytes are exact."""
+    U+FFFD); stdout_bytes/stderr_bytes are exact. durability is the level
+    the command's writes reached before the reply (memory, local or
+    committed) and generation the committed generation holding them
+    (committed only, else 0)."""
 
     exit_code: int
     stdout_bytes: bytes = b""
@@ -155,6 +209,11 @@ class CommandResult:
     duration_ms: float = 0.0
     limit: str = ""
     truncated: bool = False
+    durability: str = ""
+    generation: int = 0
+    cpu_seconds: float = 0.0
+    rungs: Dict[str, int] = field(default_factory=dict)
+    fallbacks: Dict[str, int] = field(default_factory=dict)
 
     @property
     def stdout(self) -> str:
@@ -163,6 +222,12 @@ class CommandResult:
     @property
     def stderr(self) -> str:
         return self.stderr_bytes.decode("utf-8", "replace")
+
+    @staticmethod
+    def of(ev: dict, out: bytes, err: bytes) -> "CommandResult":
+        return CommandResult(ev.get("exit", 0), out, err, ev.get("duration_ms", 0.0), ev.get("limit", ""), ev.get("truncated", False),
+                             ev.get("durability", ""), ev.get("generation", 0), ev.get("cpu_seconds", 0.0),
+                             dict(ev.get("rungs") or {}), dict(ev.get("fallbacks") or {}))
 
 
 @dataclass
@@ -180,18 +245,36 @@ class EntryInfo:
         return EntryInfo(d["path"], d["name"], d["type"], d.get("size", 0), d.get("mode", ""), d.get("mod_time", ""), d.get("target", ""))
 
 
-def exec_body(cmd: str, cwd, envs, timeout, stdin, session) -> dict:
+DURABILITY_LEVELS = ("memory", "local", "committed")
+
+
+def check_durability(level: Optional[str]) -> None:
+    if level is not None and level not in DURABILITY_LEVELS:
+        raise InvalidArgumentError(f"durability {level!r}: want 'memory', 'local' or 'committed'")
+
+
+def duration(seconds: float) -> str:
+    """Seconds as a Go duration the server parses ("1500ms", "-1000ms")."""
+    return f"{int(round(seconds * 1000))}ms"
+
+
+def exec_body(cmd: str, cwd, envs, timeout, stdin, session, durability=None, commands=None) -> dict:
     body: Dict[str, Any] = {"script": cmd}
     if cwd:
         body["cwd"] = cwd
     if envs:
         body["env"] = dict(envs)
     if timeout is not None:
-        body["timeout"] = f"{int(timeout * 1000)}ms"
+        body["timeout"] = duration(timeout)
     if stdin is not None:
         body["stdin"] = stdin if isinstance(stdin, str) else stdin.decode("utf-8")
     if session:
         body["session"] = session
+    check_durability(durability)
+    if durability:
+        body["durability"] = durability
+    if commands:
+        body["commands"] = commands
     return body
 
 
@@ -210,7 +293,8 @@ class EventReader:
         ev = json.loads(line)
         if "error" in ev:
             d = ev["error"]
-            raise WarrenError(d.get("message", "exec failed"), 0, d.get("code", ""))
+            code, message = d.get("code", ""), d.get("message", "exec failed")
+            raise error_class(0, code, message)(message, 0, code)
         for key, buf, cb in (("stdout", self.out, self.on_stdout), ("stderr", self.err, self.on_stderr)):
             data = None
             if key in ev:
@@ -227,7 +311,7 @@ class EventReader:
             self.result = self.finish(ev)
 
     def finish(self, ev: dict) -> CommandResult:
-        return CommandResult(ev["exit"], bytes(self.out), bytes(self.err), ev.get("duration_ms", 0.0), ev.get("limit", ""), ev.get("truncated", False))
+        return CommandResult.of(ev, bytes(self.out), bytes(self.err))
 
     def done(self) -> CommandResult:
         if self.result is None:
@@ -236,21 +320,205 @@ class EventReader:
 
 
 def result_of(d: dict) -> CommandResult:
-    return CommandResult(d.get("exit", 0), d.get("stdout", "").encode("utf-8"), d.get("stderr", "").encode("utf-8"),
-                         d.get("duration_ms", 0.0), d.get("limit", ""), d.get("truncated", False))
+    return CommandResult.of(d, d.get("stdout", "").encode("utf-8"), d.get("stderr", "").encode("utf-8"))
+
+
+@dataclass
+class NetworkPolicy:
+    """A sandbox's egress policy: default deny; allow and deny hold names
+    ("api.example.com"), suffixes ("*.example.com"), addresses or CIDRs,
+    each optionally ":PORT", or "*". Deny wins."""
+
+    allow: List[str] = field(default_factory=list)
+    deny: List[str] = field(default_factory=list)
+
+    @staticmethod
+    def of(d: Optional[dict]) -> "NetworkPolicy":
+        d = d or {}
+        return NetworkPolicy(list(d.get("allow") or []), list(d.get("deny") or []))
+
+    def wire(self) -> dict:
+        return {k: list(v) for k, v in (("allow", self.allow), ("deny", self.deny)) if v}
+
+
+@dataclass
+class Secret:
+    """A credential the sandbox never sees: its env var NAME holds a
+    placeholder, which the egress layer replaces with value only on
+    requests over TLS to hosts (headers and query; the body too with
+    body=True). Kept in the server's memory only."""
+
+    name: str
+    value: str
+    hosts: List[str]
+    body: bool = False
+
+    def wire(self) -> dict:
+        d: Dict[str, Any] = {"name": self.name, "value": self.value, "hosts": list(self.hosts)}
+        if self.body:
+            d["body"] = True
+        return d
+
+
+@dataclass
+class SecretInfo:
+    """A secret as the API shows it: the placeholder, never the value."""
+
+    name: str
+    placeholder: str
+    hosts: List[str]
+
+
+@dataclass
+class NetworkDecision:
+    """One egress decision of the sandbox's audit list."""
+
+    time: str
+    host: str
+    port: int
+    allowed: bool
+    reason: str
+    addr: str = ""
+
+
+@dataclass
+class NetworkStatus:
+    """The policy, the secrets (placeholders), the last decisions (oldest
+    first, at most 256) and how many decisions were made in all."""
+
+    policy: NetworkPolicy
+    secrets: List[SecretInfo]
+    audit: List[NetworkDecision]
+    decisions: int
+
+    @staticmethod
+    def of(d: dict) -> "NetworkStatus":
+        return NetworkStatus(
+            NetworkPolicy.of(d.get("policy")),
+            [SecretInfo(s.get("name", ""), s.get("placeholder", ""), list(s.get("hosts") or [])) for s in d.get("secrets") or []],
+            [NetworkDecision(a.get("time", ""), a.get("host", ""), a.get("port", 0), a.get("allowed", False), a.get("reason", ""), a.get("addr", ""))
+             for a in d.get("audit") or []],
+            d.get("decisions", 0))
+
+
+def secrets_wire(secrets) -> list:
+    out = []
+    for s in secrets:
+        if isinstance(s, dict):
+            s = Secret(s["name"], s["value"], list(s["hosts"]), bool(s.get("body", False)))
+        if not isinstance(s, Secret):
+            raise InvalidArgumentError(f"secret {s!r}: want a warren.Secret or a dict with name, value and hosts")
+        out.append(s.wire())
+    return out
+
+
+def network_wire(network) -> dict:
+    if isinstance(network, NetworkPolicy):
+        return network.wire()
+    if isinstance(network, dict):
+        unknown = set(network) - {"allow", "deny"}
+        if unknown:
+            raise InvalidArgumentError(f"network {sorted(unknown)}: a policy has only allow and deny")
+        return NetworkPolicy.of(network).wire()
+    raise InvalidArgumentError(f"network {network!r}: want a warren.NetworkPolicy or a dict with allow and deny")
+
+
+@dataclass
+class Generation:
+    """A committed, retained generation of a sandbox. Pass it as
+    from_generation to create a sandbox from it. pinned_by names what keeps
+    it past its retention ("snapshot:NAME", "sandbox:ID")."""
+
+    sandbox: str
+    number: int
+    created_at: str
+    epoch: int
+    head: bool = False
+    pinned_by: List[str] = field(default_factory=list)
+
+    @staticmethod
+    def of(sandbox: str, d: dict) -> "Generation":
+        return Generation(sandbox, d["number"], d.get("created_at", ""), d.get("epoch", 0), d.get("head", False), list(d.get("pinned_by") or []))
+
+
+@dataclass
+class Retention:
+    """Which generations stay besides the head and the pinned ones: the
+    last keep_last and those younger than keep_for seconds (negative: none
+    by age). None takes the server's default (10 and one hour)."""
+
+    keep_last: Optional[int] = None
+    keep_for: Optional[float] = None
+
+    def wire(self) -> dict:
+        d: Dict[str, Any] = {}
+        if self.keep_last is not None:
+            d["keep_last"] = self.keep_last
+        if self.keep_for is not None:
+            d["keep_for"] = duration(self.keep_for)
+        return d
+
+
+@dataclass
+class WriteInfo:
+    """What a file write reached: durability (memory, local or committed)
+    and, for committed, the generation holding it."""
+
+    path: str
+    durability: str = ""
+    generation: int = 0
+
+
+def write_info(path: str, headers) -> WriteInfo:
+    gen = headers.get("Warren-Generation") or "0"
+    return WriteInfo(path, headers.get("Warren-Durability") or "", int(gen) if gen.isdigit() else 0)
+
+
+def generation_ref(ref) -> dict:
+    if isinstance(ref, Generation):
+        return {"sandbox": ref.sandbox, "generation": ref.number}
+    if isinstance(ref, (tuple, list)) and len(ref) == 2:
+        return {"sandbox": str(ref[0]), "generation": int(ref[1])}
+    if isinstance(ref, dict) and set(ref) == {"sandbox", "generation"}:
+        return {"sandbox": str(ref["sandbox"]), "generation": int(ref["generation"])}
+    raise InvalidArgumentError(f"from_generation {ref!r}: want a warren.Generation, (sandbox_id, number) or {{'sandbox', 'generation'}}")
 
 
 def label_params(labels) -> list:
     return [("label", f"{k}={v}") for k, v in (labels or {}).items()]
 
 
-def create_body(image, snapshot, envs, cwd, labels, limits, ttl) -> dict:
+def create_body(image=None, snapshot=None, envs=None, cwd=None, labels=None, limits=None, ttl=None, *,
+                user=None, hostname=None, standby_after=None, durability=None, security=None, commands=None,
+                node_selector=None, network=None, secrets=None, from_generation=None, retention=None) -> dict:
     body: Dict[str, Any] = {}
-    for k, v in (("image", image), ("snapshot", snapshot), ("env", envs), ("cwd", cwd), ("labels", labels), ("limits", limits)):
+    for k, v in (("image", image), ("snapshot", snapshot), ("env", envs), ("cwd", cwd), ("labels", labels), ("limits", limits),
+                 ("user", user), ("hostname", hostname), ("security", security), ("commands", commands),
+                 ("node_selector", node_selector)):
         if v:
             body[k] = v
     if ttl:
-        body["ttl"] = f"{int(ttl * 1000)}ms"
+        body["ttl"] = duration(ttl)
+    if standby_after is not None:
+        body["standby_after"] = duration(standby_after)
+    check_durability(durability)
+    if durability:
+        body["durability"] = durability
+    if network is not None:
+        body["network"] = network_wire(network)
+    if secrets:
+        body["secrets"] = secrets_wire(secrets)
+    if from_generation is not None:
+        body["from_generation"] = generation_ref(from_generation)
+    if retention is not None:
+        body["retention"] = retention.wire() if isinstance(retention, Retention) else Retention(**retention).wire()
+    return body
+
+
+def network_body(allow, deny, secrets) -> dict:
+    body = NetworkPolicy(list(allow or []), list(deny or [])).wire()
+    if secrets is not None:
+        body["secrets"] = secrets_wire(secrets)
     return body
 
 
@@ -263,10 +531,13 @@ def read_params(path, offset, length) -> dict:
     return params
 
 
-def write_params(path, append, mode) -> dict:
+def write_params(path, append, mode, durability=None) -> dict:
     params = {"path": path, "mode": "append" if append else "truncate"}
     if mode is not None:
         params["perm"] = format(mode, "o")
+    check_durability(durability)
+    if durability:
+        params["durability"] = durability
     return params
 
 
@@ -295,7 +566,7 @@ def pty_body(cols: int, rows: int, cmd, cwd, envs, session, timeout=None) -> dic
     without cmd; timeout (seconds) bounds each command line."""
     body = exec_body(cmd, cwd, envs, timeout, None, session) if cmd else {}
     if not cmd and timeout is not None:
-        body["timeout"] = f"{int(timeout * 1000)}ms"
+        body["timeout"] = duration(timeout)
     if not cmd:
         if cwd:
             body["cwd"] = cwd

@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 import httpx
 
 from . import _core as core
-from ._core import CommandResult, EntryInfo, Request
+from ._core import CommandResult, EntryInfo, Generation, NetworkDecision, NetworkStatus, Request, Retention, Secret, WriteInfo
 
 
 class _Transport:
@@ -23,7 +23,7 @@ class _Transport:
         except httpx.TransportError as e:
             raise core.UnavailableError(f"cannot reach warren at {self.url}: {e}") from e
         if resp.status_code >= 400:
-            raise core.error_for(resp.status_code, resp.content)
+            raise core.error_for(resp.status_code, resp.content, resp.headers.get("Retry-After"))
         return resp
 
     def json(self, req: Request) -> Any:
@@ -34,7 +34,7 @@ class _Transport:
             with self.http.stream(req.method, req.path, params=req.params or None, json=req.json) as resp:
                 if resp.status_code >= 400:
                     resp.read()
-                    raise core.error_for(resp.status_code, resp.content)
+                    raise core.error_for(resp.status_code, resp.content, resp.headers.get("Retry-After"))
                 # Leaving this block early (a callback raised) closes the
                 # connection, and the server cancels the exec.
                 for line in resp.iter_lines():
@@ -123,11 +123,16 @@ class Commands:
 
     def run(self, cmd: str, *, on_stdout: Optional[Callable[[str], Any]] = None, on_stderr: Optional[Callable[[str], Any]] = None,
             cwd: Optional[str] = None, envs: Optional[Dict[str, str]] = None, timeout: Optional[float] = None,
-            stdin: Union[str, bytes, None] = None, background: bool = False, session: Optional[str] = None):
+            stdin: Union[str, bytes, None] = None, background: bool = False, session: Optional[str] = None,
+            durability: Optional[str] = None, commands: Optional[str] = None):
         """Run cmd in the sandbox's shell. Returns a CommandResult (a non-zero
         exit_code is not an exception), or a CommandHandle with background=True.
-        timeout is in seconds."""
-        body = core.exec_body(cmd, cwd, envs, timeout, stdin, session)
+        timeout is in seconds. durability ("memory", "local" or "committed";
+        default the sandbox's) is how far the command's writes must go before
+        the result returns: result.durability says what they reached and
+        result.generation the committed generation. commands is this run's
+        commands policy (e.g. "native-first", "git=native")."""
+        body = core.exec_body(cmd, cwd, envs, timeout, stdin, session, durability, commands)
         t = self._sb._t
         if background:
             p = t.json(core.request("start_process", id=self._sb.id, json_body=body))
@@ -155,7 +160,7 @@ class WatchHandle:
         if resp.status_code >= 400:
             resp.read()
             self._cm.__exit__(None, None, None)
-            raise core.error_for(resp.status_code, resp.content)
+            raise core.error_for(resp.status_code, resp.content, resp.headers.get("Retry-After"))
         self._lines = resp.iter_lines()
         for line in self._lines:
             ev = core.watch_event(line)
@@ -204,10 +209,17 @@ class Files:
         data = self._sb._t.send(core.request("get_files", id=self._sb.id, params=core.read_params(path, offset, length))).content
         return data if format == "bytes" else data.decode("utf-8")
 
-    def write(self, path: str, data: Union[str, bytes], *, append: bool = False, mode: Optional[int] = None) -> None:
-        params = core.write_params(path, append, mode)
-        self._sb._t.send(core.request("put_files", id=self._sb.id, params=params, content=core.encode(data),
-                                      headers={"Content-Type": "application/octet-stream"}))
+    def write(self, path: str, data: Union[str, bytes], *, append: bool = False, mode: Optional[int] = None,
+              durability: Optional[str] = None) -> WriteInfo:
+        """Write a file atomically (or append). durability ("memory", "local"
+        or "committed"; default the sandbox's) is how far the write must go
+        before this returns; the WriteInfo says what it reached. Over the
+        sandbox's uncommitted budget it raises WriteBudgetError (retry after
+        its retry_after seconds)."""
+        params = core.write_params(path, append, mode, durability)
+        resp = self._sb._t.send(core.request("put_files", id=self._sb.id, params=params, content=core.encode(data),
+                                             headers={"Content-Type": "application/octet-stream"}))
+        return core.write_info(path, resp.headers)
 
     def list(self, path: str, depth: int = 0, recursive: bool = False) -> List[EntryInfo]:
         params = core.list_params(path, depth, recursive)
@@ -243,6 +255,30 @@ class Files:
         return self._sb._t.send(core.request("get_files", id=self._sb.id, params={"path": dir, "format": "tar"})).content
 
 
+class Network:
+    """The sandbox's egress: policy, secrets and audit list."""
+
+    def __init__(self, sandbox: "Sandbox"):
+        self._sb = sandbox
+
+    def get(self) -> NetworkStatus:
+        """The policy, the secrets (names and placeholders, never values) and
+        the last decisions."""
+        return NetworkStatus.of(self._sb._t.json(core.request("get_network", id=self._sb.id)))
+
+    def set(self, allow: Optional[List[str]] = None, deny: Optional[List[str]] = None,
+            secrets: Optional[List[Union[Secret, Dict[str, Any]]]] = None) -> NetworkStatus:
+        """Replace the policy (the next request sees it; allow=None denies
+        everything). secrets, when given, replace the secrets ([] removes
+        them all; None keeps them)."""
+        body = core.network_body(allow, deny, secrets)
+        return NetworkStatus.of(self._sb._t.json(core.request("set_network", id=self._sb.id, json_body=body)))
+
+    def audit(self) -> List[NetworkDecision]:
+        """The last egress decisions, oldest first (at most 256)."""
+        return self.get().audit
+
+
 class Sandbox:
     """A warren sandbox. Sandbox.create(...) makes one; Sandbox.connect(id)
     reaches an existing one. api_url/api_key default to $WARREN_SERVER and
@@ -254,13 +290,29 @@ class Sandbox:
         self.commands = Commands(self)
         self.files = Files(self)
         self.pty = Pty(self)
+        self.network = Network(self)
 
     @classmethod
     def create(cls, *, image: Optional[str] = None, snapshot: Optional[str] = None, envs: Optional[Dict[str, str]] = None,
                cwd: Optional[str] = None, labels: Optional[Dict[str, str]] = None, limits: Optional[Dict[str, Any]] = None,
-               ttl: Optional[float] = None, api_url: Optional[str] = None, api_key: Optional[str] = None) -> "Sandbox":
+               ttl: Optional[float] = None, network: Union[core.NetworkPolicy, Dict[str, List[str]], None] = None,
+               secrets: Optional[List[Union[Secret, Dict[str, Any]]]] = None, durability: Optional[str] = None,
+               from_generation: Union[Generation, tuple, Dict[str, Any], None] = None,
+               retention: Union[Retention, Dict[str, Any], None] = None, standby_after: Optional[float] = None,
+               user: Optional[str] = None, hostname: Optional[str] = None, security: Optional[str] = None,
+               commands: Optional[str] = None, node_selector: Optional[Dict[str, str]] = None,
+               api_url: Optional[str] = None, api_key: Optional[str] = None) -> "Sandbox":
+        """Create a sandbox. network={"allow": [...], "deny": [...]} lets it
+        out (default: no network); secrets=[Secret(name, value, hosts)] puts
+        placeholders in its env that only those hosts see replaced.
+        durability is its default ack level; from_generation a Generation
+        (or (sandbox_id, number)) to start from; retention which
+        generations stay. ttl and standby_after are in seconds."""
         t = _Transport(api_url, api_key)
-        body = core.create_body(image, snapshot, envs, cwd, labels, limits, ttl)
+        body = core.create_body(image, snapshot, envs, cwd, labels, limits, ttl, user=user, hostname=hostname,
+                                standby_after=standby_after, durability=durability, security=security, commands=commands,
+                                node_selector=node_selector, network=network, secrets=secrets,
+                                from_generation=from_generation, retention=retention)
         return cls(t.json(core.request("create", json_body=body)), t)
 
     @classmethod
@@ -287,12 +339,21 @@ class Sandbox:
     def resume(self) -> None:
         self.info = self._t.json(core.request("resume", id=self.id))
 
-    def fork(self, count: int = 1) -> List["Sandbox"]:
-        res = self._t.json(core.request("fork", id=self.id, json_body={"count": count}))
+    def fork(self, count: int = 1, labels: Optional[Dict[str, str]] = None) -> List["Sandbox"]:
+        body: Dict[str, Any] = {"count": count}
+        if labels:
+            body["labels"] = dict(labels)
+        res = self._t.json(core.request("fork", id=self.id, json_body=body))
         return [Sandbox(d, self._t) for d in res["sandboxes"]]
 
     def snapshot(self, name: str) -> Dict[str, Any]:
+        """A named snapshot. Of a sandbox in standby it is its head
+        generation, which the snapshot then pins (see generations())."""
         return self._t.json(core.request("create_snapshot", id=self.id, json_body={"name": name}))
+
+    def generations(self) -> List[Generation]:
+        """The committed generations its retention keeps, oldest first."""
+        return [Generation.of(self.id, d) for d in self._t.json(core.request("list_generations", id=self.id))]
 
     def kill(self) -> None:
         """Delete the sandbox and its files."""
