@@ -41,6 +41,9 @@ export const OPERATIONS = {
   listImages: ["GET", "/v1/images"],
   buildImage: ["POST", "/v1/images"],
   deleteImage: ["DELETE", "/v1/images/{name}"],
+  getNetwork: ["GET", "/v1/sandboxes/{id}/network"],
+  setNetwork: ["PUT", "/v1/sandboxes/{id}/network"],
+  listGenerations: ["GET", "/v1/sandboxes/{id}/generations"],
 } as const;
 
 export type Operation = keyof typeof OPERATIONS;
@@ -49,44 +52,85 @@ export const ABSENT: Record<string, string> = {
   "GET /metrics": "Prometheus scrapes it; not an SDK concern",
   "GET /v1/openapi.json": "the API's own description",
   "POST /v1/mcp": "MCP clients speak it, not this SDK",
-  "GET /v1/sandboxes/{id}/network": "egress policy and audit: no SDK method yet (issue 18); use the HTTP API",
-  "PUT /v1/sandboxes/{id}/network": "egress policy and secrets: no SDK method yet (issue 18); use the HTTP API",
-  "GET /v1/sandboxes/{id}/generations": "durable generations are new (issue 13); the CLI and the Go client list them",
-  "GET /v1/nodes": "fleet administration (admin key): warren node ls",
-  "POST /v1/nodes/{id}/drain": "fleet administration (admin key): warren node drain",
+  "GET /v1/nodes": "fleet operators' call (admin key, a fleet node only): warren node ls; not what a sandbox user does",
+  "POST /v1/nodes/{id}/drain": "fleet operators' call (admin key, a fleet node only): warren node drain",
   "GET /v1/sandboxes/{id}/processes/{pid}/pty":
     "the WebSocket is for browsers (the console); sandbox.pty uses stdin, attach and resize, which need no WebSocket (Node 18+)",
 };
 
 export const DEFAULT_API_URL = "http://127.0.0.1:7711";
 
-// Errors: one class per status family, all WarrenError.
+// Errors: one class per status family, all WarrenError; a few codes get
+// a subclass of their family's.
 export class WarrenError extends Error {
-  constructor(message: string, public readonly status = 0, public readonly code = "") {
+  constructor(
+    message: string,
+    public readonly status = 0,
+    public readonly code = "",
+    /** How long the server asked to wait before retrying (Retry-After), in ms. */
+    public readonly retryAfterMs?: number,
+  ) {
     super(message);
     this.name = new.target.name;
   }
 }
 /** 401/403: no key, an unknown key, or an admin-only call. */
 export class AuthenticationError extends WarrenError {}
-/** 404: no such sandbox, file, process or snapshot (for this tenant). */
+/** 404: no such sandbox, file, process, snapshot or generation (for this tenant). */
 export class NotFoundError extends WarrenError {}
 /** 400/422: the request is wrong; the message names the field. */
 export class InvalidArgumentError extends WarrenError {}
 /** 409: already exists, or the state does not allow the call. */
 export class ConflictError extends WarrenError {}
+/** 409 already_exists: e.g. a snapshot name that is taken. */
+export class AlreadyExistsError extends ConflictError {}
+/** 409: another node took the sandbox over; this node refuses its writes. Reconnect. */
+export class FencedError extends ConflictError {}
 /** 413/429/507: a size, quota or rate limit. */
 export class BudgetError extends WarrenError {}
+/**
+ * 507 write_budget_exhausted: the sandbox (or node) holds as much data not
+ * yet committed to object storage as its budget allows. The write changed
+ * nothing; retry after retryAfterMs.
+ */
+export class WriteBudgetError extends BudgetError {}
 /** 504: the server gave up waiting. (A command's own time limit is a result: CommandResult.limit.) */
 export class TimeoutError extends WarrenError {}
 /** 503, or the server could not be reached. */
 export class UnavailableError extends WarrenError {}
+/** 503 overloaded: the node sheds new work under memory pressure; retry after retryAfterMs. */
+export class OverloadedError extends UnavailableError {}
+/** 501: this server does not offer the call (e.g. node administration outside a fleet). */
+export class UnsupportedError extends WarrenError {}
 
-const byStatus: Record<number, new (m: string, s: number, c: string) => WarrenError> = {
+type ErrorClass = new (m: string, s: number, c: string, r?: number) => WarrenError;
+
+const byStatus: Record<number, ErrorClass> = {
   400: InvalidArgumentError, 401: AuthenticationError, 403: AuthenticationError, 404: NotFoundError,
   409: ConflictError, 413: BudgetError, 422: InvalidArgumentError, 429: BudgetError,
-  503: UnavailableError, 504: TimeoutError, 507: BudgetError,
+  501: UnsupportedError, 503: UnavailableError, 504: TimeoutError, 507: BudgetError,
 };
+
+// Codes more precise than their status (api/errors.go has the table).
+const byCode: Record<string, ErrorClass> = {
+  already_exists: AlreadyExistsError,
+  write_budget_exhausted: WriteBudgetError,
+  overloaded: OverloadedError,
+  not_implemented: UnsupportedError,
+};
+
+/** The class of an error the server reported (exported for tests). */
+export function errorClass(status: number, code: string, message: string): ErrorClass {
+  // A fenced commit has no code of its own on the wire: failed_precondition
+  // with "fenced" in the message.
+  if (code === "failed_precondition" && message.includes("fenced")) return FencedError;
+  return byCode[code] ?? byStatus[status] ?? WarrenError;
+}
+
+function retryAfterMs(header: string | null): number | undefined {
+  if (!header || !/^\d+(\.\d+)?$/.test(header.trim())) return undefined;
+  return Number(header) * 1000;
+}
 
 async function errorFor(resp: Response): Promise<WarrenError> {
   const text = await resp.text();
@@ -98,8 +142,9 @@ async function errorFor(resp: Response): Promise<WarrenError> {
   } catch {
     message = text.trim();
   }
-  const Cls = byStatus[resp.status] ?? WarrenError;
-  return new Cls(message || `HTTP ${resp.status}`, resp.status, code);
+  message ||= `HTTP ${resp.status}`;
+  const Cls = errorClass(resp.status, code, message);
+  return new Cls(message, resp.status, code, retryAfterMs(resp.headers.get("Retry-After")));
 }
 
 export interface ConnectionOptions {
@@ -219,6 +264,31 @@ export interface CommandResult {
   /** The limit that stopped the command ("timeout", "output", "memory") or "signal:NAME". */
   limit: string;
   truncated: boolean;
+  /** The level the command's writes reached before the reply ("" from a background process's stream). */
+  durability: Durability | "";
+  /** The committed generation holding them (durability "committed"), else 0. */
+  generation: number;
+  /** CPU time of the command's native processes. */
+  cpuSeconds: number;
+  /** Commands by the rung they ran on: resident, wasm, native, missing. */
+  rungs: Record<string, number>;
+  /** Resident refusals run on another rung, by command. */
+  fallbacks: Record<string, number>;
+}
+
+/**
+ * How far a write must go before warren answers: applied in memory, in the
+ * node's fsynced write log (the server's default), or in a generation
+ * published to object storage.
+ */
+export type Durability = "memory" | "local" | "committed";
+
+const durabilities: readonly string[] = ["memory", "local", "committed"];
+
+function checkDurability(d: string | undefined): void {
+  if (d !== undefined && !durabilities.includes(d)) {
+    throw new InvalidArgumentError(`durability ${JSON.stringify(d)}: want "memory", "local" or "committed"`);
+  }
 }
 
 function b64decode(s: string): Uint8Array {
@@ -249,7 +319,10 @@ class EventReader {
     if (!l.trim()) return;
     const ev = JSON.parse(l);
     this.onEvent?.(ev);
-    if (ev.error) throw new WarrenError(ev.error.message ?? "exec failed", 0, ev.error.code ?? "");
+    if (ev.error) {
+      const code: string = ev.error.code ?? "", message: string = ev.error.message ?? "exec failed";
+      throw new (errorClass(0, code, message))(message, 0, code);
+    }
     for (const [key, parts, cb] of [["stdout", this.out, this.onStdout], ["stderr", this.err, this.onStderr]] as const) {
       let data: Uint8Array | undefined;
       if (typeof ev[key] === "string") data = this.enc.encode(ev[key]);
@@ -265,6 +338,8 @@ class EventReader {
         exitCode: ev.exit, stdoutBytes, stderrBytes,
         stdout: new TextDecoder().decode(stdoutBytes), stderr: new TextDecoder().decode(stderrBytes),
         durationMs: ev.duration_ms ?? 0, limit: ev.limit ?? "", truncated: !!ev.truncated,
+        durability: ev.durability ?? "", generation: ev.generation ?? 0, cpuSeconds: ev.cpu_seconds ?? 0,
+        rungs: ev.rungs ?? {}, fallbacks: ev.fallbacks ?? {},
       };
     }
   }
@@ -285,6 +360,10 @@ export interface RunOptions {
   session?: string;
   /** Abort the command: the stream closes and the server cancels the exec. */
   signal?: AbortSignal;
+  /** How far the command's writes must go before the result (default the sandbox's); the result says what they reached. */
+  durability?: Durability;
+  /** This run's commands policy over the sandbox's ("native-first", "git=native"). */
+  commands?: string;
 }
 
 function execBody(cmd: string, o: RunOptions): Record<string, unknown> {
@@ -294,6 +373,9 @@ function execBody(cmd: string, o: RunOptions): Record<string, unknown> {
   if (o.timeoutMs !== undefined) body.timeout = `${Math.round(o.timeoutMs)}ms`;
   if (o.stdin !== undefined) body.stdin = o.stdin;
   if (o.session) body.session = o.session;
+  checkDurability(o.durability);
+  if (o.durability) body.durability = o.durability;
+  if (o.commands) body.commands = o.commands;
   return body;
 }
 
@@ -502,9 +584,18 @@ class Files {
     const data = new Uint8Array(await resp.arrayBuffer());
     return fmt === "bytes" ? data : new TextDecoder().decode(data);
   }
-  async write(path: string, data: string | Uint8Array, o: { append?: boolean; mode?: number } = {}): Promise<void> {
-    const query = { path, mode: o.append ? "append" : "truncate", perm: o.mode === undefined ? undefined : o.mode.toString(8) };
-    await this.sb.t.send("putFiles", { path: { id: this.sb.id }, query, body: data });
+  /**
+   * Write a file atomically (or append). durability (default the
+   * sandbox's) is how far the write must go before this resolves; the
+   * WriteInfo says what it reached. Over the sandbox's uncommitted budget
+   * it rejects with WriteBudgetError (retry after its retryAfterMs).
+   */
+  async write(path: string, data: string | Uint8Array, o: { append?: boolean; mode?: number; durability?: Durability } = {}): Promise<WriteInfo> {
+    checkDurability(o.durability);
+    const query = { path, mode: o.append ? "append" : "truncate", perm: o.mode === undefined ? undefined : o.mode.toString(8), durability: o.durability };
+    const resp = await this.sb.t.send("putFiles", { path: { id: this.sb.id }, query, body: data });
+    const gen = resp.headers.get("Warren-Generation") ?? "";
+    return { path, durability: (resp.headers.get("Warren-Durability") ?? "") as Durability | "", generation: /^\d+$/.test(gen) ? Number(gen) : 0 };
   }
   list(path: string, o: { depth?: number; recursive?: boolean } = {}): Promise<EntryInfo[]> {
     return this.sb.t.json("getFiles", { path: { id: this.sb.id }, query: { path, list: true, depth: o.depth || undefined, recursive: o.recursive } });
@@ -539,6 +630,124 @@ class Files {
   }
 }
 
+/** What a file write reached: the level and, for committed, the generation holding it. */
+export interface WriteInfo {
+  path: string;
+  durability: Durability | "";
+  generation: number;
+}
+
+/**
+ * A sandbox's egress policy: default deny; entries are names
+ * ("api.example.com"), suffixes ("*.example.com"), addresses or CIDRs, each
+ * optionally ":PORT", or "*". Deny wins.
+ */
+export interface NetworkPolicy {
+  allow?: string[];
+  deny?: string[];
+}
+
+/**
+ * A credential the sandbox never sees: its env var `name` holds a
+ * placeholder, which the egress layer replaces with `value` only on
+ * requests over TLS to `hosts` (headers and query; the body too with
+ * `body`). Kept in the server's memory only.
+ */
+export interface Secret {
+  name: string;
+  value: string;
+  hosts: string[];
+  body?: boolean;
+}
+
+/** A secret as the API shows it: the placeholder, never the value. */
+export interface SecretInfo {
+  name: string;
+  placeholder: string;
+  hosts: string[];
+}
+
+/** One egress decision of the sandbox's audit list. */
+export interface NetworkDecision {
+  time: string;
+  host: string;
+  port: number;
+  /** The address dialed (allowed decisions). */
+  addr: string;
+  allowed: boolean;
+  reason: string;
+}
+
+/** The policy, the secrets, the last decisions (oldest first, at most 256) and how many were made in all. */
+export interface NetworkStatus {
+  policy: { allow: string[]; deny: string[] };
+  secrets: SecretInfo[];
+  audit: NetworkDecision[];
+  decisions: number;
+}
+
+function networkStatus(d: Record<string, any>): NetworkStatus {
+  return {
+    policy: { allow: d.policy?.allow ?? [], deny: d.policy?.deny ?? [] },
+    secrets: (d.secrets ?? []).map((s: SecretInfo) => ({ name: s.name, placeholder: s.placeholder, hosts: s.hosts ?? [] })),
+    audit: (d.audit ?? []).map((a: NetworkDecision) => ({ ...a, addr: a.addr ?? "" })),
+    decisions: d.decisions ?? 0,
+  };
+}
+
+function policyBody(p: NetworkPolicy): Record<string, string[]> {
+  const unknown = Object.keys(p).filter((k) => k !== "allow" && k !== "deny");
+  if (unknown.length) throw new InvalidArgumentError(`network ${unknown.join(", ")}: a policy has only allow and deny`);
+  const body: Record<string, string[]> = {};
+  if (p.allow?.length) body.allow = [...p.allow];
+  if (p.deny?.length) body.deny = [...p.deny];
+  return body;
+}
+
+/** The sandbox's egress: policy, secrets and audit list. */
+class Network {
+  constructor(private readonly sb: Sandbox) {}
+  /** The policy, the secrets (names and placeholders, never values) and the last decisions. */
+  async get(): Promise<NetworkStatus> {
+    return networkStatus(await this.sb.t.json("getNetwork", { path: { id: this.sb.id } }));
+  }
+  /**
+   * Replace the policy (the next request sees it; no allow list denies
+   * everything). `secrets`, when given, replace the secrets; absent keeps them.
+   */
+  async set(o: NetworkPolicy & { secrets?: Secret[] } = {}): Promise<NetworkStatus> {
+    const { secrets, ...policy } = o;
+    const body: Record<string, unknown> = policyBody(policy);
+    if (secrets !== undefined) body.secrets = secrets;
+    return networkStatus(await this.sb.t.json("setNetwork", { path: { id: this.sb.id }, json: body }));
+  }
+  /** The last egress decisions, oldest first (at most 256). */
+  async audit(): Promise<NetworkDecision[]> {
+    return (await this.get()).audit;
+  }
+}
+
+/**
+ * A committed, retained generation of a sandbox; pass it as
+ * `fromGeneration` to create a sandbox from it. pinned_by names what keeps
+ * it past its retention ("snapshot:NAME", "sandbox:ID").
+ */
+export interface Generation {
+  sandbox: string;
+  number: number;
+  created_at: string;
+  epoch: number;
+  head: boolean;
+  pinned_by: string[];
+}
+
+/** Which generations stay besides the head and the pinned ones (server defaults: 10, one hour). */
+export interface Retention {
+  keepLast?: number;
+  /** Keep those younger than this; negative: none by age. */
+  keepForMs?: number;
+}
+
 export interface SandboxInfo {
   id: string;
   state: string;
@@ -560,6 +769,61 @@ export interface CreateOptions extends ConnectionOptions {
   labels?: Record<string, string>;
   limits?: Record<string, unknown>;
   ttlMs?: number;
+  /** Egress policy (default: no network at all). */
+  network?: NetworkPolicy;
+  /** Credentials the sandbox sees only as placeholders in its env. */
+  secrets?: Secret[];
+  /** The sandbox's default ack level for execs and file writes (default the server's). */
+  durability?: Durability;
+  /** Start from this retained generation (a Generation, or {sandbox, generation}). */
+  fromGeneration?: Generation | { sandbox: string; generation: number };
+  retention?: Retention;
+  /** Idle time before standby (negative: never). */
+  standbyAfterMs?: number;
+  user?: string;
+  hostname?: string;
+  /** Native tier confinement: "default" or "relaxed" (trusted images). */
+  security?: "default" | "relaxed";
+  /** Commands policy: "resident-first" (default), "native-first", "resident-only", plus NAME=WHERE overrides. */
+  commands?: string;
+  /** Place on a fleet node carrying these labels. */
+  nodeSelector?: Record<string, string>;
+}
+
+function createBody(o: CreateOptions): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (o.image) body.image = o.image;
+  if (o.snapshot) body.snapshot = o.snapshot;
+  if (o.envs) body.env = o.envs;
+  if (o.cwd) body.cwd = o.cwd;
+  if (o.labels) body.labels = o.labels;
+  if (o.limits) body.limits = o.limits;
+  if (o.ttlMs) body.ttl = `${Math.round(o.ttlMs)}ms`;
+  if (o.standbyAfterMs !== undefined) body.standby_after = `${Math.round(o.standbyAfterMs)}ms`;
+  if (o.user) body.user = o.user;
+  if (o.hostname) body.hostname = o.hostname;
+  if (o.security) body.security = o.security;
+  if (o.commands) body.commands = o.commands;
+  if (o.nodeSelector) body.node_selector = o.nodeSelector;
+  checkDurability(o.durability);
+  if (o.durability) body.durability = o.durability;
+  if (o.network) body.network = policyBody(o.network);
+  if (o.secrets?.length) body.secrets = o.secrets;
+  if (o.fromGeneration) {
+    const g = o.fromGeneration;
+    const n = "number" in g ? g.number : g.generation;
+    if (typeof g.sandbox !== "string" || !Number.isInteger(n)) {
+      throw new InvalidArgumentError(`fromGeneration ${JSON.stringify(g)}: want a Generation or {sandbox, generation}`);
+    }
+    body.from_generation = { sandbox: g.sandbox, generation: n };
+  }
+  if (o.retention) {
+    const r: Record<string, unknown> = {};
+    if (o.retention.keepLast !== undefined) r.keep_last = o.retention.keepLast;
+    if (o.retention.keepForMs !== undefined) r.keep_for = `${Math.round(o.retention.keepForMs)}ms`;
+    body.retention = r;
+  }
+  return body;
 }
 
 export interface Snapshot {
@@ -575,6 +839,8 @@ export class Sandbox {
   readonly files: Files;
   /** Terminals: pty.create({cols, rows, onData}), sendInput, resize, kill. */
   readonly pty: Pty;
+  /** Egress: network.get(), network.set({allow, deny, secrets}), network.audit(). */
+  readonly network: Network;
   readonly id: string;
   /** @internal */
   constructor(public info: SandboxInfo, readonly t: Transport) {
@@ -582,19 +848,19 @@ export class Sandbox {
     this.commands = new Commands(this);
     this.files = new Files(this);
     this.pty = new Pty(this);
+    this.network = new Network(this);
   }
 
+  /**
+   * Create a sandbox. `network: {allow, deny}` lets it out (default: no
+   * network); `secrets` put placeholders in its env that only their hosts
+   * see replaced; `durability` is its default ack level; `fromGeneration`
+   * starts it from a retained generation; `retention` says which of its
+   * generations stay.
+   */
   static async create(o: CreateOptions = {}): Promise<Sandbox> {
     const t = new Transport(o);
-    const body: Record<string, unknown> = {};
-    if (o.image) body.image = o.image;
-    if (o.snapshot) body.snapshot = o.snapshot;
-    if (o.envs) body.env = o.envs;
-    if (o.cwd) body.cwd = o.cwd;
-    if (o.labels) body.labels = o.labels;
-    if (o.limits) body.limits = o.limits;
-    if (o.ttlMs) body.ttl = `${o.ttlMs}ms`;
-    return new Sandbox(await t.json<SandboxInfo>("create", { json: body }), t);
+    return new Sandbox(await t.json<SandboxInfo>("create", { json: createBody(o) }), t);
   }
 
   static async connect(id: string, o: ConnectionOptions = {}): Promise<Sandbox> {
@@ -618,12 +884,18 @@ export class Sandbox {
   async resume(): Promise<void> {
     this.info = await this.t.json<SandboxInfo>("resume", { path: { id: this.id } });
   }
-  async fork(count = 1): Promise<Sandbox[]> {
-    const r = await this.t.json<{ sandboxes: SandboxInfo[] }>("fork", { path: { id: this.id }, json: { count } });
+  async fork(count = 1, o: { labels?: Record<string, string> } = {}): Promise<Sandbox[]> {
+    const r = await this.t.json<{ sandboxes: SandboxInfo[] }>("fork", { path: { id: this.id }, json: { count, labels: o.labels } });
     return r.sandboxes.map((i) => new Sandbox(i, this.t));
   }
+  /** A named snapshot. Of a sandbox in standby it is its head generation, which the snapshot then pins. */
   snapshot(name: string): Promise<Snapshot> {
     return this.t.json<Snapshot>("createSnapshot", { path: { id: this.id }, json: { name } });
+  }
+  /** The committed generations its retention keeps, oldest first. */
+  async generations(): Promise<Generation[]> {
+    const gens = await this.t.json<Omit<Generation, "sandbox">[]>("listGenerations", { path: { id: this.id } });
+    return gens.map((g) => ({ sandbox: this.id, number: g.number, created_at: g.created_at, epoch: g.epoch, head: !!g.head, pinned_by: g.pinned_by ?? [] }));
   }
   /** Delete the sandbox and its files. */
   async kill(): Promise<void> {
