@@ -8,6 +8,15 @@ bin=$(mktemp -d)/warren
 go build -o "$bin" ./cmd/warren
 export WARREN_BIN=$bin
 
+# The network tests' HTTPS upstream needs a certificate (openssl); the
+# write-budget tests stall a real S3 server (versitygw, as scripts/test.sh
+# installs it). In CI a missing one fails those tests.
+if ! command -v openssl >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssl >/dev/null
+fi
+export PATH="$PATH:$(go env GOPATH)/bin"
+command -v versitygw >/dev/null || go install github.com/versity/versitygw/cmd/versitygw@v1.8.0
+
 echo "== python SDK (pytest)"
 # Debian's interpreter: the SDK's test dependencies are Debian packages,
 # which a pyenv or venv python on PATH would not see.
