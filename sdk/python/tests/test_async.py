@@ -20,7 +20,14 @@ async def test_async_surface(tenant):
     await sb.files.make_dir("/d")
     await sb.files.rename("/b", "/d/b")
     assert [e.name for e in await sb.files.list("/d")] == ["b"]
+    assert (await sb.files.stat("/d/b")).size == 256
+    assert await sb.files.exists("/d/b") and not await sb.files.exists("/d/nope")
+    tar = await sb.files.download_tar("/d")
+    await sb.files.upload_tar("/copy", tar)
+    assert await sb.files.read("/copy/b", format="bytes") == data
     h = await sb.commands.run("read x; echo got $x", background=True)
+    assert [p["pid"] for p in await sb.commands.list()] == [h.pid]
+    h = sb.commands.connect(h.pid)
     await h.send_stdin("z\n", close=True)
     assert (await h.wait()).stdout == "got z\n"
     await sb.hibernate()

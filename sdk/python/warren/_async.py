@@ -116,6 +116,12 @@ class AsyncCommands:
             return AsyncCommandHandle(self._sb, p["pid"])
         return await t.stream(core.request("exec", id=self._sb.id, json_body=body), core.EventReader(on_stdout, on_stderr))
 
+    async def list(self) -> List[Dict[str, Any]]:
+        return await self._sb._t.json(core.request("list_processes", id=self._sb.id))
+
+    def connect(self, pid: int) -> AsyncCommandHandle:
+        return AsyncCommandHandle(self._sb, pid)
+
 
 class AsyncWatchHandle:
     """A live watch: ``async for ev in handle`` (it ends after the closed
@@ -181,6 +187,23 @@ class AsyncFiles:
     async def list(self, path: str, depth: int = 0, recursive: bool = False) -> List[EntryInfo]:
         req = core.request("get_files", id=self._sb.id, params=core.list_params(path, depth, recursive))
         return [EntryInfo.of(d) for d in await self._sb._t.json(req)]
+
+    async def stat(self, path: str) -> EntryInfo:
+        return EntryInfo.of(await self._sb._t.json(core.request("get_files", id=self._sb.id, params={"path": path, "stat": "true"})))
+
+    async def exists(self, path: str) -> bool:
+        try:
+            await self.stat(path)
+            return True
+        except core.NotFoundError:
+            return False
+
+    async def upload_tar(self, dir: str, data: bytes) -> None:
+        await self._sb._t.send(core.request("put_files", id=self._sb.id, params={"path": dir, "format": "tar"}, content=data,
+                                            headers={"Content-Type": "application/x-tar"}))
+
+    async def download_tar(self, dir: str) -> bytes:
+        return (await self._sb._t.send(core.request("get_files", id=self._sb.id, params={"path": dir, "format": "tar"}))).content
 
     async def remove(self, path: str, recursive: bool = False) -> None:
         params = {"path": path, "recursive": "true"} if recursive else {"path": path}
