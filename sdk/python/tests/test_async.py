@@ -45,3 +45,21 @@ async def test_async_concurrent_execs(tenant):
     sbs = await asyncio.gather(*[AsyncSandbox.create() for _ in range(4)])
     results = await asyncio.gather(*[sb.commands.run(f"echo {i}") for i, sb in enumerate(sbs)])
     assert [r.stdout for r in results] == [f"{i}\n" for i in range(4)]
+
+
+@pytest.mark.asyncio
+async def test_async_client(tenant):
+    c = warren.AsyncClient()
+    assert await c.health()
+    assert [i["name"] for i in await c.list_images()]
+    sb = await AsyncSandbox.create()
+    await sb.files.write("/s", "snap")
+    await sb.snapshot("async-snap")
+    assert [s["name"] for s in await c.list_snapshots()] == ["async-snap"]
+    assert (await c.get_snapshot("async-snap"))["sandbox"] == sb.id
+    await c.delete_snapshot("async-snap")
+    with pytest.raises(warren.NotFoundError):
+        await c.get_snapshot("async-snap")
+    with pytest.raises(warren.NotFoundError):
+        await c.delete_image("no-such-image")
+    await c.close()

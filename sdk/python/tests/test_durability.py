@@ -29,6 +29,18 @@ def test_levels_on_exec_and_write(tenant):
         sb.files.write("/tmp/f", "z", durability="fsync")
 
 
+def test_background_durability(tenant):
+    sb = Sandbox.create()
+    h = sb.commands.run("echo out; echo f > /f; exit 3", background=True, durability="committed")
+    r = h.wait_exit()
+    assert (r.exit_code, r.durability, r.stdout) == (3, "committed", "")
+    assert r.generation >= 1
+    streamed = h.wait()
+    assert (streamed.exit_code, streamed.stdout, streamed.durability, streamed.generation) == (3, "out\n", "committed", r.generation)
+    info = h.info()
+    assert info["running"] is False and info["result"]["generation"] == r.generation
+
+
 def test_sandbox_default_durability(tenant):
     sb = Sandbox.create(durability="committed")
     assert sb.info["durability"] == "committed"

@@ -133,3 +133,14 @@ def test_every_openapi_operation_is_covered(server):
     assert not missing, f"OpenAPI operations the Python SDK neither covers nor lists in ABSENT: {sorted(missing)}"
     stale = (covered | set(warren.ABSENT)) - served
     assert not stale, f"the SDK names operations the server no longer serves: {sorted(stale)}"
+
+
+def test_every_operation_has_a_method():
+    # OPERATIONS is what the SDK claims to cover: each one must be called
+    # by the sync and the async client, or the openapi test above means little.
+    import inspect
+    from warren import _async, _sync
+    for name, mod in (("sync", _sync), ("async", _async)):
+        src = inspect.getsource(mod)
+        unused = [op for op in warren.OPERATIONS if f'"{op}"' not in src]
+        assert not unused, f"operations the {name} client never calls: {unused}"

@@ -8,7 +8,7 @@
 AsyncSandbox has the same surface with awaitable methods.
 """
 
-from ._async import AsyncCommandHandle, AsyncPtyHandle, AsyncSandbox
+from ._async import AsyncClient, AsyncCommandHandle, AsyncPtyHandle, AsyncSandbox
 from ._core import (ABSENT, OPERATIONS, AlreadyExistsError, AuthenticationError, BudgetError, CommandResult, ConflictError,
                     EntryInfo, FencedError, Generation, InvalidArgumentError, NetworkDecision, NetworkPolicy, NetworkStatus,
                     NotFoundError, OverloadedError, Retention, Secret, SecretInfo, TimeoutError, UnavailableError,
@@ -16,7 +16,7 @@ from ._core import (ABSENT, OPERATIONS, AlreadyExistsError, AuthenticationError,
 from ._sync import Client, CommandHandle, PtyHandle, Sandbox
 
 __all__ = [
-    "Sandbox", "AsyncSandbox", "Client", "CommandHandle", "AsyncCommandHandle", "PtyHandle", "AsyncPtyHandle", "CommandResult", "EntryInfo", "WatchEvent",
+    "Sandbox", "AsyncSandbox", "Client", "AsyncClient", "CommandHandle", "AsyncCommandHandle", "PtyHandle", "AsyncPtyHandle", "CommandResult", "EntryInfo", "WatchEvent",
     "NetworkPolicy", "Secret", "SecretInfo", "NetworkDecision", "NetworkStatus", "Generation", "Retention", "WriteInfo",
     "WarrenError", "AuthenticationError", "NotFoundError", "InvalidArgumentError", "ConflictError", "AlreadyExistsError",
     "FencedError", "BudgetError", "WriteBudgetError", "TimeoutError", "UnavailableError", "OverloadedError", "UnsupportedError",

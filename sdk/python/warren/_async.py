@@ -58,6 +58,12 @@ class AsyncCommandHandle:
     async def kill(self, signal: str = "KILL") -> None:
         await self.sandbox._t.send(core.request("signal_process", id=self.sandbox.id, pid=self.pid, json_body={"signal": signal}))
 
+    async def info(self) -> Dict[str, Any]:
+        return await self.sandbox._t.json(core.request("get_process", id=self.sandbox.id, pid=self.pid))
+
+    async def wait_exit(self) -> CommandResult:
+        return core.result_of(await self.sandbox._t.json(core.request("wait_process", id=self.sandbox.id, pid=self.pid)))
+
 
 class AsyncPtyHandle:
     def __init__(self, sandbox: "AsyncSandbox", pid: int):
@@ -304,3 +310,37 @@ class AsyncSandbox:
 
     async def __aexit__(self, *exc) -> None:
         await self.close()
+
+
+class AsyncClient:
+    """Tenant-wide calls that are not about one sandbox (awaitable)."""
+
+    def __init__(self, *, api_url: Optional[str] = None, api_key: Optional[str] = None):
+        self._t = _AsyncTransport(api_url, api_key)
+
+    async def health(self) -> bool:
+        return (await self._t.json(core.request("health"))).get("status") == "ok"
+
+    async def create_key(self, tenant: str) -> str:
+        return (await self._t.json(core.request("create_key", json_body={"tenant": tenant})))["key"]
+
+    async def list_snapshots(self) -> List[Dict[str, Any]]:
+        return await self._t.json(core.request("list_snapshots"))
+
+    async def get_snapshot(self, name: str) -> Dict[str, Any]:
+        return await self._t.json(core.request("get_snapshot", name=name))
+
+    async def delete_snapshot(self, name: str) -> None:
+        await self._t.send(core.request("delete_snapshot", name=name))
+
+    async def list_images(self) -> List[Dict[str, Any]]:
+        return await self._t.json(core.request("list_images"))
+
+    async def build_image(self, name: str, tar: bytes) -> Dict[str, Any]:
+        return await self._t.json(core.request("build_image", params={"name": name}, content=tar, headers={"Content-Type": "application/x-tar"}))
+
+    async def delete_image(self, name: str) -> None:
+        await self._t.send(core.request("delete_image", name=name))
+
+    async def close(self) -> None:
+        await self._t.http.aclose()

@@ -66,6 +66,11 @@ class CommandHandle:
     def info(self) -> Dict[str, Any]:
         return self.sandbox._t.json(core.request("get_process", id=self.sandbox.id, pid=self.pid))
 
+    def wait_exit(self) -> CommandResult:
+        """Wait for the exit without the output (wait() streams it): the
+        exit code, limit, durability and generation."""
+        return core.result_of(self.sandbox._t.json(core.request("wait_process", id=self.sandbox.id, pid=self.pid)))
+
 
 class PtyHandle:
     """A process on a terminal: an interactive shell unless created with cmd."""

@@ -264,7 +264,7 @@ export interface CommandResult {
   /** The limit that stopped the command ("timeout", "output", "memory") or "signal:NAME". */
   limit: string;
   truncated: boolean;
-  /** The level the command's writes reached before the reply ("" from a background process's stream). */
+  /** The level the command's writes reached before the reply. */
   durability: Durability | "";
   /** The committed generation holding them (durability "committed"), else 0. */
   generation: number;
@@ -308,6 +308,17 @@ function concat(parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
+// The result of an exit event (or an ExecResult) with the output given.
+function commandResult(ev: Record<string, any>, stdoutBytes: Uint8Array, stderrBytes: Uint8Array): CommandResult {
+  return {
+    exitCode: ev.exit ?? 0, stdoutBytes, stderrBytes,
+    stdout: new TextDecoder().decode(stdoutBytes), stderr: new TextDecoder().decode(stderrBytes),
+    durationMs: ev.duration_ms ?? 0, limit: ev.limit ?? "", truncated: !!ev.truncated,
+    durability: ev.durability ?? "", generation: ev.generation ?? 0, cpuSeconds: ev.cpu_seconds ?? 0,
+    rungs: ev.rungs ?? {}, fallbacks: ev.fallbacks ?? {},
+  };
+}
+
 class EventReader {
   private out: Uint8Array[] = [];
   private err: Uint8Array[] = [];
@@ -332,16 +343,7 @@ class EventReader {
         cb?.(new TextDecoder().decode(data));
       }
     }
-    if (typeof ev.exit === "number") {
-      const stdoutBytes = concat(this.out), stderrBytes = concat(this.err);
-      this.result = {
-        exitCode: ev.exit, stdoutBytes, stderrBytes,
-        stdout: new TextDecoder().decode(stdoutBytes), stderr: new TextDecoder().decode(stderrBytes),
-        durationMs: ev.duration_ms ?? 0, limit: ev.limit ?? "", truncated: !!ev.truncated,
-        durability: ev.durability ?? "", generation: ev.generation ?? 0, cpuSeconds: ev.cpu_seconds ?? 0,
-        rungs: ev.rungs ?? {}, fallbacks: ev.fallbacks ?? {},
-      };
-    }
+    if (typeof ev.exit === "number") this.result = commandResult(ev, concat(this.out), concat(this.err));
   }
 
   done(): CommandResult {
@@ -392,6 +394,16 @@ export class CommandHandle {
   async kill(signal = "KILL"): Promise<void> {
     await this.sb.t.send("signalProcess", { path: { id: this.sb.id, pid: this.pid }, json: { signal } });
   }
+  /** Wait for the exit without the output (wait() streams it): exit code, limit, durability and generation. */
+  async waitExit(): Promise<CommandResult> {
+    const r = await this.sb.t.json<Record<string, any>>("waitProcess", { path: { id: this.sb.id, pid: this.pid } });
+    const enc = new TextEncoder();
+    return commandResult(r, enc.encode(r.stdout ?? ""), enc.encode(r.stderr ?? ""));
+  }
+  /** The process as the server lists it (running, and its result once it exited). */
+  info(): Promise<ProcessInfo> {
+    return this.sb.t.json("getProcess", { path: { id: this.sb.id, pid: this.pid } });
+  }
 }
 
 class Commands {
@@ -422,6 +434,8 @@ export interface ProcessInfo {
   started_at: string;
   /** Set for a process on a terminal. */
   pty?: { cols: number; rows: number };
+  /** Once it exited: its exec result as the server sends it (exit, limit, durability, generation, ...). */
+  result?: Record<string, unknown>;
 }
 
 export interface PtySize {

@@ -35,6 +35,19 @@ test("levels on exec and file writes, with the generation reached", async () => 
   await assert.rejects(sb.files.write("/tmp/f", "z", { durability: "fsync" }), InvalidArgumentError);
 });
 
+test("background processes: durability, waitExit, info", async () => {
+  const sb = await Sandbox.create(conn);
+  const h = await sb.commands.run("echo out; echo f > /f; exit 3", { background: true, durability: "committed" });
+  const r = await h.waitExit();
+  assert.deepEqual([r.exitCode, r.durability, r.stdout], [3, "committed", ""]);
+  assert.ok(r.generation >= 1);
+  const streamed = await h.wait();
+  assert.deepEqual([streamed.exitCode, streamed.stdout, streamed.durability, streamed.generation], [3, "out\n", "committed", r.generation]);
+  const info = await h.info();
+  assert.equal(info.running, false);
+  assert.equal(info.result.generation, r.generation);
+});
+
 test("a sandbox's default durability", async () => {
   const sb = await Sandbox.create({ ...conn, durability: "committed" });
   assert.equal(sb.info.durability, "committed");

@@ -4,6 +4,7 @@ import {
   Sandbox, OPERATIONS, ABSENT, NotFoundError, AuthenticationError, UnavailableError, InvalidArgumentError, ConflictError,
 } from "../dist/index.js";
 import { startServer } from "./server.mjs";
+import { readFileSync } from "node:fs";
 
 let srv;
 let conn;
@@ -124,4 +125,12 @@ test("every OpenAPI operation is covered or listed as absent", async () => {
   assert.deepEqual(missing, [], "OpenAPI operations the TypeScript SDK neither covers nor lists in ABSENT");
   const stale = [...covered, ...Object.keys(ABSENT)].filter((o) => !served.has(o));
   assert.deepEqual(stale, [], "operations the SDK names that the server no longer serves");
+});
+
+test("every operation in OPERATIONS has a method", () => {
+  // OPERATIONS is what the SDK claims to cover: each one must be called.
+  const src = readFileSync(new URL("../src/index.ts", import.meta.url), "utf8");
+  const body = src.slice(src.indexOf("} as const;"));
+  const unused = Object.keys(OPERATIONS).filter((op) => !body.includes(`"${op}"`));
+  assert.deepEqual(unused, [], "operations the TypeScript SDK never calls");
 });
