@@ -144,3 +144,21 @@ def test_every_operation_has_a_method():
         src = inspect.getsource(mod)
         unused = [op for op in warren.OPERATIONS if f'"{op}"' not in src]
         assert not unused, f"operations the {name} client never calls: {unused}"
+
+
+def test_create_and_run_options(tenant):
+    sb = Sandbox.create(user="root", hostname="box", commands="resident-only", security="relaxed", standby_after=30)
+    assert (sb.info["user"], sb.info["hostname"], sb.info["commands"], sb.info["security"], sb.info["standby_after"]) == \
+        ("root", "box", "resident-only", "relaxed", "30s")
+    r = sb.commands.run("id -un; hostname; git apply x")
+    assert r.stdout == "root\nbox\n" and r.exit_code == 2
+    assert "(commands policy resident-only)" in r.stderr
+    assert r.rungs == {"resident": 2, "missing": 1} and r.cpu_seconds == 0
+    # A run's own policy naming a mode replaces the sandbox's.
+    r = sb.commands.run("git apply x", commands="resident-first")
+    assert r.exit_code == 2 and "resident-only" not in r.stderr, r.stderr
+    kids = sb.fork(count=1, labels={"kid": "1"})
+    assert kids[0].info["labels"] == {"kid": "1"}
+    with pytest.raises(warren.InvalidArgumentError) as e:
+        Sandbox.create(security="none")
+    assert "none" in str(e.value)
