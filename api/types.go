@@ -223,7 +223,7 @@ type SecretInfo struct {
 type NetworkUpdate struct {
 	Allow   []string     `json:"allow,omitempty"`
 	Deny    []string     `json:"deny,omitempty"`
-	Secrets []SecretSpec `json:"secrets,omitempty"`
+	Secrets []SecretSpec `json:"secrets"` // no omitempty: an empty list (remove all) must survive the hop to a worker
 }
 
 // NetworkDecision is one entry of a sandbox's egress audit list.

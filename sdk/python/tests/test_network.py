@@ -92,9 +92,6 @@ def test_secrets_placeholder_only(tenant, upstream):
     assert [s.name for s in sb.network.set(allow=[SECRET_HOST]).secrets] == ["API_TOKEN"]
 
 
-@pytest.mark.xfail(strict=True, reason="server: PUT .../network with \"secrets\": [] keeps the secrets when warren serve runs "
-                   "worker processes (the default): api.NetworkUpdate.Secrets is omitempty, so the front's hop to the worker "
-                   "drops the empty list; the OpenAPI document says a present list replaces them")
 def test_empty_secrets_list_removes_them(tenant):
     sb = Sandbox.create(network={"allow": [SECRET_HOST]}, secrets=[Secret("T", "v", [SECRET_HOST])])
     assert sb.network.set(allow=[SECRET_HOST], secrets=[]).secrets == []

@@ -89,10 +89,7 @@ test("secrets: the sandbox and the API see only the placeholder; TLS to the secr
   assert.deepEqual((await sb.network.set({ allow: [SECRET_HOST] })).secrets.map((s) => s.name), ["API_TOKEN"]);
 });
 
-test("an empty secrets list removes them", {
-  todo: "server: PUT .../network with \"secrets\": [] keeps the secrets when warren serve runs worker processes (the default): " +
-    "api.NetworkUpdate.Secrets is omitempty, so the front's hop to the worker drops the empty list",
-}, async () => {
+test("an empty secrets list removes them", async () => {
   const sb = await Sandbox.create({ ...conn, network: { allow: [SECRET_HOST] }, secrets: [{ name: "T", value: "v", hosts: [SECRET_HOST] }] });
   assert.deepEqual((await sb.network.set({ allow: [SECRET_HOST], secrets: [] })).secrets, []);
 });
