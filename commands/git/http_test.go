@@ -45,14 +45,15 @@ func needHostGit(t testing.TB) {
 // under git.test, a decoy under decoy.test, and a sandbox whose egress
 // allows git.test only.
 type gitWorld struct {
-	root   string // GIT_PROJECT_ROOT on the host
-	site   *egresstest.Server
-	decoy  *egresstest.Server
-	sb     *egress.Sandbox
-	secret egress.Secret
-	fs     *vfs.FS
-	mem    *commands.Memory
-	env    []string
+	root    string // GIT_PROJECT_ROOT on the host
+	site    *egresstest.Server
+	decoy   *egresstest.Server
+	sb      *egress.Sandbox
+	secret  egress.Secret
+	fs      *vfs.FS
+	mem     *commands.Memory
+	env     []string
+	timeout time.Duration // each command's deadline (default 30 s)
 
 	mu    sync.Mutex
 	auths []string // Authorization headers the site saw
@@ -93,6 +94,9 @@ func newGitWorld(t testing.TB) *gitWorld {
 	})
 	mux.HandleFunc("/moved/", func(rw http.ResponseWriter, r *http.Request) {
 		http.Redirect(rw, r, "https://decoy.test:"+w.decoy.Port()+"/git/repo.git/info/refs?"+r.URL.RawQuery, http.StatusFound)
+	})
+	mux.HandleFunc("/stall/", func(rw http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
 	})
 	mux.HandleFunc("/endless/", func(rw http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/info/refs") {
@@ -156,7 +160,11 @@ func (w *gitWorld) git(t testing.TB, dir string, args ...string) (string, string
 	inv := &commands.Invocation{Args: append([]string{"git"}, args...), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
 		Dir: "/work/" + dir, Env: w.env, FS: w.fs, Umask: 0o022,
 		Sys: &commands.System{Hostname: "sandbox", Net: w.sb.Client(), Memory: w.mem}}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	d := w.timeout
+	if d == 0 {
+		d = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	code := tab["git"](ctx, inv)
 	return out.String(), errb.String(), code
@@ -408,5 +416,66 @@ func walkFiles(t testing.TB, fsys *vfs.FS, dir string, fn func(string, []byte)) 
 			}
 			fn(p, data)
 		}
+	}
+}
+
+// TestHTTP_Shallow: clone --depth 1 gets one commit (git's shallow file),
+// log stops there, and a later pull brings the new commit on top.
+func TestHTTP_Shallow(t *testing.T) {
+	w := newGitWorld(t)
+	for _, n := range []string{"2", "3"} {
+		os.WriteFile(filepath.Join(w.root, "seed", "n.txt"), []byte(n+"\n"), 0o644)
+		w.hostGit(t, "seed", "add", "n.txt")
+		w.hostGit(t, "seed", "commit", "-qm", "commit "+n)
+	}
+	w.hostGit(t, "seed", "push", "-q", filepath.Join(w.root, "repo.git"), "main")
+	w.must(t, "", "clone", "-q", "--depth", "1", w.url("repo.git"), "sh")
+	if got := w.must(t, "sh", "log", "--format=%s"); got != "commit 3\n" {
+		t.Errorf("log of a depth-1 clone: %q", got)
+	}
+	host := strings.TrimSpace(w.hostGit(t, "seed", "rev-parse", "HEAD"))
+	if b, err := w.fs.ReadFile("/work/sh/.git/shallow"); err != nil || strings.TrimSpace(string(b)) != host {
+		t.Errorf(".git/shallow: %q %v, want %s", b, err, host)
+	}
+	os.WriteFile(filepath.Join(w.root, "seed", "n.txt"), []byte("4\n"), 0o644)
+	w.hostGit(t, "seed", "commit", "-qam", "commit 4")
+	w.hostGit(t, "seed", "push", "-q", filepath.Join(w.root, "repo.git"), "main")
+	w.must(t, "sh", "pull", "-q")
+	if got := w.must(t, "sh", "log", "--format=%s"); got != "commit 4\ncommit 3\n" {
+		t.Errorf("log after pull: %q", got)
+	}
+	if b, _ := w.fs.ReadFile("/work/sh/n.txt"); string(b) != "4\n" {
+		t.Errorf("n.txt after pull: %q", b)
+	}
+}
+
+// TestHTTP_Failures: a certificate from an unknown CA and a stalled
+// server end as git reports them (128), within the command's deadline.
+func TestHTTP_Failures(t *testing.T) {
+	w := newGitWorld(t)
+	other := egresstest.NewCA(t)
+	stall := make(chan struct{})
+	t.Cleanup(func() { close(stall) })
+	bad := other.Serve(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stall:
+		case <-r.Context().Done():
+		}
+	}), "git.test")
+	// the same name on a server whose certificate the sandbox does not trust
+	badURL := "https://git.test:" + bad.Port() + "/git/repo.git"
+	_, errs, code := w.git(t, "", "ls-remote", badURL)
+	if code != 128 || !strings.Contains(errs, "fatal: unable to access '"+badURL+"/': SSL certificate problem: unable to get local issuer certificate") {
+		t.Errorf("untrusted certificate: %d %q", code, errs)
+	}
+	// a server that never answers, under a 300 ms deadline
+	start := time.Now()
+	w.timeout = 300 * time.Millisecond
+	_, errs, code = w.git(t, "", "ls-remote", "https://git.test:"+w.site.Port()+"/stall/r.git")
+	if code != 128 || !strings.Contains(errs, "Operation timed out") {
+		t.Errorf("stalled server: %d %q", code, errs)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the deadline took %v to end the command", d)
 	}
 }
