@@ -1,6 +1,8 @@
 package git
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"path"
@@ -205,7 +207,11 @@ func (s *session) fetchPack(r *smarthttp.Remote, adv *packp.AdvRefs, wanted map[
 		return s.remoteErr(err)
 	}
 	defer pack.Close()
-	if err := packfile.UpdateObjectStorage(s.repo.Storer, pack); err != nil {
+	in, err := s.guardPack(r, pack)
+	if err != nil {
+		return err
+	}
+	if err := packfile.UpdateObjectStorage(s.repo.Storer, in); err != nil {
 		if ferr := r.Failure(); ferr != nil {
 			return s.remoteErr(ferr)
 		}
@@ -231,6 +237,41 @@ func (s *session) fetchPack(r *smarthttp.Remote, adv *packp.AdvRefs, wanted map[
 		}
 	}
 	return nil
+}
+
+// Per-object memory go-git's indexer sets aside from a pack's declared
+// object count before it reads one object (idxfile.Writer.OnHeader makes
+// a slice of that capacity, unclamped), and the most objects a pack may
+// declare whatever the budget.
+const (
+	packObjectCost   = 64
+	maxPackObjects   = 1 << 25
+	packHeaderLength = 12
+)
+
+// guardPack reads the pack's header before go-git does: a server that
+// declares two billion objects would have the indexer allocate tens of
+// GiB at once. The declared count is charged to the budget first (the
+// indexer's slice lives until the command ends) and capped.
+func (s *session) guardPack(r *smarthttp.Remote, pack io.Reader) (io.Reader, error) {
+	var hdr [packHeaderLength]byte
+	if _, err := io.ReadFull(pack, hdr[:]); err != nil {
+		if ferr := r.Failure(); ferr != nil {
+			return nil, s.remoteErr(ferr)
+		}
+		return nil, fatalf("early EOF\nfatal: fetch-pack: invalid index-pack output (the pack from '%s' ends in its header)", r.URL())
+	}
+	if string(hdr[:4]) != "PACK" || (binary.BigEndian.Uint32(hdr[4:8]) != 2 && binary.BigEndian.Uint32(hdr[4:8]) != 3) {
+		return nil, fatalf("protocol error: bad pack header from '%s'", r.URL())
+	}
+	n := binary.BigEndian.Uint32(hdr[8:12])
+	if n > maxPackObjects {
+		return nil, fatalf("the pack from '%s' declares %d objects, over warren's limit of %d", r.URL(), n, maxPackObjects)
+	}
+	if err := s.res.Grow(int64(n) * packObjectCost); err != nil {
+		return nil, err
+	}
+	return io.MultiReader(bytes.NewReader(hdr[:]), pack), nil
 }
 
 // updateRef moves m.dst to m.hash, fast-forward only unless forced, and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cgi"
@@ -97,6 +98,31 @@ func newGitWorld(t testing.TB) *gitWorld {
 	})
 	mux.HandleFunc("/stall/", func(rw http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
+	})
+	mux.HandleFunc("/endlesspack/", func(rw http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/info/refs") {
+			rw.Header().Set("Content-Type", "application/x-git-upload-pack-advertisement")
+			io.WriteString(rw, "001e# service=git-upload-pack\n0000")
+			ref := strings.Repeat("b", 40) + " HEAD\x00ofs-delta\n"
+			io.WriteString(rw, fmt.Sprintf("%04x%s", len(ref)+4, ref))
+			ref = strings.Repeat("b", 40) + " refs/heads/main\n"
+			io.WriteString(rw, fmt.Sprintf("%04x%s0000", len(ref)+4, ref))
+			return
+		}
+		rw.Header().Set("Content-Type", "application/x-git-upload-pack-result")
+		if strings.Contains(r.URL.Path, "/count/") {
+			// two billion objects declared
+			io.WriteString(rw, "0008NAK\nPACK\x00\x00\x00\x02\x7f\xff\xff\xff")
+			return
+		}
+		// one blob declared 32 GiB, its zlib stream stored blocks forever
+		io.WriteString(rw, "0008NAK\nPACK\x00\x00\x00\x02\x00\x00\x00\x01\xb0\x80\x80\x80\x40\x78\x01")
+		block := append([]byte{0x00, 0x00, 0x80, 0xff, 0x7f}, make([]byte, 32<<10)...)
+		for r.Context().Err() == nil {
+			if _, err := rw.Write(block); err != nil {
+				return
+			}
+		}
 	})
 	mux.HandleFunc("/endless/", func(rw http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/info/refs") {
@@ -335,8 +361,10 @@ func TestHTTP_Policy(t *testing.T) {
 		t.Fatalf("the decoy server was reached %d times", n)
 	}
 
-	// the secret, as an extraHeader and as URL credentials
+	// the secret, as an extraHeader
+	w.mu.Lock()
 	w.auths = nil
+	w.mu.Unlock()
 	out := w.must(t, "", "-c", "http.extraHeader=Authorization: Bearer "+w.secret.Placeholder, "clone", w.url("private.git"), "priv")
 	if !strings.Contains(out, "Cloning into 'priv'") {
 		t.Errorf("clone said %q", out)
@@ -378,6 +406,19 @@ func TestHTTP_Hostile(t *testing.T) {
 	_, errs, code := w.git(t, "", "ls-remote", "https://git.test:"+w.site.Port()+"/endless/r.git")
 	if code != commands.StatusLimit || !strings.Contains(errs, "memory limit exceeded (8 MiB)") {
 		t.Fatalf("endless advertisement: %d %q", code, errs)
+	}
+	if u := w.mem.Used(); u != 0 {
+		t.Errorf("%d bytes still charged", u)
+	}
+	// a pack declaring two billion objects (go-git's indexer would
+	// allocate a slice of that many at once), and one that never ends
+	_, errs, code = w.git(t, "", "clone", "https://git.test:"+w.site.Port()+"/endlesspack/count/r.git", "endless")
+	if code != 128 || !strings.Contains(errs, "declares 2147483647 objects, over warren's limit") {
+		t.Fatalf("two billion objects: %d %q", code, errs)
+	}
+	_, errs, code = w.git(t, "", "clone", "https://git.test:"+w.site.Port()+"/endlesspack/data/r.git", "endless")
+	if code != commands.StatusLimit || !strings.Contains(errs, "memory limit exceeded (8 MiB)") {
+		t.Fatalf("endless pack: %d %q", code, errs)
 	}
 	if u := w.mem.Used(); u != 0 {
 		t.Errorf("%d bytes still charged", u)
@@ -477,5 +518,47 @@ func TestHTTP_Failures(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("the deadline took %v to end the command", d)
+	}
+}
+
+// TestHTTP_EmptyRepository: an agent's first push to a new, empty
+// repository: clone warns, commit, push -u creates the branch.
+func TestHTTP_EmptyRepository(t *testing.T) {
+	w := newGitWorld(t)
+	w.hostGit(t, "", "init", "-q", "--bare", "-b", "main", "empty.git")
+	w.hostGit(t, "empty.git", "config", "http.receivepack", "true")
+	out := w.must(t, "", "clone", w.url("empty.git"))
+	if !strings.Contains(out, "warning: You appear to have cloned an empty repository.") {
+		t.Errorf("clone said %q", out)
+	}
+	if got, _, _ := w.git(t, "", "ls-remote", w.url("empty.git")); got != "" {
+		t.Errorf("ls-remote of an empty repository: %q", got)
+	}
+	w.fs.WriteFile("/work/empty/f", []byte("f\n"), 0o644)
+	w.must(t, "empty", "add", "f")
+	w.must(t, "empty", "commit", "-qm", "first")
+	w.must(t, "empty", "branch", "-M", "main")
+	out = w.must(t, "empty", "push", "-u", "origin", "main")
+	if !strings.Contains(out, " * [new branch]      main -> main\n") {
+		t.Errorf("push said %q", out)
+	}
+	if got, want := strings.TrimSpace(w.hostGit(t, "empty.git", "rev-parse", "main")), strings.TrimSpace(w.must(t, "empty", "rev-parse", "HEAD")); got != want {
+		t.Errorf("server main %s, sandbox HEAD %s", got, want)
+	}
+	if got := w.must(t, "empty", "status", "-sb"); got != "## main...origin/main\n" {
+		t.Errorf("status: %q", got)
+	}
+	// a remote added by hand, pushed with a refspec
+	w.must(t, "empty", "remote", "add", "second", w.url("repo.git"))
+	if got := w.must(t, "empty", "remote", "-v"); !strings.Contains(got, "second\t"+w.url("repo.git")+" (push)\n") {
+		t.Errorf("remote -v: %q", got)
+	}
+	w.must(t, "empty", "push", "second", "HEAD:refs/heads/from-empty")
+	if got := w.hostGit(t, "repo.git", "branch", "--list", "from-empty"); !strings.Contains(got, "from-empty") {
+		t.Errorf("branch not on the server: %q", got)
+	}
+	w.must(t, "empty", "push", "second", "--delete", "from-empty")
+	if got := w.hostGit(t, "repo.git", "branch", "--list", "from-empty"); got != "" {
+		t.Errorf("branch still on the server: %q", got)
 	}
 }
