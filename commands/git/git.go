@@ -2,7 +2,9 @@
 // adapter (billy.go). It covers the everyday workflow (init, config, add,
 // rm, mv, commit, status, log, diff, show, branch, checkout, switch,
 // restore, reset, tag, merge, stash, rev-parse, ls-files, clone from a
-// sandbox path) with git's output formats, checked against recordings of
+// sandbox path; clone, fetch, pull, push, ls-remote and remote over
+// https:// and http:// through the sandbox's egress client, package
+// smarthttp) with git's output formats, checked against recordings of
 // git 2.39. Merges fast-forward or merge line by line; conflicts get git's
 // markers and the MERGE_HEAD workflow (add, commit, merge --abort), but
 // git's index conflict stages are not kept (see unmergedFile). It never

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
@@ -86,7 +87,7 @@ func newGitWorld(t testing.TB) *gitWorld {
 		w.mu.Lock()
 		w.auths = append(w.auths, r.Header.Get("Authorization"))
 		w.mu.Unlock()
-		if strings.HasPrefix(r.URL.Path, "/git/private.git/") && r.Header.Get("Authorization") != "Bearer "+realToken {
+		if strings.HasPrefix(r.URL.Path, "/git/private.git/") && r.Header.Get("Authorization") != "Bearer "+realToken && r.Header.Get("Authorization") != "Basic "+base64.StdEncoding.EncodeToString([]byte("x:"+realToken)) {
 			rw.Header().Set("WWW-Authenticate", `Basic realm="git"`)
 			http.Error(rw, "auth required", http.StatusUnauthorized)
 			return
@@ -386,6 +387,20 @@ func TestHTTP_Policy(t *testing.T) {
 			t.Errorf("the site saw Authorization %q, want the real token", a)
 		}
 	}
+	// as URL credentials (git sends them as Basic; egress swaps inside it)
+	w.mu.Lock()
+	w.auths = nil
+	w.mu.Unlock()
+	withCreds := strings.Replace(w.url("private.git"), "https://", "https://x:"+w.secret.Placeholder+"@", 1)
+	w.must(t, "", "clone", "-q", withCreds, "priv2")
+	w.must(t, "priv2", "ls-remote", "origin")
+	w.mu.Lock()
+	for _, a := range w.auths {
+		if a != "Basic "+base64.StdEncoding.EncodeToString([]byte("x:"+realToken)) {
+			t.Errorf("the site saw Authorization %q for URL credentials", a)
+		}
+	}
+	w.mu.Unlock()
 	var leaks []string
 	walkFiles(t, w.fs, "/", func(p string, data []byte) {
 		if bytes.Contains(data, []byte(realToken)) {

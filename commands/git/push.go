@@ -179,11 +179,12 @@ func cmdPush(s *session, args []string) error {
 				return fatalf("bad object: %v", err)
 			}
 			var pack bytes.Buffer
-			if _, err := packfile.NewEncoder(&pack, s.repo.Storer, false).Encode(hashes, 10); err != nil {
+			cw := &chargedWriter{w: &pack, s: s}
+			if _, err := packfile.NewEncoder(cw, s.repo.Storer, false).Encode(hashes, 10); err != nil {
+				if cw.err != nil {
+					return cw.err
+				}
 				return fatalf("pack-objects died: %v", err)
-			}
-			if err := s.res.Grow(int64(pack.Len())); err != nil {
-				return err
 			}
 			req.Packfile = io.NopCloser(&pack)
 		}
@@ -295,4 +296,20 @@ func (s *session) reportPush(url string, refs []*pushRef) {
 		}
 		fmt.Fprintf(s.inv.Stderr, " %c %-17s %s -> %s%s\n", p.up.flag, p.up.summary, p.up.from, p.up.to, p.up.note)
 	}
+}
+
+// chargedWriter charges what the pack encoder writes to the budget before
+// it is kept (the pack is held whole: the request has to know its length).
+type chargedWriter struct {
+	w   io.Writer
+	s   *session
+	err error
+}
+
+func (c *chargedWriter) Write(p []byte) (int, error) {
+	if err := c.s.res.Grow(int64(len(p))); err != nil {
+		c.err = err
+		return 0, err
+	}
+	return c.w.Write(p)
 }
