@@ -57,8 +57,10 @@ type gitWorld struct {
 	env     []string
 	timeout time.Duration // each command's deadline (default 30 s)
 
-	mu    sync.Mutex
-	auths []string // Authorization headers the site saw
+	mu     sync.Mutex
+	auths  []string // Authorization headers the site saw
+	advert []byte   // what /static/ serves
+	ca     *egresstest.CA
 }
 
 const realToken = "real-token-value-9f8e"
@@ -81,6 +83,7 @@ func newGitWorld(t testing.TB) *gitWorld {
 	backend := &cgi.Handler{Path: httpBackend, Root: "/git", Stderr: io.Discard,
 		Env: []string{"GIT_PROJECT_ROOT=" + w.root, "GIT_HTTP_EXPORT_ALL=1"}}
 	ca := egresstest.NewCA(t)
+	w.ca = ca
 	w.decoy = ca.Serve(t, backend, "decoy.test")
 	mux := http.NewServeMux()
 	mux.HandleFunc("/git/", func(rw http.ResponseWriter, r *http.Request) {
@@ -96,6 +99,12 @@ func newGitWorld(t testing.TB) *gitWorld {
 	})
 	mux.HandleFunc("/moved/", func(rw http.ResponseWriter, r *http.Request) {
 		http.Redirect(rw, r, "https://decoy.test:"+w.decoy.Port()+"/git/repo.git/info/refs?"+r.URL.RawQuery, http.StatusFound)
+	})
+	mux.HandleFunc("/static/", func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "application/x-git-upload-pack-advertisement")
+		w.mu.Lock()
+		rw.Write(w.advert)
+		w.mu.Unlock()
 	})
 	mux.HandleFunc("/stall/", func(rw http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
