@@ -3,7 +3,6 @@ package git
 import (
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
 
 	gogit "github.com/go-git/go-git/v5"
@@ -28,15 +27,10 @@ func cmdClone(s *session, args []string) error {
 		case (a == "-b" || a == "--branch") && i+1 < len(args):
 			i++
 			branch = args[i]
-		case a == "--depth" && i+1 < len(args) || strings.HasPrefix(a, "--depth="):
-			v, ok := strings.CutPrefix(a, "--depth=")
-			if !ok {
-				i++
-				v = args[i]
-			}
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return fatalf("depth %s is not a positive number", v)
+		case isDepth(args, i):
+			n, err := depthOption(args, &i)
+			if err != nil {
+				return err
 			}
 			depth = n
 		case a == "--single-branch" || a == "--no-hardlinks" || a == "-l" || a == "--local":

@@ -348,9 +348,49 @@ func (s *session) writeFetchHead(heads []fetchHead) {
 	s.inv.FS.WriteFile(path.Join(s.root, ".git", "FETCH_HEAD"), []byte(b.String()), 0o644)
 }
 
+// remoteFrom takes the remote a command names first among its operands
+// (else the branch's remote, else origin) and returns the rest.
+func (s *session) remoteFrom(operands []string) (*config.RemoteConfig, []string, error) {
+	name := s.defaultRemote()
+	if len(operands) > 0 {
+		name, operands = operands[0], operands[1:]
+	}
+	rc, err := s.netRemote(name)
+	return rc, operands, err
+}
+
+// isDepth reports --depth N or --depth=N at args[i].
+func isDepth(args []string, i int) bool {
+	return args[i] == "--depth" && i+1 < len(args) || strings.HasPrefix(args[i], "--depth=")
+}
+
+// depthOption reads the --depth at args[*i] (moving *i past its value).
+func depthOption(args []string, i *int) (int, error) {
+	v, ok := strings.CutPrefix(args[*i], "--depth=")
+	if !ok {
+		*i++
+		v = args[*i]
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fatalf("depth %s is not a positive number", v)
+	}
+	return n, nil
+}
+
+// sortedRefs is the advertised ref names in order.
+func sortedRefs(adv *packp.AdvRefs) []string {
+	names := make([]string, 0, len(adv.References))
+	for n := range adv.References {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // netRemote resolves name to a network remote; a path remote is refused
 // (before any effect), so the image's git can fetch it.
-func (s *session) netRemote(cmd, name string) (*config.RemoteConfig, error) {
+func (s *session) netRemote(name string) (*config.RemoteConfig, error) {
 	rc, err := s.remoteConfig(name)
 	if err != nil {
 		return nil, err
@@ -373,11 +413,10 @@ func cmdFetch(s *session, args []string) error {
 		switch {
 		case a == "-q" || a == "--quiet":
 			s.quiet = true
-		case a == "--depth" && i+1 < len(args):
-			i++
-			n, err := strconv.Atoi(args[i])
-			if err != nil || n < 1 {
-				return fatalf("depth %s is not a positive number", args[i])
+		case isDepth(args, i):
+			n, err := depthOption(args, &i)
+			if err != nil {
+				return err
 			}
 			depth = n
 		case a == "--no-tags" || a == "--progress" || a == "--no-progress" || a == "-v":
@@ -388,11 +427,7 @@ func cmdFetch(s *session, args []string) error {
 			operands = append(operands, a)
 		}
 	}
-	name := s.defaultRemote()
-	if len(operands) > 0 {
-		name, operands = operands[0], operands[1:]
-	}
-	rc, err := s.netRemote("fetch", name)
+	rc, operands, err := s.remoteFrom(operands)
 	if err != nil {
 		return err
 	}
@@ -455,7 +490,7 @@ func cmdLsRemote(s *session, args []string) error {
 		if raw == "" {
 			raw = s.defaultRemote()
 		}
-		rc, err := s.netRemote("ls-remote", raw)
+		rc, err := s.netRemote(raw)
 		if err != nil {
 			return err
 		}
@@ -561,11 +596,7 @@ func cmdPull(s *session, args []string) error {
 	if !onBranch {
 		return fatalf("You are not currently on a branch.\nPlease specify which branch you want to merge with.")
 	}
-	name := s.defaultRemote()
-	if len(operands) > 0 {
-		name, operands = operands[0], operands[1:]
-	}
-	rc, err := s.netRemote("pull", name)
+	rc, operands, err := s.remoteFrom(operands)
 	if err != nil {
 		return err
 	}
@@ -583,7 +614,7 @@ func cmdPull(s *session, args []string) error {
 		cfg, _ := s.repo.Config()
 		br, ok := cfg.Branches[b]
 		if !ok || br.Merge == "" {
-			return fatalf("There is no tracking information for the current branch.\nPlease specify which branch you want to merge with.\nSee git-pull(1) for details.\n\n    git pull <remote> <branch>\n\nIf you wish to set tracking information for this branch you can do so with:\n\n    git branch --set-upstream-to=%s/<branch> %s\n", name, b)
+			return fatalf("There is no tracking information for the current branch.\nPlease specify which branch you want to merge with.\nSee git-pull(1) for details.\n\n    git pull <remote> <branch>\n\nIf you wish to set tracking information for this branch you can do so with:\n\n    git branch --set-upstream-to=%s/<branch> %s\n", rc.Name, b)
 		}
 		mergeRef = br.Merge
 		operands = []string{br.Merge.String()}

@@ -100,6 +100,10 @@ func newGitWorld(t testing.TB) *gitWorld {
 	mux.HandleFunc("/moved/", func(rw http.ResponseWriter, r *http.Request) {
 		http.Redirect(rw, r, "https://decoy.test:"+w.decoy.Port()+"/git/repo.git/info/refs?"+r.URL.RawQuery, http.StatusFound)
 	})
+	mux.HandleFunc("/renamed/", func(rw http.ResponseWriter, r *http.Request) {
+		// the repository moved on the same host: git follows and moves its base
+		http.Redirect(rw, r, strings.Replace(r.URL.RequestURI(), "/renamed/old.git/", "/git/repo.git/", 1), http.StatusMovedPermanently)
+	})
 	mux.HandleFunc("/static/", func(rw http.ResponseWriter, r *http.Request) {
 		rw.Header().Set("Content-Type", "application/x-git-upload-pack-advertisement")
 		w.mu.Lock()
@@ -584,5 +588,33 @@ func TestHTTP_EmptyRepository(t *testing.T) {
 	w.must(t, "empty", "push", "second", "--delete", "from-empty")
 	if got := w.hostGit(t, "repo.git", "branch", "--list", "from-empty"); got != "" {
 		t.Errorf("branch still on the server: %q", got)
+	}
+}
+
+// TestHTTP_Remotes: a redirect on the allowed host moves the remote's base
+// (git's warning), and a remote that is a sandbox path is refused, so the
+// image's git can take the command.
+func TestHTTP_Remotes(t *testing.T) {
+	w := newGitWorld(t)
+	moved := "https://git.test:" + w.site.Port() + "/renamed/old.git"
+	out := w.must(t, "", "clone", moved, "mv")
+	if !strings.Contains(out, "warning: redirecting to "+w.url("repo.git")+"/\n") {
+		t.Errorf("clone through a redirect said %q", out)
+	}
+	if b, _ := w.fs.ReadFile("/work/mv/README"); string(b) != "hello\n" {
+		t.Errorf("README through the redirect: %q", b)
+	}
+	w.must(t, "", "clone", "-q", "/work/mv", "local")
+	for _, args := range [][]string{{"fetch"}, {"pull"}, {"push"}, {"ls-remote"}} {
+		_, errs, code := w.git(t, "local", args...)
+		if code != 2 || !strings.Contains(errs, "not supported here") {
+			t.Errorf("git %s on a path remote: %d %q, want the refusal", args[0], code, errs)
+		}
+	}
+	if _, errs, code := w.git(t, "local", "fetch", "nowhere"); code != 128 || !strings.Contains(errs, "fatal: 'nowhere' does not appear to be a git repository") {
+		t.Errorf("fetch from an unknown remote: %d %q", code, errs)
+	}
+	if _, errs, code := w.git(t, "mv", "--no-pager", "fetch", "--unshallow"); code != 2 || !strings.Contains(errs, "fetch --unshallow") {
+		t.Errorf("an unknown fetch option: %d %q", code, errs)
 	}
 }

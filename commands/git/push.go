@@ -49,13 +49,13 @@ func cmdPush(s *session, args []string) error {
 		}
 	}
 	branch, onBranch := s.branchName()
-	name := s.defaultRemote()
-	if len(operands) > 0 {
-		name, operands = operands[0], operands[1:]
-	}
-	rc, err := s.netRemote("push", name)
+	rc, operands, err := s.remoteFrom(operands)
 	if err != nil {
 		return err
+	}
+	name := rc.Name
+	if name == "" {
+		name = rc.URLs[0]
 	}
 	if len(operands) == 0 {
 		if !onBranch {
