@@ -85,6 +85,13 @@ func (s *session) extraHeaders(raw string) []commands.HeaderField {
 			vals = append(vals, v)
 		}
 	}
+	// An empty value clears the headers collected so far (git's rule).
+	for i := len(vals) - 1; i >= 0; i-- {
+		if strings.TrimSpace(vals[i]) == "" {
+			vals = vals[i+1:]
+			break
+		}
+	}
 	var out []commands.HeaderField
 	for _, v := range vals {
 		if name, val, ok := strings.Cut(v, ":"); ok && strings.TrimSpace(name) != "" {
