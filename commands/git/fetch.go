@@ -218,6 +218,10 @@ func (s *session) fetchPack(r *smarthttp.Remote, adv *packp.AdvRefs, wanted map[
 		if s.ctx.Err() != nil {
 			return fatalf("unable to access '%s': Operation timed out", r.URL()+"/")
 		}
+		// the server's side-band error channel (go-git's demuxer words it)
+		if msg, ok := strings.CutPrefix(err.Error(), "unexpected error: "); ok {
+			return fatalf("remote error: %s", strings.TrimSpace(msg))
+		}
 		return fatalf("early EOF\nfatal: fetch-pack: invalid index-pack output (%v)", err)
 	}
 	io.Copy(io.Discard, pack)

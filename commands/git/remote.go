@@ -3,6 +3,7 @@ package git
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"path"
 	"sort"
 	"strings"
@@ -28,15 +29,20 @@ func (s *session) dial(raw string) (*smarthttp.Remote, error) {
 	if strings.HasPrefix(raw, "git@") {
 		scheme = "ssh"
 	}
+	shown := raw
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		u.User = nil // git's messages never show credentials
+		shown = u.String()
+	}
 	if scheme != "https" && scheme != "http" {
-		return nil, fatalf("unable to access '%s': protocol '%s' is not supported here (the resident git speaks https:// and http:// through the sandbox's egress policy)", raw, scheme)
+		return nil, fatalf("unable to access '%s': protocol '%s' is not supported here (the resident git speaks https:// and http:// through the sandbox's egress policy)", shown, scheme)
 	}
 	var net commands.HTTPClient
 	if s.inv.Sys != nil {
 		net = s.inv.Sys.Net
 	}
 	if net == nil {
-		return nil, fatalf("unable to access '%s': network disabled for this sandbox", raw)
+		return nil, fatalf("unable to access '%s': network disabled for this sandbox", shown)
 	}
 	r, err := smarthttp.Open(net, raw, smarthttp.Options{Header: s.extraHeaders(raw), Budget: s.res})
 	if err != nil {
