@@ -151,15 +151,15 @@ func newGitWorld(t testing.TB) *gitWorld {
 			}
 		}
 	})
-	w.site = ca.Serve(t, mux, "git.test")
+	w.site = ca.Serve(t, mux, "git.test", "mirror.test")
 	lo := netip.MustParseAddr("127.0.0.1")
 	e := egress.New(egress.Config{
-		Hosts:      map[string][]netip.Addr{"git.test": {lo}, "decoy.test": {lo}},
+		Hosts:      map[string][]netip.Addr{"git.test": {lo}, "mirror.test": {lo}, "decoy.test": {lo}},
 		HostsOnly:  true,
 		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 		RootCAs:    ca.Pool,
 	})
-	p, err := egress.ParsePolicy([]string{"git.test"}, nil)
+	p, err := egress.ParsePolicy([]string{"git.test", "mirror.test"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,6 +412,17 @@ func TestHTTP_Policy(t *testing.T) {
 		if a != "Basic "+base64.StdEncoding.EncodeToString([]byte("x:"+realToken)) {
 			t.Errorf("the site saw Authorization %q for URL credentials", a)
 		}
+	}
+	w.mu.Unlock()
+	// another allowed host, not the secret's, gets the placeholder as it is
+	w.mu.Lock()
+	w.auths = nil
+	w.mu.Unlock()
+	mirror := "https://mirror.test:" + w.site.Port() + "/git/repo.git"
+	w.must(t, "", "-c", "http.extraHeader=Authorization: Bearer "+w.secret.Placeholder, "ls-remote", mirror)
+	w.mu.Lock()
+	if len(w.auths) != 1 || w.auths[0] != "Bearer "+w.secret.Placeholder {
+		t.Errorf("the mirror saw %q, want the placeholder", w.auths)
 	}
 	w.mu.Unlock()
 	var leaks []string
