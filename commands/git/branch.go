@@ -650,8 +650,8 @@ func (s *session) switchTo(name, start string, create, force bool) error {
 		return err
 	}
 	s.info("Switched to branch '%s'\n", name)
-	if up := s.upstream(name); up != "" {
-		s.info("Your branch is up to date with '%s'.\n", up)
+	if t := s.trackingLong(name); t != "" {
+		s.info("%s", t)
 	}
 	return nil
 }

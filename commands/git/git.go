@@ -2,7 +2,9 @@
 // adapter (billy.go). It covers the everyday workflow (init, config, add,
 // rm, mv, commit, status, log, diff, show, branch, checkout, switch,
 // restore, reset, tag, merge, stash, rev-parse, ls-files, clone from a
-// sandbox path) with git's output formats, checked against recordings of
+// sandbox path; clone, fetch, pull, push, ls-remote and remote over
+// https:// and http:// through the sandbox's egress client, package
+// smarthttp) with git's output formats, checked against recordings of
 // git 2.39. Merges fast-forward or merge line by line; conflicts get git's
 // markers and the MERGE_HEAD workflow (add, commit, merge --abort), but
 // git's index conflict stages are not kept (see unmergedFile). It never
@@ -76,14 +78,11 @@ var gitCommands = map[string]bool{
 	"am": true, "apply": true, "archive": true, "bisect": true, "blame": true, "bundle": true,
 	"cherry": true, "cherry-pick": true, "citool": true, "clean": true, "commit-tree": true,
 	"count-objects": true, "credential": true, "diff-files": true, "diff-index": true,
-	"diff-tree": true, "fast-export": true, "fast-import": true, "fetch": true,
-	"filter-branch": true, "for-each-ref": true, "format-patch": true, "fsck": true, "gc": true,
+	"diff-tree": true, "fast-export": true, "fast-import": true, "filter-branch": true, "for-each-ref": true, "format-patch": true, "fsck": true, "gc": true,
 	"grep": true, "hash-object": true, "help": true, "init-db": true, "interpret-trailers": true,
-	"ls-remote": true, "ls-tree": true, "mailinfo": true, "mailsplit": true, "maintenance": true,
+	"ls-tree": true, "mailinfo": true, "mailsplit": true, "maintenance": true,
 	"merge-base": true, "merge-file": true, "mktag": true, "mktree": true, "name-rev": true,
-	"notes": true, "pack-objects": true, "prune": true, "pull": true, "push": true,
-	"range-diff": true, "read-tree": true, "rebase": true, "reflog": true, "remote": true,
-	"repack": true, "replace": true, "request-pull": true, "rerere": true, "revert": true,
+	"notes": true, "pack-objects": true, "prune": true, "range-diff": true, "read-tree": true, "rebase": true, "reflog": true, "repack": true, "replace": true, "request-pull": true, "rerere": true, "revert": true,
 	"send-email": true, "shortlog": true, "show-branch": true, "show-ref": true,
 	"sparse-checkout": true, "stripspace": true, "submodule": true, "symbolic-ref": true,
 	"update-index": true, "update-ref": true, "var": true, "verify-commit": true,
@@ -123,6 +122,7 @@ func init() {
 		"reset": cmdReset, "tag": cmdTag, "merge": cmdMerge, "rev-parse": cmdRevParse,
 		"ls-files": cmdLsFiles, "clone": cmdClone, "version": cmdVersion, "rev-list": cmdRevList,
 		"cat-file": cmdCatFile, "stash": cmdStash, "describe": cmdDescribe,
+		"fetch": cmdFetch, "pull": cmdPull, "push": cmdPush, "ls-remote": cmdLsRemote, "remote": cmdRemote,
 	}
 }
 
@@ -196,6 +196,7 @@ var shortWithArg = map[string]string{
 	"commit": "mFCc", "checkout": "bB", "switch": "cC", "tag": "mF", "log": "n", "merge": "m",
 	"clone": "b", "init": "b", "restore": "s", "show": "n", "branch": "", "add": "", "rm": "",
 	"reset": "", "status": "", "diff": "", "mv": "", "ls-files": "", "stash": "m",
+	"fetch": "", "pull": "", "push": "", "ls-remote": "", "remote": "",
 }
 
 // expandShort splits bundled short options ("-qam msg" -> "-q -a -m msg"),

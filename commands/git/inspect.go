@@ -186,7 +186,7 @@ func cmdRevList(s *session, args []string) error {
 	if err != nil {
 		return err
 	}
-	iter, err := s.repo.Log(&gogit.LogOptions{From: h})
+	iter, err := s.logFrom(h)
 	if err != nil {
 		return err
 	}

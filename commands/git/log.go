@@ -163,7 +163,7 @@ func cmdLog(s *session, args []string) error {
 	if err != nil {
 		return err
 	}
-	iter, err := s.repo.Log(&gogit.LogOptions{From: *h, Order: gogit.LogOrderCommitterTime})
+	iter, err := s.logFrom(*h)
 	if err != nil {
 		return err
 	}
@@ -247,7 +247,7 @@ func pathJoin(dir, p string) string {
 // commitChanges diffs c against its first parent (or the empty tree).
 func (s *session) commitChanges(c *object.Commit) ([]*fileChange, error) {
 	var pt *object.Tree
-	if c.NumParents() > 0 {
+	if c.NumParents() > 0 && !s.isShallow(c.Hash) {
 		p, err := c.Parent(0)
 		if err != nil {
 			return nil, err
@@ -648,3 +648,92 @@ func cmdShow(s *session, args []string) error {
 	}
 	return nil
 }
+
+// isShallow reports a commit at the edge of a shallow clone: its parents
+// are not here, so it shows as a root (as git's grafts make it).
+func (s *session) isShallow(h plumbing.Hash) bool {
+	sh, err := s.repo.Storer.Shallow()
+	if err != nil {
+		return false
+	}
+	for _, x := range sh {
+		if x == h {
+			return true
+		}
+	}
+	return false
+}
+
+// logFrom walks history from h newest first (committer time), as git log.
+// go-git's walker fails at a shallow clone's edge before it yields the
+// shallow commit, so a shallow repository gets a walk of its own that
+// treats shallow commits as roots.
+func (s *session) logFrom(h plumbing.Hash) (object.CommitIter, error) {
+	sh, _ := s.repo.Storer.Shallow()
+	if len(sh) == 0 {
+		return s.repo.Log(&gogit.LogOptions{From: h, Order: gogit.LogOrderCommitterTime})
+	}
+	edge := map[plumbing.Hash]bool{}
+	for _, x := range sh {
+		edge[x] = true
+	}
+	c, err := s.repo.CommitObject(h)
+	if err != nil {
+		return nil, err
+	}
+	return &shallowIter{s: s, edge: edge, seen: map[plumbing.Hash]bool{h: true}, queue: []*object.Commit{c}}, nil
+}
+
+type shallowIter struct {
+	s     *session
+	edge  map[plumbing.Hash]bool
+	seen  map[plumbing.Hash]bool
+	queue []*object.Commit // unordered; Next takes the newest
+}
+
+func (it *shallowIter) Next() (*object.Commit, error) {
+	if len(it.queue) == 0 {
+		return nil, io.EOF
+	}
+	best := 0
+	for i, c := range it.queue {
+		if c.Committer.When.After(it.queue[best].Committer.When) {
+			best = i
+		}
+	}
+	c := it.queue[best]
+	it.queue = append(it.queue[:best], it.queue[best+1:]...)
+	if !it.edge[c.Hash] {
+		for _, p := range c.ParentHashes {
+			if it.seen[p] {
+				continue
+			}
+			it.seen[p] = true
+			pc, err := it.s.repo.CommitObject(p)
+			if err != nil {
+				return nil, err
+			}
+			it.queue = append(it.queue, pc)
+		}
+	}
+	return c, nil
+}
+
+func (it *shallowIter) ForEach(fn func(*object.Commit) error) error {
+	for {
+		c, err := it.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(c); err == storer.ErrStop {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}
+
+func (it *shallowIter) Close() {}

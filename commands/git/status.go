@@ -63,7 +63,7 @@ func cmdStatus(s *session, args []string) error {
 				if _, err := s.head(); err != nil {
 					fmt.Fprintf(s.out, "## No commits yet on %s\n", b)
 				} else {
-					fmt.Fprintf(s.out, "## %s\n", b)
+					fmt.Fprintf(s.out, "## %s%s\n", b, s.trackingShort(b))
 				}
 			}
 		}
@@ -182,8 +182,8 @@ func (s *session) longStatus(st gogit.Status, forCommit bool) {
 		fmt.Fprintf(w, "HEAD detached at %s\n", short(h.Hash()))
 	}
 	if onBranch && !unborn {
-		if up := s.upstream(b); up != "" {
-			fmt.Fprintf(w, "Your branch is up to date with '%s'.\n\n", up)
+		if t := s.trackingLong(b); t != "" {
+			fmt.Fprintf(w, "%s\n", t)
 		}
 	}
 	if unborn {
@@ -468,4 +468,95 @@ func (s *session) status() (gogit.Status, error) {
 		return nil, err
 	}
 	return st, nil
+}
+
+// tracking compares branch b with its upstream: the upstream's short name
+// ("" when b has none), the commits on each side only, and whether the
+// upstream's ref is gone.
+func (s *session) tracking(b string) (up string, ahead, behind int, gone bool) {
+	up = s.upstream(b)
+	if up == "" {
+		return "", 0, 0, false
+	}
+	mine, err := s.repo.Storer.Reference(plumbing.NewBranchReferenceName(b))
+	if err != nil {
+		return up, 0, 0, false
+	}
+	theirs, err := s.repo.Storer.Reference(plumbing.NewRemoteReferenceName(strings.SplitN(up, "/", 2)[0], strings.SplitN(up, "/", 2)[1]))
+	if err != nil {
+		return up, 0, 0, true
+	}
+	if mine.Hash() == theirs.Hash() {
+		return up, 0, 0, false
+	}
+	a, bb := s.reachable(mine.Hash()), s.reachable(theirs.Hash())
+	for h := range a {
+		if !bb[h] {
+			ahead++
+		}
+	}
+	for h := range bb {
+		if !a[h] {
+			behind++
+		}
+	}
+	return up, ahead, behind, false
+}
+
+// reachable is every commit reachable from h (a shallow history ends
+// where its objects do).
+func (s *session) reachable(h plumbing.Hash) map[plumbing.Hash]bool {
+	seen := map[plumbing.Hash]bool{}
+	stack := []plumbing.Hash{h}
+	for len(stack) > 0 && s.ctx.Err() == nil {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[c] {
+			continue
+		}
+		co, err := s.repo.CommitObject(c)
+		if err != nil {
+			continue
+		}
+		seen[c] = true
+		stack = append(stack, co.ParentHashes...)
+	}
+	return seen
+}
+
+// trackingLong is status's (and switch's) paragraph about the upstream.
+func (s *session) trackingLong(b string) string {
+	up, ahead, behind, gone := s.tracking(b)
+	commits := func(n int) string { return plural(n, "commit", "commits") }
+	switch {
+	case up == "":
+		return ""
+	case gone:
+		return fmt.Sprintf("Your branch is based on '%s', but the upstream is gone.\n  (use \"git branch --unset-upstream\" to fixup)\n", up)
+	case ahead > 0 && behind > 0:
+		return fmt.Sprintf("Your branch and '%s' have diverged,\nand have %d and %d different commits each, respectively.\n  (use \"git pull\" to merge the remote branch into yours)\n", up, ahead, behind)
+	case ahead > 0:
+		return fmt.Sprintf("Your branch is ahead of '%s' by %s.\n  (use \"git push\" to publish your local commits)\n", up, commits(ahead))
+	case behind > 0:
+		return fmt.Sprintf("Your branch is behind '%s' by %s, and can be fast-forwarded.\n  (use \"git pull\" to update your local branch)\n", up, commits(behind))
+	}
+	return fmt.Sprintf("Your branch is up to date with '%s'.\n", up)
+}
+
+// trackingShort is status -sb's "...origin/main [ahead 1]".
+func (s *session) trackingShort(b string) string {
+	up, ahead, behind, gone := s.tracking(b)
+	switch {
+	case up == "":
+		return ""
+	case gone:
+		return "..." + up + " [gone]"
+	case ahead > 0 && behind > 0:
+		return fmt.Sprintf("...%s [ahead %d, behind %d]", up, ahead, behind)
+	case ahead > 0:
+		return fmt.Sprintf("...%s [ahead %d]", up, ahead)
+	case behind > 0:
+		return fmt.Sprintf("...%s [behind %d]", up, behind)
+	}
+	return "..." + up
 }

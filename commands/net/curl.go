@@ -3,7 +3,6 @@ package net
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -58,14 +57,12 @@ func curl(ctx context.Context, inv *commands.Invocation) int {
 	}
 	c := &curlRun{inv: inv, rq: request{method: "", maxRedir: 50}, retryDelay: -1}
 	urls := operands
+	if infoOption(inv, opts, info{"version", "curl 8.5.0 (x86_64-pc-linux-gnu) warren-sandbox\nProtocols: file http https\nFeatures: egress-policy"},
+		info{"help", "Usage: curl [options...] <url>\nRequests go through the sandbox's egress policy; file:// URLs read the sandbox filesystem."}) {
+		return 0
+	}
 	for _, o := range opts {
 		switch o.Key {
-		case "version":
-			fmt.Fprintln(inv.Stdout, "curl 8.5.0 (x86_64-pc-linux-gnu) warren-sandbox\nProtocols: file http https\nFeatures: egress-policy")
-			return 0
-		case "help":
-			fmt.Fprintln(inv.Stdout, "Usage: curl [options...] <url>\nRequests go through the sandbox's egress policy; file:// URLs read the sandbox filesystem.")
-			return 0
 		case "s":
 			c.silent = true
 		case "S":
@@ -85,14 +82,14 @@ func curl(ctx context.Context, inv *commands.Invocation) int {
 		case "X":
 			c.rq.method = o.Val
 		case "H":
-			name, val, ok := strings.Cut(o.Val, ":")
+			h, ok := parseHeader(o.Val)
 			if !ok {
 				if n, ok := strings.CutSuffix(o.Val, ";"); ok {
 					c.rq.header = append(c.rq.header, commands.HeaderField{Name: n})
 				}
 				continue
 			}
-			c.rq.header = append(c.rq.header, commands.HeaderField{Name: strings.TrimSpace(name), Value: strings.TrimSpace(val)})
+			c.rq.header = append(c.rq.header, h)
 		case "d", "data-binary", "data-raw", "data-urlencode", "json":
 			v := o.Val
 			if o.Key != "data-raw" && o.Key != "data-urlencode" && strings.HasPrefix(v, "@") {
@@ -116,7 +113,7 @@ func curl(ctx context.Context, inv *commands.Invocation) int {
 		case "F":
 			c.form = append(c.form, o.Val)
 		case "u":
-			c.rq.header = append(c.rq.header, commands.HeaderField{Name: "Authorization", Value: "Basic " + base64.StdEncoding.EncodeToString([]byte(o.Val))})
+			c.rq.header = append(c.rq.header, basicAuth(o.Val))
 		case "oauth2-bearer":
 			c.rq.header = append(c.rq.header, commands.HeaderField{Name: "Authorization", Value: "Bearer " + o.Val})
 		case "I":
@@ -128,13 +125,13 @@ func curl(ctx context.Context, inv *commands.Invocation) int {
 		case "k":
 			c.rq.insecure = true
 		case "m", "connect-timeout":
-			f, err := strconv.ParseFloat(o.Val, 64)
-			if err != nil || f < 0 {
+			d, ok := parseSeconds(o.Val)
+			if !ok {
 				fmt.Fprintf(inv.Stderr, "curl: option --max-time: expected a proper numerical parameter\n")
 				return 2
 			}
 			if o.Key == "m" || c.maxTime == 0 {
-				c.maxTime = time.Duration(f * float64(time.Second))
+				c.maxTime = d
 			}
 		case "retry":
 			n, err := strconv.Atoi(o.Val)
@@ -232,12 +229,9 @@ func (c *curlRun) buildBody(ctx context.Context) error {
 			}
 			if file, ok := strings.CutPrefix(val, "@"); ok {
 				file, ctype, _ := strings.Cut(file, ";type=")
-				data, err := readData(ctx, c.inv, file)
+				data, err := c.readPart(ctx, file)
 				if err != nil {
-					if errors.Is(err, commands.ErrMemoryLimit) {
-						return err
-					}
-					return fmt.Errorf("Failed to open/read local data from file/application: %s", commands.Describe(err))
+					return err
 				}
 				h := textproto.MIMEHeader{}
 				h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="%s"; filename="%s"`, name, path.Base(file)))
@@ -250,12 +244,9 @@ func (c *curlRun) buildBody(ctx context.Context) error {
 				continue
 			}
 			if file, ok := strings.CutPrefix(val, "<"); ok {
-				data, err := readData(ctx, c.inv, file)
+				data, err := c.readPart(ctx, file)
 				if err != nil {
-					if errors.Is(err, commands.ErrMemoryLimit) {
-						return err
-					}
-					return fmt.Errorf("Failed to open/read local data from file/application: %s", commands.Describe(err))
+					return err
 				}
 				val = string(data)
 			}
@@ -293,13 +284,18 @@ func (c *curlRun) buildBody(ctx context.Context) error {
 	return nil
 }
 
-func (c *curlRun) defaultHeader(name, val string) {
-	for _, h := range c.rq.header {
-		if strings.EqualFold(h.Name, name) {
-			return
+func (c *curlRun) defaultHeader(name, val string) { c.rq.defaultHeader(name, val) }
+
+// readPart reads a -F part's file (name=@file, name=<file).
+func (c *curlRun) readPart(ctx context.Context, file string) ([]byte, error) {
+	data, err := readData(ctx, c.inv, file)
+	if err != nil {
+		if errors.Is(err, commands.ErrMemoryLimit) {
+			return nil, err
 		}
+		return nil, fmt.Errorf("Failed to open/read local data from file/application: %s", commands.Describe(err))
 	}
-	c.rq.header = append(c.rq.header, commands.HeaderField{Name: name, Value: val})
+	return data, nil
 }
 
 func (c *curlRun) failf(code int, msg string) int {
@@ -364,29 +360,16 @@ func (c *curlRun) one(ctx context.Context, raw, out string, remote bool) int {
 		delay = time.Second // curl's default, doubling per retry
 	}
 	start := time.Now()
-	var res result
-	for try := 0; ; try++ {
-		res, err = fetch(ctx, client, u.String(), c.rq)
-		st := 0
-		if res.resp != nil && err == nil {
-			st = res.resp.Status
-		}
-		if try >= c.retries || !retryable(err, st) {
-			break
-		}
-		if res.resp != nil && err == nil {
-			res.resp.Body.Close()
-		}
+	res, err := fetchRetrying(ctx, client, u.String(), c.rq, c.retries, func(try int, err error, st int) time.Duration {
 		if !c.silent {
 			fmt.Fprintf(c.inv.Stderr, "Warning: Problem : %s. Will retry in %d seconds. %d retries left.\n", retryWhy(err, st), int(delay/time.Second), c.retries-try)
 		}
-		if !sleep(ctx, delay) {
-			break
-		}
+		d := delay
 		if c.retryDelay < 0 {
 			delay *= 2
 		}
-	}
+		return d
+	})
 	ms := time.Since(start).Milliseconds()
 	if err != nil {
 		code, msg := netCode(err)

@@ -38,6 +38,10 @@ func TestNoNetwork(t *testing.T) {
 		{[]string{"curl", "gopher://x"}, "", "curl: (1) Protocol \"gopher\" not supported\n", 1},
 		{[]string{"wget", "-q", "https://example.com/"}, "", "wget: unable to resolve host address 'example.com'\n", 4},
 		{[]string{"wget"}, "", "wget: missing URL\nUsage: wget [OPTION]... [URL]...\n\nTry `wget --help' for more options.\n", 1},
+		// --version answers before any other option acts (curl -x fails on its own)
+		{[]string{"curl", "-x", "http://p:3128", "--version"}, "curl 8.5.0 (x86_64-pc-linux-gnu) warren-sandbox\nProtocols: file http https\nFeatures: egress-policy\n", "", 0},
+		{[]string{"wget", "--version"}, "GNU Wget 1.21.3 (warren sandbox: through the egress policy)\n", "", 0},
+		{[]string{"wget", "-o", "log", "-V"}, "GNU Wget 1.21.3 (warren sandbox: through the egress policy)\n", "", 0},
 	} {
 		out, errs, code := run(t, fsys, c.argv...)
 		if out != c.out || errs != c.err || code != c.code {

@@ -2,7 +2,6 @@ package net
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"net/url"
@@ -55,14 +54,12 @@ func wget(ctx context.Context, inv *commands.Invocation) int {
 	tries := 1
 	var timeout time.Duration
 	rq := request{method: "GET", follow: true, maxRedir: 20}
+	// wget's --version and --help are -V and -h (the keys optparse gives).
+	if infoOption(inv, opts, info{"V", "GNU Wget 1.21.3 (warren sandbox: through the egress policy)"}, info{"h", "Usage: wget [OPTION]... [URL]..."}) {
+		return 0
+	}
 	for _, o := range opts {
 		switch o.Key {
-		case "version":
-			fmt.Fprintln(inv.Stdout, "GNU Wget 1.21.3 (warren sandbox: through the egress policy)")
-			return 0
-		case "help":
-			fmt.Fprintln(inv.Stdout, "Usage: wget [OPTION]... [URL]...")
-			return 0
 		case "q":
 			quiet = true
 		case "O":
@@ -72,8 +69,8 @@ func wget(ctx context.Context, inv *commands.Invocation) int {
 		case "U":
 			rq.header = append(rq.header, commands.HeaderField{Name: "User-Agent", Value: o.Val})
 		case "header":
-			if n, v, ok := strings.Cut(o.Val, ":"); ok {
-				rq.header = append(rq.header, commands.HeaderField{Name: strings.TrimSpace(n), Value: strings.TrimSpace(v)})
+			if h, ok := parseHeader(o.Val); ok {
+				rq.header = append(rq.header, h)
 			}
 		case "t":
 			n, err := strconv.Atoi(o.Val)
@@ -83,12 +80,12 @@ func wget(ctx context.Context, inv *commands.Invocation) int {
 			}
 			tries = min(max(n, 1), 10)
 		case "T":
-			f, err := strconv.ParseFloat(o.Val, 64)
-			if err != nil || f < 0 {
+			d, ok := parseSeconds(o.Val)
+			if !ok {
 				fmt.Fprintf(inv.Stderr, "wget: --timeout: Invalid time period %q.\n", o.Val)
 				return 2
 			}
-			timeout = time.Duration(f * float64(time.Second))
+			timeout = d
 		case "post-data", "body-data":
 			rq.body, rq.hasBody = []byte(o.Val), true
 			if o.Key == "post-data" {
@@ -127,16 +124,10 @@ func wget(ctx context.Context, inv *commands.Invocation) int {
 		}
 	}
 	if rq.hasBody {
-		has := false
-		for _, h := range rq.header {
-			has = has || strings.EqualFold(h.Name, "Content-Type")
-		}
-		if !has {
-			rq.header = append(rq.header, commands.HeaderField{Name: "Content-Type", Value: "application/x-www-form-urlencoded"})
-		}
+		rq.defaultHeader("Content-Type", "application/x-www-form-urlencoded")
 	}
 	if user != "" || pass != "" {
-		rq.header = append(rq.header, commands.HeaderField{Name: "Authorization", Value: "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))})
+		rq.header = append(rq.header, basicAuth(user+":"+pass))
 	}
 	if len(urls) == 0 {
 		fmt.Fprintln(inv.Stderr, "wget: missing URL")
@@ -219,23 +210,9 @@ func (w *wgetRun) one(ctx context.Context, raw string) int {
 		ctx, cancel = context.WithTimeout(ctx, w.timeout)
 		defer cancel()
 	}
-	var res result
-	for try := 1; ; try++ {
-		res, err = fetch(ctx, client, u.String(), w.rq)
-		st := 0
-		if err == nil {
-			st = res.resp.Status
-		}
-		if try >= w.tries || !retryable(err, st) {
-			break
-		}
-		if err == nil {
-			res.resp.Body.Close()
-		}
-		if !sleep(ctx, time.Duration(try)*time.Second) {
-			break
-		}
-	}
+	res, err := fetchRetrying(ctx, client, u.String(), w.rq, w.tries-1, func(try int, _ error, _ int) time.Duration {
+		return time.Duration(try+1) * time.Second // wget's linear backoff
+	})
 	if err != nil {
 		code, msg := netCode(err)
 		switch code {
