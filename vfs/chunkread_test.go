@@ -230,3 +230,30 @@ func TestEvictInternedHolders(t *testing.T) {
 		t.Fatal("b reads other bytes after eviction")
 	}
 }
+
+// TestSegReaderSeek: a pack body rewinds (store/retry replays it by
+// seeking) and reports its size.
+func TestSegReaderSeek(t *testing.T) {
+	segs := [][]byte{[]byte("abc"), {}, []byte("defgh"), []byte("i")}
+	r := newSegReader(segs)
+	if n, err := r.Seek(0, io.SeekEnd); err != nil || n != 9 {
+		t.Fatalf("size: %d, %v", n, err)
+	}
+	for _, start := range []int64{0, 2, 3, 8, 9} {
+		if _, err := r.Seek(start, io.SeekStart); err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(r)
+		if err != nil || string(b) != "abcdefghi"[start:] {
+			t.Fatalf("from %d: %q, %v", start, b, err)
+		}
+	}
+	if _, err := r.Seek(10, io.SeekStart); err == nil {
+		t.Fatal("seek past the end succeeded")
+	}
+	r.Seek(4, io.SeekStart)
+	var buf bytes.Buffer
+	if _, err := r.WriteTo(&buf); err != nil || buf.String() != "efghi" {
+		t.Fatalf("WriteTo from 4: %q, %v", buf.String(), err)
+	}
+}

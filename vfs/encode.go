@@ -44,7 +44,10 @@ func (p *persister) generation(t *tree) (Ref, error) {
 		return Ref{}, p.werr
 	}
 	id := obj.hash()
-	if err := p.dst.Put(p.ctx, packKey(id), &segReader{segs: obj.segs}); err != nil {
+	if err := BeforePut(p.ctx, packKey(id)); err != nil {
+		return Ref{}, fmt.Errorf("vfs: persist: %s: %w", packKey(id), err)
+	}
+	if err := p.dst.Put(p.ctx, packKey(id), newSegReader(obj.segs)); err != nil {
 		return Ref{}, fmt.Errorf("vfs: persist: cannot store %s: %w", packKey(id), err)
 	}
 	obj.id, obj.sealed = id, true
