@@ -175,4 +175,3 @@ func TestE2E_BeyondRAM(t *testing.T) {
 		t.Fatalf("the RSS bound (%d MiB) is not below the data (%d MiB): the test would prove nothing", sz.maxRSS/mib, written/mib)
 	}
 }
-
