@@ -38,7 +38,7 @@ type beyondRAM struct {
 func beyondRAMSize(t *testing.T) beyondRAM {
 	switch v := os.Getenv("WARREN_BEYONDRAM"); v {
 	case "full":
-		return beyondRAM{total: 2 << 30, cache: "256MiB", cacheDisk: "512MiB", budget: "64MiB", memLimit: "500MiB", maxRSS: 600 << 20, smallFiles: 10000}
+		return beyondRAM{total: 2 << 30, cache: "256MiB", cacheDisk: "512MiB", budget: "64MiB", memLimit: "400MiB", maxRSS: 600 << 20, smallFiles: 10000}
 	case "":
 		return beyondRAM{total: 384 << 20, cache: "32MiB", cacheDisk: "64MiB", budget: "16MiB", memLimit: "180MiB", maxRSS: 256 << 20, smallFiles: 10000}
 	default:
@@ -88,6 +88,7 @@ func TestE2E_BeyondRAM(t *testing.T) {
 		"--chunk-cache-memory", sz.cache, "--chunk-cache-disk", sz.cacheDisk, "--uncommitted-budget", sz.budget,
 		"--memory-limit", sz.memLimit, "--shed-above", "off", "--gc-interval", "0", "--standby-after", "1h"}
 	p1 := startServe(t, t.TempDir(), flags...)
+	pid := p1.cmd.Process.Pid // the server run talks to, for its peak RSS
 	defer func() {
 		if p1 != nil {
 			p1.cmd.Process.Kill()
@@ -111,14 +112,14 @@ func TestE2E_BeyondRAM(t *testing.T) {
 		if err != nil || res.Exit != 0 {
 			t.Fatalf("%s: %+v, %v\nstderr: %s", what, res, err, errb.String())
 		}
-		t.Logf("%s: %v", what, time.Since(t0).Round(time.Millisecond))
+		t.Logf("%s: %v (peak RSS so far %d MiB)", what, time.Since(t0).Round(time.Millisecond), peakRSS(t, pid)>>20)
 		return out.String()
 	}
 	const mib = 1 << 20
-	random := sz.total * 5 / 8 / mib * mib
 	zeros := sz.total / 4 / mib * mib
 	over := sz.total / 32 / mib // MiB per overwrite, two of them
 	small := int64(sz.smallFiles) * 4096
+	random := (sz.total - zeros - 2*over*mib - small) / mib * mib
 	written := random + zeros + 2*over*mib + small
 	streamed := strings.Fields(run(c1, "random", fmt.Sprintf("mkdir /d && head -c %d /dev/urandom | tee /d/rand | sha256sum", random)))[0]
 	if got := strings.Fields(run(c1, "read back random", "sha256sum < /d/rand"))[0]; got != streamed {
@@ -152,6 +153,7 @@ func TestE2E_BeyondRAM(t *testing.T) {
 	p1 = nil
 
 	p2 := startServe(t, t.TempDir(), flags...)
+	pid = p2.cmd.Process.Pid
 	defer p2.cmd.Process.Kill()
 	c2, err := client.New(p2.url, key)
 	if err != nil {
