@@ -72,7 +72,7 @@ type entry struct {
 	b   []byte // memory tier only
 }
 
-const queueLen = 64
+const queueLen = 16 // chunks waiting for the disk writer (at most 4 MiB)
 
 // Open makes a cache. The disk tier starts empty: Dir is emptied (it is a
 // cache; every chunk in it is also in the blob store).

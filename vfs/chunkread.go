@@ -329,8 +329,9 @@ func readAhead(ext []extent, i int) {
 			if sha256.Sum256(d) != p.c.sum {
 				return
 			}
-			// Copy: the cache keeps each chunk apart (the span is let go).
-			cc.Put(p.c.sum, append([]byte(nil), d...))
+			// No copy: the parts share the span, which the cache lets go
+			// of with the last of them (they age together).
+			cc.Put(p.c.sum, d[:len(d):len(d)])
 		}
 	}()
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -161,21 +162,24 @@ func (c *chunk) storedByLocked(lin *lineage) bool {
 	return false
 }
 
-// hold pins data for lin, which has just taken the chunk from memory.
-// The caller holds c.mu.
-func (c *chunk) holdLocked(data []byte, lin *lineage) {
-	if c.data.Load() == nil {
-		c.data.Store(&data)
+// holdLocked records that lin has just taken the chunk from memory (it
+// wrote or replayed data). Unless lin already stored the chunk and no
+// other lineage holds it (then data goes to the cache: it returns true),
+// the chunk keeps data until every holder stored it. The caller holds
+// c.mu.
+func (c *chunk) holdLocked(data []byte, lin *lineage) (toCache bool) {
+	stored := lin != nil && c.storedByLocked(lin)
+	if lin != nil && !stored && !slices.ContainsFunc(c.holders, func(h weak.Pointer[lineage]) bool { return h.Value() == lin }) {
+		c.holders = append(c.holders, weak.Make(lin))
 	}
-	if lin == nil || c.storedByLocked(lin) {
-		return
+	if c.data.Load() != nil {
+		return false
 	}
-	for _, h := range c.holders {
-		if h.Value() == lin {
-			return
-		}
+	if stored && len(c.holders) == 0 && currentChunkCache() != nil {
+		return true // rewritten data this lineage has stored: no need to hold it
 	}
-	c.holders = append(c.holders, weak.Make(lin))
+	c.data.Store(&data)
+	return false
 }
 
 // chunkTable deduplicates chunks across the process (the intern table). It
@@ -201,8 +205,11 @@ func internChunk(data []byte, lin *lineage) *chunk {
 	}
 	chunkTable.Unlock()
 	c.mu.Lock()
-	c.holdLocked(data, lin)
+	toCache := c.holdLocked(data, lin)
 	c.mu.Unlock()
+	if toCache {
+		currentChunkCache().Put(sum, data)
+	}
 	return c
 }
 
