@@ -311,8 +311,8 @@ func (mk *marker) custodyKey(ctx context.Context, c CustodyRecord, k string) err
 	mk.marked[k] = true
 	hexRef, isDoc := strings.CutPrefix(k, "staterefs/")
 	genHex, isGen := strings.CutPrefix(k, "vfs/pack/")
-	if !isDoc && !(isGen && isLoadCustody(c)) {
-		return nil
+	if !isDoc && !(isGen && isLoadCustody(c)) || isDoc && mk.refs["s:"+hexRef] || isGen && mk.refs["d:vfs2:"+genHex] {
+		return nil // nothing to walk, or walked already
 	}
 	if ok, err := mk.m.cfg.Blobs.Has(ctx, k); err != nil {
 		return fmt.Errorf("gc: custody %s: %w", c.Upload, err)
