@@ -186,10 +186,6 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 	if n.Meta, err = OpenMeta(ctx, opts.Meta, opts.Dir); err != nil {
 		return nil, err
 	}
-	if n.Chunks, err = openChunkCache(opts); err != nil {
-		return nil, err
-	}
-	vfs.SetChunkCache(n.Chunks)
 	n.WASM = wasm.New(wasm.Config{CacheDir: filepath.Join(opts.Dir, "cache", "wasm")})
 	if n.Catalog, err = image.NewCatalog(n.Blobs, filepath.Join(opts.Dir, "cache")); err != nil {
 		return nil, err
@@ -206,6 +202,12 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 	if n.Log, err = wlog.Open(filepath.Join(opts.Dir, "wlog"), wlog.Options{Logger: opts.Logger}); err != nil {
 		return nil, err
 	}
+	// After the log's lock: a second process on this directory fails
+	// there, before it could empty the first one's cache.
+	if n.Chunks, err = openChunkCache(opts); err != nil {
+		return nil, err
+	}
+	vfs.SetChunkCache(n.Chunks)
 	n.Manager, err = sandbox.New(ctx, sandbox.Config{
 		Blobs:                 n.Blobs,
 		Deltas:                sandbox.VFSDeltas(n.Blobs),
