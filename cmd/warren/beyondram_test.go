@@ -177,3 +177,29 @@ func TestE2E_BeyondRAM(t *testing.T) {
 		t.Fatalf("the RSS bound (%d MiB) is not below the data (%d MiB): the test would prove nothing", sz.maxRSS/mib, written/mib)
 	}
 }
+
+func TestServe_ChunkCacheFlags(t *testing.T) {
+	for _, tc := range []struct {
+		mem, disk  string
+		wantM      int64
+		wantD      int64
+		errMention string
+	}{
+		{"256MiB", "4GiB", 256 << 20, 4 << 30, ""},
+		{"0", "off", -1, -1, ""},
+		{"1G", "0", 1 << 30, -1, ""},
+		{"lots", "1G", 0, 0, "--chunk-cache-memory"},
+		{"1G", "-5", 0, 0, "--chunk-cache-disk"},
+	} {
+		m, d, err := parseChunkCache(tc.mem, tc.disk)
+		if tc.errMention != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.errMention) {
+				t.Errorf("%q %q: %v; want an error naming %s", tc.mem, tc.disk, err, tc.errMention)
+			}
+			continue
+		}
+		if err != nil || m != tc.wantM || d != tc.wantD {
+			t.Errorf("%q %q: %d %d %v; want %d %d", tc.mem, tc.disk, m, d, err, tc.wantM, tc.wantD)
+		}
+	}
+}
