@@ -2,15 +2,18 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/committer"
 	"github.com/warren-sandbox/warren/sandbox"
+	"github.com/warren-sandbox/warren/sandbox/boltmeta"
 	"github.com/warren-sandbox/warren/sandbox/node"
 	"github.com/warren-sandbox/warren/wlog"
 )
@@ -197,4 +200,100 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(b []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(b)))
 	return len(b), nil
+}
+
+// failingPublish is the real metadata store whose Publish fails while
+// fail is set (the database unreachable at the last step of a commit).
+type failingPublish struct {
+	*boltmeta.DB
+	fail atomic.Bool
+}
+
+func (f *failingPublish) Publish(ctx context.Context, c sandbox.Commit) (sandbox.Generation, error) {
+	if f.fail.Load() {
+		return sandbox.Generation{}, errors.New("connection to the metadata store lost")
+	}
+	return f.DB.Publish(ctx, c)
+}
+
+// TestGCLoadCustodyKeepsReusedPacks: a commit whose packs were written but
+// whose publish failed leaves them referenced by no head; the sandbox's
+// next commit reuses them (dedup by lineage). Only the node's load
+// custody (its delta's last generation) keeps a collector elsewhere from
+// deleting them in between; afterwards the data reads back cold.
+func TestGCLoadCustodyKeepsReusedPacks(t *testing.T) {
+	d := t.TempDir()
+	p := openParts(t, d)
+	defer p.close()
+	meta := &failingPublish{DB: p.meta}
+	l, err := wlog.Open(d+"/wlog", wlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	m, err := sandbox.New(context.Background(), sandbox.Config{
+		Blobs: p.blobs, Deltas: sandbox.VFSDeltas(p.blobs), Images: sandbox.CatalogImages(p.cat),
+		Interpreters: sandbox.ShellInterpreters(node.Commands()), Meta: meta, TickInterval: 20 * time.Millisecond,
+		Durable: &sandbox.Durable{Node: "node-a", Log: l, Commit: committer.Options{MaxDelay: time.Hour}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	svc := m.For("t")
+	ctx := context.Background()
+	sb, err := svc.Create(ctx, api.CreateRequest{StandbyAfter: -1, Retention: &api.Retention{KeepLast: 1, KeepFor: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, res, err := execOut(t, svc, sb.ID, api.ExecRequest{Script: "echo a > /a", Durability: api.DurabilityCommitted}); err != nil || res.Exit != 0 {
+		t.Fatalf("first commit: %+v, %v", res, err)
+	}
+	meta.fail.Store(true)
+	if _, _, err := execOut(t, svc, sb.ID, api.ExecRequest{Script: "head -c 300000 /dev/urandom > /b", Durability: api.DurabilityCommitted}); err == nil {
+		t.Fatal("a commit whose publish fails was acknowledged")
+	}
+	packs := func() map[string]bool {
+		out := map[string]bool{}
+		p.blobs.List(ctx, "vfs/pack/", func(k string, _ int64) error { out[k] = true; return nil })
+		return out
+	}
+	written := packs()
+	// The load custody names the delta's last generation within a second
+	// of an exec.
+	execOut(t, svc, sb.ID, api.ExecRequest{Script: "true", Durability: api.DurabilityMemory})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cs, _ := p.meta.ListCustody(ctx)
+		if slices.ContainsFunc(cs, func(c sandbox.CustodyRecord) bool {
+			return strings.HasPrefix(c.Upload, "load/node-a/") && slices.ContainsFunc(c.Keys, func(k string) bool { return strings.HasPrefix(k, "vfs/pack/") })
+		}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no load custody naming a generation: %+v", cs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	gc := collector(t, p, d)
+	for run := range 2 {
+		if _, err := gc.CollectGarbage(ctx, sandbox.GCOptions{Grace: time.Nanosecond}); err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+	}
+	for k := range written {
+		if ok, _ := p.blobs.Has(ctx, k); !ok {
+			t.Fatalf("pack %s (written by the commit that did not publish, reused by the next) was collected", k)
+		}
+	}
+	meta.fail.Store(false)
+	if _, res, err := execOut(t, svc, sb.ID, api.ExecRequest{Script: "echo c > /c", Durability: api.DurabilityCommitted}); err != nil || res.Exit != 0 {
+		t.Fatalf("the commit after: %+v, %v", res, err)
+	}
+	if _, err := svc.Hibernate(ctx, sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := execOut(t, svc, sb.ID, api.ExecRequest{Script: "wc -c < /b; cat /a /c"}); err != nil || out != "300000\na\nc\n" {
+		t.Fatalf("after GC and a cold resume: %q, %v", out, err)
+	}
 }
