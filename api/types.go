@@ -93,8 +93,9 @@ var DefaultLimits = Limits{
 	// A sandbox's budget: 4 of them fit in 1 GiB of node RAM with room
 	// for the node itself.
 	MaxMemoryBytes: 256 << 20,
-	// The delta is held in memory while the sandbox runs, so the disk
-	// quota is node memory too.
+	// Policy, not a memory bound: committed data leaves memory for the
+	// blob store (read back through the node's chunk cache), so a
+	// sandbox may be given up to what the store holds.
 	DiskBytes:  1 << 30,
 	DiskInodes: 1 << 20,
 	// The shell's own bound on goroutines per session.

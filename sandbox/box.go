@@ -304,6 +304,9 @@ func (m *Manager) loadState(ctx context.Context, ref string) (stateDoc, error) {
 func (m *Manager) putBlob(ctx context.Context, prefix string, data []byte) (string, error) {
 	sum := sha256.Sum256(data)
 	h := hex.EncodeToString(sum[:])
+	if err := vfs.BeforePut(ctx, prefix+h); err != nil { // custody first (durable_custody.go)
+		return "", err
+	}
 	// Content-addressed: a blob already there is this blob. A stat costs
 	// a tenth of a create on ext4, and idle sessions rarely change.
 	if ok, err := m.cfg.Blobs.Has(ctx, prefix+h); err == nil && ok {

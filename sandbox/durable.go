@@ -32,6 +32,8 @@ type Durable struct {
 	Commit committer.Options
 	// Budget bounds the uncommitted bytes (durable_budget.go).
 	Budget Budget
+
+	loadKick chan struct{} // an exec ran: the load custody may be stale (durable_custody.go)
 }
 
 // custodyTTL is how long an upload's custody protects its objects; a
@@ -158,6 +160,7 @@ func (m *Manager) ack(ctx context.Context, b *box, level string, sess *session) 
 	if err := m.gateErr(); err != nil { // a fleet node without its lease (fleet.go)
 		return api.Ack{}, err
 	}
+	m.kickLoads()
 	if level == api.DurabilityMemory || m.dur == nil {
 		b.dmu.Lock()
 		err := b.ds.fenced
@@ -369,7 +372,7 @@ func (m *Manager) publish(ctx context.Context, b *box, snap *vfs.FS, states map[
 	epoch, base := b.ds.epoch, b.ds.gen
 	b.dmu.Unlock()
 	upload := newID("up-")
-	if _, err := heads.AddCustody(ctx, CustodyRecord{Upload: upload, Node: m.dur.Node, Sandbox: b.id, Epoch: epoch}, custodyTTL); err != nil {
+	if _, err := heads.AddCustody(ctx, CustodyRecord{Upload: upload, Node: m.dur.Node, Sandbox: b.id, Epoch: epoch, Keys: custodyBase(parent)}, custodyTTL); err != nil {
 		return "", committer.Result{}, fmt.Errorf("cannot take custody of the commit of %s: %w", b.id, err)
 	}
 	released := false
@@ -383,6 +386,9 @@ func (m *Manager) publish(ctx context.Context, b *box, snap *vfs.FS, states map[
 		}
 	}
 	defer release()
+	// Every object is named in the custody before it is written, so a
+	// collector protects exactly these (durable_custody.go).
+	ctx = m.custodyContext(ctx, upload)
 	doc := stateDoc{Version: stateDocVersion, Image: b.imageDigest, Sessions: map[string]string{}, Seq: seq, Epoch: epoch}
 	for name, st := range states {
 		if st.bytes == nil {
@@ -618,6 +624,7 @@ func (m *Manager) startDurable(ctx context.Context) error {
 		d.Commit.Logger = m.log
 	}
 	d.Budget = d.Budget.withDefaults()
+	d.loadKick = make(chan struct{}, 1)
 	m.dur, m.meta = &d, dm
 	recs := map[string][]wlog.Record{}
 	var order []string
@@ -635,6 +642,7 @@ func (m *Manager) startDurable(ctx context.Context) error {
 		m.log.Warn("write log: cut a torn tail (never acknowledged)", "bytes", st.TornBytes, "records", st.TornRecords)
 	}
 	m.commits = committer.New(m.commitFunc, d.Commit)
+	go m.holdLoads()
 	for _, id := range order {
 		if err := m.recoverBox(ctx, id, recs[id]); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 	"sync"
 	"time"
 
@@ -145,11 +146,22 @@ func (m *Manager) CollectGarbage(ctx context.Context, o GCOptions) (GCStats, err
 	defer m.gc.uploads.Unlock()
 	// Custody before heads (docs/format.md "Garbage collection
 	// ordering"): an upload whose custody is gone by now has published.
+	// Custody protects exactly its keys; only a record naming none yet
+	// (an upload that has written nothing, or a writer from before keys)
+	// holds the whole sweep.
 	held := ""
 	if cs, err := m.meta.ListCustody(ctx); err != nil {
 		return st, fmt.Errorf("gc: cannot list custody: %w", err)
-	} else if len(cs) > 0 {
-		held = fmt.Sprintf("%d upload(s) in flight (custody of %s on node %s)", len(cs), cs[0].Upload, cs[0].Node)
+	} else {
+		var keyless []CustodyRecord
+		for _, c := range cs {
+			if len(c.Keys) == 0 {
+				keyless = append(keyless, c)
+			}
+		}
+		if len(keyless) > 0 {
+			held = fmt.Sprintf("%d upload(s) in flight naming no objects yet (custody of %s on node %s)", len(keyless), keyless[0].Upload, keyless[0].Node)
+		}
 	}
 	if err := mk.roots(ctx); err != nil {
 		return st, err
@@ -206,7 +218,9 @@ func (mk *marker) roots(ctx context.Context) error {
 	}
 	for _, c := range cs {
 		for _, k := range c.Keys {
-			mk.marked[k] = true
+			if err := mk.custodyKey(ctx, c, k); err != nil {
+				return err
+			}
 		}
 	}
 	heads, err := m.meta.ListHeads(ctx)
@@ -287,6 +301,28 @@ func (mk *marker) live(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// custodyKey marks key k of custody c: the object itself and, for a
+// StateRef (the generation an upload builds on, or one a node loaded) or
+// a load custody's generation pack, everything it reaches. A key whose
+// object is not written yet is only marked.
+func (mk *marker) custodyKey(ctx context.Context, c CustodyRecord, k string) error {
+	mk.marked[k] = true
+	hexRef, isDoc := strings.CutPrefix(k, "staterefs/")
+	genHex, isGen := strings.CutPrefix(k, "vfs/pack/")
+	if !isDoc && !(isGen && isLoadCustody(c)) || isDoc && mk.refs["s:"+hexRef] || isGen && mk.refs["d:vfs2:"+genHex] {
+		return nil // nothing to walk, or walked already
+	}
+	if ok, err := mk.m.cfg.Blobs.Has(ctx, k); err != nil {
+		return fmt.Errorf("gc: custody %s: %w", c.Upload, err)
+	} else if !ok {
+		return nil
+	}
+	if isDoc {
+		return mk.stateRef(ctx, hexRef)
+	}
+	return mk.delta(ctx, "vfs2:"+genHex)
 }
 
 // stateRef marks StateRef ref's document, session states and delta. A

@@ -281,6 +281,21 @@ func (m *memMeta) RenewCustody(_ context.Context, upload string, ttl time.Durati
 	return c.Expires, nil
 }
 
+func (m *memMeta) AddCustodyKeys(_ context.Context, upload string, keys []string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.custody[upload]
+	if !ok {
+		return NoCustody(upload)
+	}
+	if !c.Expires.After(m.now()) {
+		return CustodyExpired(upload, c.Expires)
+	}
+	c.Keys = append(slices.Clone(c.Keys), keys...)
+	m.custody[upload] = c
+	return nil
+}
+
 func (m *memMeta) ReleaseCustody(_ context.Context, upload string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

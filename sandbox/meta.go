@@ -248,6 +248,10 @@ type Custody interface {
 	// errdefs.ErrNotFound. Already expired: ErrCustodyExpired, since GC may
 	// have stopped protecting its keys; the upload must start over.
 	RenewCustody(ctx context.Context, upload string, ttl time.Duration) (time.Time, error)
+	// AddCustodyKeys adds keys to an unexpired record (an upload names
+	// each object before it writes it). Missing: errdefs.ErrNotFound;
+	// expired: ErrCustodyExpired.
+	AddCustodyKeys(ctx context.Context, upload string, keys []string) error
 	// ReleaseCustody deletes the record (after the head moved, or on
 	// failure). Missing: nil.
 	ReleaseCustody(ctx context.Context, upload string) error

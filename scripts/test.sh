@@ -46,6 +46,9 @@ if [ ! -f "$ruby_wasm/node_modules/@ruby/3.4-wasm-wasi/dist/ruby+stdlib.wasm" ];
 fi
 go test -count=1 -run 'TestGoWasip1|TestRuby|TestImageAddRuby' ./wasm/ ./cmd/warren/
 
+echo "== beyond RAM at full size without -race (2 GiB through versitygw three times; the -race run above has the slice)"
+WARREN_BEYONDRAM=full go test -count=1 -timeout 20m -run 'TestE2E_BeyondRAM' ./cmd/warren/
+
 echo "== fuzz (a bounded slice of each target; scripts/fuzz.sh runs the campaign)"
 FUZZTIME=${FUZZTIME:-10s} ./scripts/fuzz.sh
 

@@ -416,3 +416,25 @@ func (c *ctxReadCloser) Close() error { return c.c.Close() }
 func LastSegment(key string) string {
 	return key[strings.LastIndexByte(key, '/')+1:]
 }
+
+// BodySize reports how many bytes are left in a Put body without reading
+// it: from a Size() (int64, bool) method (a wrapper passing its source's
+// on) or by seeking to the end and back. ok is false when neither works.
+func BodySize(r io.Reader) (n int64, ok bool) {
+	if s, is := r.(interface{ Size() (int64, bool) }); is {
+		return s.Size()
+	}
+	sk, is := r.(io.Seeker)
+	if !is {
+		return 0, false
+	}
+	cur, err := sk.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 0, false
+	}
+	end, err := sk.Seek(0, io.SeekEnd)
+	if _, err2 := sk.Seek(cur, io.SeekStart); err != nil || err2 != nil {
+		return 0, false
+	}
+	return end - cur, true
+}

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -226,5 +227,33 @@ func TestContextReadCloser_ReaderAt(t *testing.T) {
 	}
 	if _, err := f.Stat(); err == nil {
 		t.Fatal("Close did not close the file")
+	}
+}
+
+type sized struct{ io.Reader }
+
+func (sized) Size() (int64, bool) { return 42, true }
+
+func TestBodySize(t *testing.T) {
+	half := bytes.NewReader(make([]byte, 10))
+	half.Seek(4, io.SeekStart)
+	for _, tc := range []struct {
+		name string
+		r    io.Reader
+		n    int64
+		ok   bool
+	}{
+		{"seeker", bytes.NewReader(make([]byte, 7)), 7, true},
+		{"seeker part read", half, 6, true},
+		{"Size method", sized{strings.NewReader("")}, 42, true},
+		{"plain reader", io.MultiReader(strings.NewReader("abc")), 0, false},
+	} {
+		n, ok := store.BodySize(tc.r)
+		if n != tc.n || ok != tc.ok {
+			t.Errorf("%s: BodySize = %d, %v; want %d, %v", tc.name, n, ok, tc.n, tc.ok)
+		}
+	}
+	if pos, _ := half.Seek(0, io.SeekCurrent); pos != 4 {
+		t.Fatalf("BodySize moved the reader to %d", pos)
 	}
 }

@@ -239,7 +239,7 @@ func benchReload(b *testing.B, newStore func() BlobStore) {
 
 // clearChunkCache forgets every interned chunk (benchmarks only).
 func clearChunkCache() {
-	chunkCache.Lock()
-	clear(chunkCache.m)
-	chunkCache.Unlock()
+	chunkTable.Lock()
+	clear(chunkTable.m)
+	chunkTable.Unlock()
 }

@@ -221,7 +221,7 @@ func (f *FS) ApplyChanges(b []byte) (err error) {
 			}
 			t.drop(ino)
 		case 1:
-			in := decodeChangedInode(d, t)
+			in := decodeChangedInode(d, t, f.lin)
 			if d.err != nil {
 				break
 			}
@@ -263,7 +263,7 @@ func readTreeHead(d *decoder) tree {
 
 // decodeChangedInode decodes an inode of a change record against its
 // version in t (the tree being built, which still has the old version).
-func decodeChangedInode(d *decoder, t *tree) *inode {
+func decodeChangedInode(d *decoder, t *tree, lin *lineage) *inode {
 	in := decodeInodeMeta(d)
 	if in.size < 0 || in.ino == 0 {
 		d.fail("inode")
@@ -344,7 +344,7 @@ func decodeChangedInode(d *decoder, t *tree) *inode {
 						d.fail("chunk data (it does not hash to its id)")
 						break
 					}
-					e.ch = internChunk(bytes.Clone(data))
+					e.ch = internChunk(bytes.Clone(data), lin)
 				default:
 					d.fail("chunk flag")
 				}

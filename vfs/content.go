@@ -2,12 +2,13 @@ package vfs
 
 import (
 	"crypto/sha256"
-	"fmt"
 	"io"
 	"io/fs"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"weak"
 )
 
@@ -94,19 +95,25 @@ func cdcCut(b []byte) int {
 	return n
 }
 
-// chunk is immutable content named by its sha256. A chunk made here holds
-// its data; a chunk decoded from a blob store (lazy) fetches it on first
-// read from one of the places in locs.
+// chunk is immutable content named by its sha256. Its bytes are held in
+// data while some lineage that refers to it has no stored copy of it (the
+// chunk was written here and not yet committed); once every such lineage
+// has stored it, and a ChunkCache is installed, data is dropped and reads
+// go through the cache to a stored copy (chunkread.go).
 type chunk struct {
 	sum  [32]byte
 	n    int64
-	lazy bool
-	once sync.Once
-	data []byte
-	err  error
+	data atomic.Pointer[[]byte]
+
+	fetch sync.Mutex // one fetch of an evicted chunk at a time
 
 	mu   sync.Mutex
 	locs []chunkLoc // stored copies, per lineage and store
+	// holders are the lineages that took the chunk while it was held in
+	// memory and had no stored copy of their own then: data stays until
+	// each has one (or is gone), so an interned chunk never loses its only
+	// copy because another sandbox committed it.
+	holders []weak.Pointer[lineage]
 }
 
 // chunkLoc is a stored copy of a chunk: lineage lin may reference it in
@@ -118,46 +125,16 @@ type chunkLoc struct {
 	at  blobLoc
 }
 
-func (c *chunk) bytes() []byte {
-	if !c.lazy {
-		return c.data
-	}
-	c.once.Do(func() {
-		c.mu.Lock()
-		locs := append([]chunkLoc(nil), c.locs...)
-		c.mu.Unlock()
-		c.err = nil
-		// Try every copy: another lineage's pack may be gone (GC) while
-		// this one's is not. The first failure is the one reported.
-		for _, l := range locs {
-			if l.ld == nil {
-				continue
-			}
-			b, err := l.ld.read(l.at, c.sum, "chunk")
-			if err == nil {
-				c.data, c.err = b, nil
-				return
-			}
-			if c.err == nil {
-				c.err = err
-			}
-		}
-		if c.err == nil {
-			c.err = fmt.Errorf("vfs: chunk %x has no stored copy", c.sum[:8])
-		}
-	})
-	if c.err != nil {
-		panic(&loadError{err: c.err})
-	}
-	return c.data
-}
-
-// addLoc records a stored copy.
+// addLoc records a stored copy (a later copy of the same lineage and
+// store replaces the loader of an earlier one that had none).
 func (c *chunk) addLoc(l chunkLoc) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, x := range c.locs {
+	for i, x := range c.locs {
 		if x.lin == l.lin && sameStore(x.src, l.src) {
+			if x.ld == nil && l.ld != nil {
+				c.locs[i].ld = l.ld
+			}
 			return
 		}
 	}
@@ -176,24 +153,64 @@ func (c *chunk) locFor(dst BlobStore, lin *lineage) (blobLoc, bool) {
 	return blobLoc{}, false
 }
 
-// chunkCache deduplicates chunks across the process. It holds weak
-// pointers, so a chunk lives exactly as long as some file refers to it.
-var chunkCache = struct {
+func (c *chunk) storedByLocked(lin *lineage) bool {
+	for _, x := range c.locs {
+		if x.lin == lin {
+			return true
+		}
+	}
+	return false
+}
+
+// holdLocked records that lin has just taken the chunk from memory (it
+// wrote or replayed data). Unless lin already stored the chunk and no
+// other lineage holds it (then data goes to the cache: it returns true),
+// the chunk keeps data until every holder stored it. The caller holds
+// c.mu.
+func (c *chunk) holdLocked(data []byte, lin *lineage) (toCache bool) {
+	stored := lin != nil && c.storedByLocked(lin)
+	if lin != nil && !stored && !slices.ContainsFunc(c.holders, func(h weak.Pointer[lineage]) bool { return h.Value() == lin }) {
+		c.holders = append(c.holders, weak.Make(lin))
+	}
+	if c.data.Load() != nil {
+		return false
+	}
+	if stored && len(c.holders) == 0 && currentChunkCache() != nil {
+		return true // rewritten data this lineage has stored: no need to hold it
+	}
+	c.data.Store(&data)
+	return false
+}
+
+// chunkTable deduplicates chunks across the process (the intern table). It
+// holds weak pointers, so a chunk lives exactly as long as some file
+// refers to it.
+var chunkTable = struct {
 	sync.Mutex
 	m map[[32]byte]weak.Pointer[chunk]
 }{m: map[[32]byte]weak.Pointer[chunk]{}}
 
-// internChunk returns the process's chunk for data (which it may keep).
-func internChunk(data []byte) *chunk {
+// internChunk returns the process's chunk for data (which it may keep),
+// taken by lineage lin (nil: no lineage, e.g. a persist's own chunking of
+// an unsealed file, whose lineage stores it right away).
+func internChunk(data []byte, lin *lineage) *chunk {
 	sum := sha256.Sum256(data)
-	chunkCache.Lock()
-	defer chunkCache.Unlock()
-	if wp, ok := chunkCache.m[sum]; ok {
-		if c := wp.Value(); c != nil && !c.lazy {
-			return c
-		}
+	chunkTable.Lock()
+	var c *chunk
+	if wp, ok := chunkTable.m[sum]; ok {
+		c = wp.Value()
 	}
-	return internLocked(&chunk{sum: sum, n: int64(len(data)), data: data})
+	if c == nil || c.n != int64(len(data)) {
+		c = internLocked(&chunk{sum: sum, n: int64(len(data))})
+	}
+	chunkTable.Unlock()
+	c.mu.Lock()
+	toCache := c.holdLocked(data, lin)
+	c.mu.Unlock()
+	if toCache {
+		currentChunkCache().Put(sum, data)
+	}
+	return c
 }
 
 // internLoaded returns the process's chunk for sum, recording that ld's
@@ -202,34 +219,34 @@ func internChunk(data []byte) *chunk {
 func internLoaded(sum [32]byte, at blobLoc, ld *loader) *chunk {
 	l := chunkLoc{lin: ld.lin, src: ld.src, ld: ld, at: at}
 	if ld.visit != nil {
-		return &chunk{sum: sum, n: at.n, lazy: true, locs: []chunkLoc{l}}
+		return &chunk{sum: sum, n: at.n, locs: []chunkLoc{l}}
 	}
-	chunkCache.Lock()
+	chunkTable.Lock()
 	var c *chunk
-	if wp, ok := chunkCache.m[sum]; ok {
+	if wp, ok := chunkTable.m[sum]; ok {
 		c = wp.Value()
 	}
 	if c == nil {
-		c = internLocked(&chunk{sum: sum, n: at.n, lazy: true})
+		c = internLocked(&chunk{sum: sum, n: at.n})
 	}
-	chunkCache.Unlock()
+	chunkTable.Unlock()
 	if c.n != at.n {
 		// A reference that disagrees with the chunk's real length: keep it
 		// apart, so its read fails on its own.
-		c = &chunk{sum: sum, n: at.n, lazy: true}
+		c = &chunk{sum: sum, n: at.n}
 	}
 	c.addLoc(l)
 	return c
 }
 
 func internLocked(c *chunk) *chunk {
-	chunkCache.m[c.sum] = weak.Make(c)
+	chunkTable.m[c.sum] = weak.Make(c)
 	runtime.AddCleanup(c, func(sum [32]byte) {
-		chunkCache.Lock()
-		if cur, ok := chunkCache.m[sum]; ok && cur.Value() == nil {
-			delete(chunkCache.m, sum)
+		chunkTable.Lock()
+		if cur, ok := chunkTable.m[sum]; ok && cur.Value() == nil {
+			delete(chunkTable.m, sum)
 		}
-		chunkCache.Unlock()
+		chunkTable.Unlock()
 	}, c.sum)
 	return c
 }
@@ -252,7 +269,14 @@ func readExt(ext []extent, p []byte, off int64, rb baseReader, origin string) er
 		case extMem:
 			copy(dst, e.mem[e.coff+in:])
 		case extChunk:
-			copy(dst, e.ch.bytes()[e.coff+in:])
+			b := e.ch.cached()
+			if b == nil {
+				readAhead(ext, i)
+				b = e.ch.bytes()
+			} else if in == 0 {
+				aheadOf(ext, i)
+			}
+			copy(dst, b[e.coff+in:])
 		case extZero:
 			clear(dst)
 		case extBase:
@@ -383,7 +407,7 @@ func sealed(ext []extent) bool {
 // Whole chunks and base ranges around the run stay as they are, so sealing
 // after a small write into a large file hashes about one chunk, not the
 // file. Memory use is bounded by one chunkMax window.
-func sealExt(ext []extent) []extent {
+func sealExt(ext []extent, lin *lineage) []extent {
 	if sealed(ext) {
 		return ext
 	}
@@ -410,18 +434,18 @@ func sealExt(ext []extent) []extent {
 		if j < len(ext) && partial(&ext[j]) {
 			j++
 		}
-		out = chunkRun(out, ext[i:j])
+		out = chunkRun(out, ext[i:j], lin)
 		i = j
 	}
 	return reoff(out)
 }
 
-func chunkRun(out []extent, run []extent) []extent {
+func chunkRun(out []extent, run []extent, lin *lineage) []extent {
 	buf := make([]byte, 0, 2*chunkMax)
 	emit := func(b []byte) {
 		d := make([]byte, len(b))
 		copy(d, b)
-		c := internChunk(d)
+		c := internChunk(d, lin)
 		out = append(out, extent{n: int64(len(d)), kind: extChunk, ch: c})
 	}
 	for _, e := range run {

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -43,7 +44,10 @@ func (p *persister) generation(t *tree) (Ref, error) {
 		return Ref{}, p.werr
 	}
 	id := obj.hash()
-	if err := p.dst.Put(p.ctx, packKey(id), &segReader{segs: obj.segs}); err != nil {
+	if err := BeforePut(p.ctx, packKey(id)); err != nil {
+		return Ref{}, fmt.Errorf("vfs: persist: %s: %w", packKey(id), err)
+	}
+	if err := p.dst.Put(p.ctx, packKey(id), newSegReader(obj.segs)); err != nil {
 		return Ref{}, fmt.Errorf("vfs: persist: cannot store %s: %w", packKey(id), err)
 	}
 	obj.id, obj.sealed = id, true
@@ -194,7 +198,7 @@ func (p *persister) sealedExt(in *inode) []extent {
 	if e, ok := p.ext[in]; ok {
 		return e
 	}
-	e := sealExt(in.ext)
+	e := sealExt(in.ext, nil)
 	p.ext[in] = e
 	return e
 }
@@ -224,6 +228,7 @@ func (p *persister) putChunk(c *chunk) {
 	if at, ok := c.locFor(p.dst, p.lin); ok {
 		p.chunks[c.sum] = ploc{at: at, sum: c.sum}
 		p.stats.Skipped++
+		p.memos = append(p.memos, c.release)
 		return
 	}
 	data := c.bytes()
@@ -233,7 +238,11 @@ func (p *persister) putChunk(c *chunk) {
 	p.stats.Chunks++
 	p.stats.ChunkData += int64(len(data))
 	store, lin := p.dst, p.lin
-	p.memos = append(p.memos, func() { c.addLoc(chunkLoc{lin: lin, src: store, at: l.resolve()}) })
+	ld := p.reader()
+	p.memos = append(p.memos, func() {
+		c.addLoc(chunkLoc{lin: lin, src: store, ld: ld, at: l.resolve()})
+		c.release() // committed: its bytes may leave memory (chunkread.go)
+	})
 }
 
 func appendString(b []byte, s string) []byte {
@@ -274,4 +283,13 @@ func (p *persister) inode(b []byte, r *refs, in *inode) []byte {
 		}
 	}
 	return b
+}
+
+// reader is the loader the chunks this persist stores read back through
+// once their bytes left memory.
+func (p *persister) reader() *loader {
+	if p.ld == nil {
+		p.ld = &loader{ctx: context.WithoutCancel(p.ctx), src: p.dst, lin: p.lin}
+	}
+	return p.ld
 }

@@ -295,7 +295,7 @@ func (h *File) writeAt(p []byte, off int64, appending bool) (int, error) {
 			// then holds at most sealAfter unhashed bytes, and data
 			// already held (the same chunk, e.g. 1.5 GB of zeros) is
 			// held once (issue 13).
-			c.ext = sealExt(c.ext)
+			c.ext = sealExt(c.ext, h.fs.lin)
 		}
 		if end := off + int64(len(p)); end > c.size {
 			c.size = end
@@ -455,7 +455,7 @@ func (h *File) Close() error {
 		}
 		if in.size > inlineMax && !sealed(in.ext) {
 			c := in.clone()
-			c.ext = sealExt(c.ext)
+			c.ext = sealExt(c.ext, h.fs.lin)
 			w.t.put(c)
 		}
 		return nil

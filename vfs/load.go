@@ -97,6 +97,10 @@ func (ld *loader) readWhole(rc io.Reader, id [32]byte) ([]byte, error) {
 // read fetches the blob at l and verifies it against sum. what names the
 // blob kind for errors ("node", "chunk"). The result is the caller's.
 func (ld *loader) read(l blobLoc, sum [32]byte, what string) ([]byte, error) {
+	return ld.readCtx(ld.ctx, l, sum, what)
+}
+
+func (ld *loader) readCtx(ctx context.Context, l blobLoc, sum [32]byte, what string) ([]byte, error) {
 	key := packKey(l.pack)
 	if l.off < 0 || l.n <= 0 || l.n > maxBlob || l.off > maxPack {
 		return nil, fmt.Errorf("vfs: %s %x: bad range %d+%d in %s", what, sum[:8], l.off, l.n, key)
@@ -110,7 +114,7 @@ func (ld *loader) read(l blobLoc, sum [32]byte, what string) ([]byte, error) {
 		b = bytes.Clone(p[l.off : l.off+l.n])
 	} else {
 		var err error
-		if b, err = ld.fetchRange(l); err != nil {
+		if b, err = ld.fetchRangeCtx(ctx, l); err != nil {
 			return nil, err
 		}
 	}
@@ -120,10 +124,10 @@ func (ld *loader) read(l blobLoc, sum [32]byte, what string) ([]byte, error) {
 	return b, nil
 }
 
-func (ld *loader) fetchRange(l blobLoc) ([]byte, error) {
+func (ld *loader) fetchRangeCtx(ctx context.Context, l blobLoc) ([]byte, error) {
 	key := packKey(l.pack)
 	if rg, ok := ld.src.(RangeGetter); ok {
-		rc, err := rg.GetRange(ld.ctx, key, l.off, l.n)
+		rc, err := rg.GetRange(ctx, key, l.off, l.n)
 		if err != nil {
 			return nil, fmt.Errorf("vfs: cannot get %s: %w", key, err)
 		}
@@ -153,7 +157,7 @@ func (ld *loader) fetchRange(l blobLoc) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("vfs: cannot read %d+%d of %s: %w", l.off, l.n, key, err)
 	}
-	rc, err := ld.src.Get(ld.ctx, key)
+	rc, err := ld.src.Get(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("vfs: cannot get %s: %w", key, err)
 	}

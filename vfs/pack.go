@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -30,23 +31,38 @@ func (pb *packBuf) hash() [32]byte {
 	return id
 }
 
-// segReader reads a pack's segments in order.
+// segReader reads a pack's segments in order. It seeks, so a store that
+// retries a Put (store/retry) rewinds it instead of keeping a copy of the
+// pack, and one that needs the size first (store/s3) allocates exactly.
 type segReader struct {
-	segs [][]byte
-	off  int
+	all  [][]byte
+	size int64
+	pos  int64
+	seg  int   // segment holding pos
+	soff int64 // offset of all[seg]
+}
+
+func newSegReader(segs [][]byte) *segReader {
+	r := &segReader{all: segs}
+	for _, b := range segs {
+		r.size += int64(len(b))
+	}
+	return r
 }
 
 func (r *segReader) Read(p []byte) (int, error) {
 	n := 0
-	for n < len(p) && len(r.segs) > 0 {
-		m := copy(p[n:], r.segs[0][r.off:])
+	for n < len(p) && r.seg < len(r.all) {
+		b := r.all[r.seg]
+		m := copy(p[n:], b[r.pos-r.soff:])
 		n += m
-		r.off += m
-		if r.off == len(r.segs[0]) {
-			r.segs, r.off = r.segs[1:], 0
+		r.pos += int64(m)
+		if r.pos-r.soff == int64(len(b)) {
+			r.soff += int64(len(b))
+			r.seg++
 		}
 	}
-	if n == 0 && len(r.segs) == 0 {
+	if n == 0 && len(p) > 0 {
 		return 0, io.EOF
 	}
 	return n, nil
@@ -54,16 +70,36 @@ func (r *segReader) Read(p []byte) (int, error) {
 
 func (r *segReader) WriteTo(w io.Writer) (int64, error) {
 	var total int64
-	for len(r.segs) > 0 {
-		m, err := w.Write(r.segs[0][r.off:])
+	for r.seg < len(r.all) {
+		b := r.all[r.seg][r.pos-r.soff:]
+		m, err := w.Write(b)
 		total += int64(m)
-		r.off += m
+		r.pos += int64(m)
 		if err != nil {
 			return total, err
 		}
-		r.segs, r.off = r.segs[1:], 0
+		r.soff += int64(len(r.all[r.seg]))
+		r.seg++
 	}
 	return total, nil
+}
+
+func (r *segReader) Seek(off int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		off += r.pos
+	case io.SeekEnd:
+		off += r.size
+	}
+	if off < 0 || off > r.size {
+		return r.pos, fmt.Errorf("vfs: seek to %d in a pack of %d bytes", off, r.size)
+	}
+	r.pos, r.seg, r.soff = off, 0, 0
+	for r.seg < len(r.all) && r.soff+int64(len(r.all[r.seg])) <= off {
+		r.soff += int64(len(r.all[r.seg]))
+		r.seg++
+	}
+	return off, nil
 }
 
 // ploc is a loc during a persist: in a pack of this persist (pb != nil)
@@ -97,7 +133,10 @@ func (p *persister) seal() {
 	go func() {
 		defer p.wg.Done()
 		defer func() { <-p.sem }()
-		err := p.dst.Put(p.ctx, packKey(pb.id), &segReader{segs: pb.segs})
+		err := BeforePut(p.ctx, packKey(pb.id))
+		if err == nil {
+			err = p.dst.Put(p.ctx, packKey(pb.id), newSegReader(pb.segs))
+		}
 		if err != nil {
 			p.mu.Lock()
 			if p.werr == nil {
@@ -119,4 +158,23 @@ func (p *persister) place(b []byte, sum [32]byte) ploc {
 	l := ploc{pb: p.open, at: blobLoc{off: p.open.size, n: int64(len(b))}, sum: sum}
 	p.open.add(b)
 	return l
+}
+
+type beforePutKey struct{}
+
+// WithBeforePut returns a context under which a persist (and whoever else
+// calls BeforePut) calls fn with every object key before it writes the
+// object: an uploader records the key in its custody there, so a
+// collector protects exactly the objects in flight (docs/format.md
+// "Publish ordering"). An error from fn fails the write.
+func WithBeforePut(ctx context.Context, fn func(ctx context.Context, key string) error) context.Context {
+	return context.WithValue(ctx, beforePutKey{}, fn)
+}
+
+// BeforePut calls the function WithBeforePut put in ctx, if any.
+func BeforePut(ctx context.Context, key string) error {
+	if fn, ok := ctx.Value(beforePutKey{}).(func(context.Context, string) error); ok {
+		return fn(ctx, key)
+	}
+	return nil
 }

@@ -52,3 +52,14 @@ func cachePut(id [32]byte, b []byte) {
 	packCache.m[id] = packCache.lru.PushFront(&cachedPack{id: id, b: b})
 	packCache.bytes += int64(len(b))
 }
+
+// DropCaches forgets every whole pack the process keeps, so the next read
+// of one goes to its store (for measuring cold paths; the chunk cache, if
+// any, is the caller's to replace).
+func DropCaches() {
+	packCache.Lock()
+	defer packCache.Unlock()
+	clear(packCache.m)
+	packCache.lru.Init()
+	packCache.bytes = 0
+}

@@ -161,6 +161,7 @@ type persister struct {
 	ext    map[*inode][]extent // sealed extents of unsealed files
 	memos  []func()
 	stats  PersistStats
+	ld     *loader // reads back what this persist stored (reader)
 
 	wg   sync.WaitGroup
 	sem  chan struct{}

@@ -67,6 +67,7 @@ func newServeCmd() *cobra.Command {
 		commitDelay                     time.Duration
 		budgetSandbox, budgetNode       string
 		budgetWait                      time.Duration
+		cacheMem, cacheDisk             string
 		gcInterval, gcGrace             time.Duration
 		wf                              workerFlags
 		metricsKey                      string
@@ -126,6 +127,10 @@ AWS_SESSION_TOKEN).`,
 			if err != nil {
 				return err
 			}
+			cacheMemN, cacheDiskN, err := parseChunkCache(cacheMem, cacheDisk)
+			if err != nil {
+				return usageError(err)
+			}
 			if wf.workers != 0 {
 				setProcs(log, procs, cmd.Flags().Changed("procs"))
 				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json", durability, commitBytes, commitDelay, metricsKey, egressOpts, budget})
@@ -165,6 +170,7 @@ AWS_SESSION_TOKEN).`,
 				Dir:    data, Meta: metaURL, Logger: log, Fsync: fsync, DefaultStandbyAfter: standbyAfter, MaxFileBytes: maxUpload,
 				Native: rt, Guard: guard,
 				Durability: durability, CommitBytes: commitBytes, CommitDelay: commitDelay, Budget: budget,
+				ChunkCacheMemory: cacheMemN, ChunkCacheDisk: cacheDiskN,
 			}
 			closeBlobs := func() error { return nil }
 			if blobs != "" {
@@ -260,6 +266,8 @@ AWS_SESSION_TOKEN).`,
 	f.DurationVar(&commitDelay, "commit-delay", 2*time.Second, "commit a sandbox at most this long after its oldest uncommitted write")
 	f.StringVar(&budgetSandbox, "uncommitted-budget", "256MiB", "bytes a sandbox may hold that are not yet committed; over it writers wait --budget-wait, then fail (HTTP 507); off: none")
 	f.StringVar(&budgetNode, "node-uncommitted-budget", "1GiB", "the same budget for all of the node's sandboxes together; off: none")
+	f.StringVar(&cacheMem, "chunk-cache-memory", "256MiB", "memory for committed file data read back from the blob store (chunks leave memory once committed); 0 or off: none")
+	f.StringVar(&cacheDisk, "chunk-cache-disk", "4GiB", "local disk (DATA/cache/chunks) for committed file data that left the memory cache; 0 or off: none")
 	f.DurationVar(&budgetWait, "budget-wait", sandbox.DefaultBudgetWait, "how long a writer over an uncommitted budget waits for a commit before its write fails")
 	f.DurationVar(&gcInterval, "gc-interval", sandbox.DefaultGCInterval, "run garbage collection this often (0: never; in-process sandboxes only, not with worker processes)")
 	f.DurationVar(&gcGrace, "gc-grace", sandbox.DefaultGCGrace, "least time an unreferenced object stays before gc deletes it")
@@ -387,6 +395,24 @@ func parseBudget(perSandbox, perNode string, wait time.Duration) (sandbox.Budget
 		*f.dst = n
 	}
 	return b, nil
+}
+
+// parseChunkCache reads the chunk cache flags into node.Options sizes
+// (0 = off is -1 there).
+func parseChunkCache(mem, disk string) (int64, int64, error) {
+	var out [2]int64
+	for i, f := range []struct{ name, v string }{{"--chunk-cache-memory", mem}, {"--chunk-cache-disk", disk}} {
+		if v := strings.TrimSpace(f.v); v == "0" || strings.EqualFold(v, "off") {
+			out[i] = -1
+			continue
+		}
+		n, err := parseSize(f.v)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", f.name, err)
+		}
+		out[i] = n
+	}
+	return out[0], out[1], nil
 }
 
 // sizeOrPercent reads SIZE (parseSize) or N% of what of returns.

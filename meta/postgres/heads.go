@@ -297,6 +297,29 @@ func (d *DB) RenewCustody(ctx context.Context, upload string, ttl time.Duration)
 	return utc(exp), nil
 }
 
+func (d *DB) AddCustodyKeys(ctx context.Context, upload string, keys []string) error {
+	if keys == nil {
+		keys = []string{}
+	}
+	tag, err := d.pool.Exec(ctx, `UPDATE custody SET object_keys = object_keys || $2::text[]
+		WHERE upload_id = $1 AND expires > now()`, upload, keys)
+	if err != nil {
+		return fmt.Errorf("cannot add keys to the custody of %s: %w", upload, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	var exp time.Time
+	err = d.pool.QueryRow(ctx, "SELECT expires FROM custody WHERE upload_id = $1", upload).Scan(&exp)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return sandbox.NoCustody(upload)
+	}
+	if err != nil {
+		return fmt.Errorf("cannot add keys to the custody of %s: %w", upload, err)
+	}
+	return sandbox.CustodyExpired(upload, utc(exp))
+}
+
 func (d *DB) ReleaseCustody(ctx context.Context, upload string) error {
 	if _, err := d.pool.Exec(ctx, "DELETE FROM custody WHERE upload_id = $1", upload); err != nil {
 		return fmt.Errorf("cannot release custody of %s: %w", upload, err)

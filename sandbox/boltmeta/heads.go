@@ -315,6 +315,25 @@ func (d *DB) RenewCustody(_ context.Context, upload string, ttl time.Duration) (
 	return c.Expires, nil
 }
 
+func (d *DB) AddCustodyKeys(_ context.Context, upload string, keys []string) error {
+	return d.update(false, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCustody)
+		var c sandbox.CustodyRecord
+		ok, err := getJSON(b, []byte(upload), &c)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			return sandbox.NoCustody(upload)
+		}
+		if !c.Expires.After(d.now()) {
+			return sandbox.CustodyExpired(upload, c.Expires)
+		}
+		c.Keys = append(c.Keys, keys...)
+		return putJSON(b, []byte(upload), c)
+	})
+}
+
 func (d *DB) ReleaseCustody(_ context.Context, upload string) error {
 	return d.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketCustody).Delete([]byte(upload)) })
 }

@@ -38,6 +38,14 @@ func testCustody(t *testing.T, f Fixture) {
 	if len(list) != 2 || list[0].Upload != "up-0" || len(list[0].Keys) != 0 || !reflect.DeepEqual(list[1], want) {
 		t.Fatalf("ListCustody = %+v, want [up-0, %+v]", list, want)
 	}
+	// An upload names each object before it writes it.
+	must(t, m.AddCustodyKeys(ctx, "up-0", []string{"sessions/cc"}), "AddCustodyKeys")
+	must(t, m.AddCustodyKeys(ctx, "up-0", []string{"vfs/pack/dd", "staterefs/ee"}), "AddCustodyKeys")
+	list, _ = m.ListCustody(ctx)
+	if len(list) != 2 || !reflect.DeepEqual(list[0].Keys, []string{"sessions/cc", "vfs/pack/dd", "staterefs/ee"}) {
+		t.Fatalf("after AddCustodyKeys: %+v", list)
+	}
+	wantIs(t, m.AddCustodyKeys(ctx, "up-none", []string{"k"}), errdefs.ErrNotFound, "AddCustodyKeys without custody")
 	exp2, err := m.RenewCustody(ctx, "up-1", 2*time.Hour)
 	must(t, err, "RenewCustody")
 	if !exp2.After(exp) {
@@ -70,6 +78,7 @@ func testCustodyExpiry(t *testing.T, f Fixture) {
 	}
 	_, err = m.RenewCustody(ctx, "short", time.Hour)
 	wantIs(t, err, sandbox.ErrCustodyExpired, "RenewCustody after expiry")
+	wantIs(t, m.AddCustodyKeys(ctx, "short", []string{"k3"}), sandbox.ErrCustodyExpired, "AddCustodyKeys after expiry")
 	wantIs(t, err, errdefs.ErrFailedPrecondition, "RenewCustody after expiry")
 	n, err := m.ExpireCustody(ctx)
 	must(t, err, "ExpireCustody")

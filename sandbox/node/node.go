@@ -10,7 +10,8 @@
 //	               unless Options.Blobs is set
 //	DIR/meta.db    sandboxes, snapshots, API keys (bbolt; absent when
 //	               Options.Meta names a PostgreSQL database instead)
-//	DIR/cache/     image spools and local copies; cache/wasm: compiled modules
+//	DIR/cache/     image spools and local copies; cache/wasm: compiled modules;
+//	               cache/chunks: the chunk cache's disk tier (emptied at start)
 //	DIR/admin.key  the admin API key, mode 0600, written on first start
 //	DIR/node-id    this node's stable id (the owner name of its sandboxes'
 //	               heads), written on first start
@@ -32,6 +33,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/chunkcache"
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/std"
 	"github.com/warren-sandbox/warren/committer"
@@ -44,6 +46,7 @@ import (
 	"github.com/warren-sandbox/warren/server"
 	"github.com/warren-sandbox/warren/store"
 	"github.com/warren-sandbox/warren/store/dir"
+	"github.com/warren-sandbox/warren/vfs"
 	"github.com/warren-sandbox/warren/wasm"
 	"github.com/warren-sandbox/warren/wlog"
 )
@@ -86,6 +89,12 @@ type Options struct {
 	// fields: sandbox.DefaultSandboxBudget, DefaultNodeBudget,
 	// DefaultBudgetWait).
 	Budget sandbox.Budget
+	// ChunkCacheMemory and ChunkCacheDisk size the cache committed chunks
+	// are read back through once they left memory (DIR/cache/chunks; zero:
+	// chunkcache.DefaultMemory, DefaultDisk; negative: that tier off). The
+	// cache is the process's (vfs.SetChunkCache): the last node opened in
+	// a process sets it.
+	ChunkCacheMemory, ChunkCacheDisk int64
 }
 
 // Meta is a node's metadata store: boltmeta.DB or postgres.DB.
@@ -140,6 +149,7 @@ type Node struct {
 	Handler  *server.Server
 	AdminKey string // set when this start created it
 	KeyFile  string
+	Chunks   *chunkcache.Cache // the chunk cache (DIR/cache/chunks)
 
 	closeBlobs func() error // nil when the caller owns Blobs
 }
@@ -192,6 +202,12 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 	if n.Log, err = wlog.Open(filepath.Join(opts.Dir, "wlog"), wlog.Options{Logger: opts.Logger}); err != nil {
 		return nil, err
 	}
+	// After the log's lock: a second process on this directory fails
+	// there, before it could empty the first one's cache.
+	if n.Chunks, err = openChunkCache(opts); err != nil {
+		return nil, err
+	}
+	vfs.SetChunkCache(n.Chunks)
 	n.Manager, err = sandbox.New(ctx, sandbox.Config{
 		Blobs:                 n.Blobs,
 		Deltas:                sandbox.VFSDeltas(n.Blobs),
@@ -235,6 +251,25 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 		n.AdminKey = key
 	}
 	return n, nil
+}
+
+// openChunkCache opens DIR/cache/chunks sized by opts.
+func openChunkCache(opts Options) (*chunkcache.Cache, error) {
+	size := func(v, def int64) int64 {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return 0
+		}
+		return v
+	}
+	return chunkcache.Open(chunkcache.Options{
+		Memory: size(opts.ChunkCacheMemory, chunkcache.DefaultMemory),
+		Disk:   size(opts.ChunkCacheDisk, chunkcache.DefaultDisk),
+		Dir:    filepath.Join(opts.Dir, "cache", "chunks"),
+		Logger: opts.Logger,
+	})
 }
 
 // nodeID reads DIR/node-id, writing a new random id on first start.
@@ -290,6 +325,11 @@ func (n *Node) closeStores() error {
 	}
 	if n.Meta != nil {
 		errs = append(errs, n.Meta.Close())
+	}
+	if n.Chunks != nil {
+		// The cache stays installed (a memory tier; chunks still refer to
+		// it): only its disk writer stops.
+		errs = append(errs, n.Chunks.Close())
 	}
 	if n.closeBlobs != nil {
 		errs = append(errs, n.closeBlobs())

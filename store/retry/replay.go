@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/warren-sandbox/warren/store"
 )
 
 // replay is a Put body that can be read again from its start: by seeking
@@ -69,3 +71,7 @@ func (b *replay) rewind() error {
 	b.pos = 0
 	return nil
 }
+
+// Size reports the bytes left in the body when its source can seek (a
+// store that buffers a Put can then allocate exactly).
+func (b *replay) Size() (int64, bool) { return store.BodySize(b.src) }

@@ -287,7 +287,22 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader) error {
 	if err := ctx.Err(); err != nil {
 		return &store.Error{Op: "put", Key: key, Err: err}
 	}
+	size, sized := store.BodySize(r)
 	r = store.ContextReader(ctx, r)
+	if sized && size < s.partSize {
+		// A body of known size below a part (every vfs pack): read it
+		// into exactly its size, not a pooled part buffer, so a node's
+		// uploads in flight cost what they carry.
+		buf := make([]byte, size)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return &store.Error{Op: "put", Key: key, Err: err}
+		}
+		var one [1]byte
+		if m, _ := r.Read(one[:]); m != 0 {
+			return &store.Error{Op: "put", Key: key, Err: errors.New("the body is longer than it said")}
+		}
+		return s.putOnce(ctx, key, buf)
+	}
 	bp := s.buf()
 	defer s.bufs.Put(bp)
 	buf := *bp
