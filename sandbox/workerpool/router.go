@@ -685,6 +685,20 @@ func (p *Pool) metrics() string {
 	for _, s := range st {
 		fmt.Fprintf(&b, "warren_worker_oom_kills_total{worker=\"%d\"} %d\n", s.Index, s.OOMKills)
 	}
+	homes := make([]int, len(p.workers))
+	p.mu.RLock()
+	for _, j := range p.home {
+		homes[j]++
+	}
+	p.mu.RUnlock()
+	b.WriteString("# HELP warren_worker_tenants Tenants whose home (where their new sandboxes go) is the worker.\n# TYPE warren_worker_tenants gauge\n")
+	for i, n := range homes {
+		fmt.Fprintf(&b, "warren_worker_tenants{worker=\"%d\"} %d\n", i, n)
+	}
+	b.WriteString("# HELP warren_worker_sandboxes Sandboxes the worker holds.\n# TYPE warren_worker_sandboxes gauge\n")
+	for _, w := range p.workers {
+		fmt.Fprintf(&b, "warren_worker_sandboxes{worker=\"%d\"} %d\n", w.index, w.load.Load())
+	}
 	b.WriteString("# HELP warren_worker_memory_bytes The worker cgroup's memory charge and limit.\n# TYPE warren_worker_memory_bytes gauge\n")
 	for _, s := range st {
 		fmt.Fprintf(&b, "warren_worker_memory_bytes{worker=\"%d\",kind=\"usage\"} %d\nwarren_worker_memory_bytes{worker=\"%d\",kind=\"limit\"} %d\n", s.Index, s.Memory, s.Index, s.MemoryMax)
