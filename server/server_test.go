@@ -276,7 +276,7 @@ func TestExecOutputCoalesced(t *testing.T) {
 	cases := []struct {
 		name, script string
 		want         string // stdout+stderr in event order, stderr marked with !
-		maxEvents    int // besides one per OutputDelay of the exec's run and one per 64 KiB
+		maxEvents    int    // besides one per OutputDelay of the exec's run and one per 64 KiB
 	}{
 		{"flood", `for i in $(seq 20000); do echo $i; done`, "", 3},
 		{"interleaved", `echo a; echo b >&2; echo c; echo d >&2`, "a\n!b\nc\n!d\n", 5},
