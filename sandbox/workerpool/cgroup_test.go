@@ -150,7 +150,27 @@ func TestCPUGroups(t *testing.T) {
 	if err != nil {
 		t.Skipf("no cpu controller on this host: %v", err)
 	}
+	// A killed front's empty groups are swept at the next Open; one that
+	// holds a child cgroup stays.
+	stale := filepath.Join(mount, own, "warren-workers-stale0-w0")
+	busy := filepath.Join(mount, own, "warren-workers-stale1-w0")
+	if !v2 {
+		for _, d := range []string{stale, filepath.Join(busy, "child")} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Cleanup(func() { syscall.Rmdir(filepath.Join(busy, "child")); syscall.Rmdir(busy); syscall.Rmdir(stale) })
+	}
 	p := openPool(t, testOptions(t, 2))
+	if !v2 {
+		if _, err := os.Stat(stale); err == nil {
+			t.Errorf("stale empty group %s not swept", stale)
+		}
+		if _, err := os.Stat(busy); err != nil {
+			t.Errorf("group %s with a child was swept: %v", busy, err)
+		}
+	}
 	if p.cpu == nil {
 		t.Fatal("no cpu groups on a host with a cpu controller (see the log's warning)")
 	}

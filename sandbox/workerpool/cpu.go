@@ -110,6 +110,7 @@ func newCPUGroups(name string, n int) (*cpuGroups, error) {
 			cg.workers = append(cg.workers, &cpuGroup{v2: true, dir: filepath.Join(parent, "w"+strconv.Itoa(i))})
 		}
 	} else {
+		sweepStale(base)
 		cg.origin = base
 		cg.front = &cpuGroup{dir: filepath.Join(base, name+"-front")}
 		if err := mk(cg.front.dir); err != nil {
@@ -136,6 +137,28 @@ func newCPUGroups(name string, n int) (*cpuGroups, error) {
 		}
 	}
 	return cg, nil
+}
+
+// sweepStale removes the empty cpu groups that fronts killed with SIGKILL
+// left beside the server (v1: nothing else removes them). A group that
+// holds a process or a child cgroup cannot be removed and stays; a live
+// pool's worker group emptied by a restart is made again by ensure.
+func sweepStale(base string) {
+	ents, _ := os.ReadDir(base)
+	for _, e := range ents {
+		if e.IsDir() && strings.HasPrefix(e.Name(), "warren-workers-") {
+			syscall.Rmdir(filepath.Join(base, e.Name()))
+		}
+	}
+}
+
+// ensure (re)makes the group with its weight: another node's sweep may
+// have removed it while its worker was down.
+func (g *cpuGroup) ensure(shares int) error {
+	if err := os.Mkdir(g.dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("cannot create cgroup %s: %w", g.dir, err)
+	}
+	return g.setShares(shares)
 }
 
 // setShares writes a v1 share, or its v2 weight (1024 shares = weight 100).

@@ -515,7 +515,8 @@ func (w *worker) start() (*generation, error) {
 	if cg := w.p.cpu; cg != nil && !(cg.workers[w.index].v2 && w.cg != nil && w.cg.v2) {
 		// Weighed as one from its start (v2 with both controllers: born
 		// there, the memory group is the same directory).
-		if err := cg.workers[w.index].add(cmd.Process.Pid); err != nil {
+		g := cg.workers[w.index]
+		if err := errors.Join(g.ensure(workerShares), g.add(cmd.Process.Pid)); err != nil {
 			cmd.Process.Kill()
 			cmd.Wait()
 			out.Close()
