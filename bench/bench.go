@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -32,6 +33,7 @@ type Options struct {
 	Scale     float64  // multiplies the latency phases' iteration counts (default 1, quick 0.1)
 	MemN      int      // mem_per_sandbox_bytes: sandboxes kept alive (default 2000, quick 200)
 	Agents    int      // density: resident sandboxes (default 2000, quick 200)
+	Executors int      // density: goroutines running due heartbeats (default 2 × GOMAXPROCS)
 	PeriodMS  float64  // density: heartbeat period (default 1000)
 	Seconds   float64  // density: measured window (default 10, quick 2)
 	Scenarios []string // run only these (scenario names or metric keys); empty = all
@@ -51,6 +53,9 @@ func (o *Options) defaults() error {
 			o.MemN = 200
 		}
 	}
+	if o.Executors == 0 {
+		o.Executors = 2 * runtime.GOMAXPROCS(0)
+	}
 	if o.Agents == 0 {
 		o.Agents = 2000
 		if o.Quick {
@@ -66,7 +71,7 @@ func (o *Options) defaults() error {
 			o.Seconds = 2
 		}
 	}
-	for name, x := range map[string]float64{"scale": o.Scale, "mem-n": float64(o.MemN), "agents": float64(o.Agents), "period-ms": o.PeriodMS, "seconds": o.Seconds} {
+	for name, x := range map[string]float64{"scale": o.Scale, "mem-n": float64(o.MemN), "agents": float64(o.Agents), "executors": float64(o.Executors), "period-ms": o.PeriodMS, "seconds": o.Seconds} {
 		if !(x > 0) || math.IsInf(x, 0) {
 			return fmt.Errorf("--%s must be a positive number, got %v", name, x)
 		}

@@ -200,12 +200,12 @@ func TestScheduledInWindow(t *testing.T) {
 		want int
 	}{
 		// the peer's published runs (shared/peers/results)
-		{DensityParams{2000, time.Second, 10 * time.Second}, 20000},
-		{DensityParams{800, time.Second, 10 * time.Second}, 8000},
-		{DensityParams{2000, 100 * time.Millisecond, 10 * time.Second}, 200000},
+		{DensityParams{Agents: 2000, Period: time.Second, Window: 10 * time.Second}, 20000},
+		{DensityParams{Agents: 800, Period: time.Second, Window: 10 * time.Second}, 8000},
+		{DensityParams{Agents: 2000, Period: 100 * time.Millisecond, Window: 10 * time.Second}, 200000},
 		// window shorter than a period: only agents whose phase falls inside
-		{DensityParams{10, time.Second, 500 * time.Millisecond}, 5},
-		{DensityParams{4, 100 * time.Millisecond, 250 * time.Millisecond}, 4*2 + 2},
+		{DensityParams{Agents: 10, Period: time.Second, Window: 500 * time.Millisecond}, 5},
+		{DensityParams{Agents: 4, Period: 100 * time.Millisecond, Window: 250 * time.Millisecond}, 4*2 + 2},
 	}
 	for _, tc := range tests {
 		if got := ScheduledInWindow(tc.p); got != tc.want {
@@ -443,5 +443,32 @@ func TestValidate(t *testing.T) {
 	}
 	if err := Validate([]byte(`{"schema":"peer-bench/v1"} {}`)); err == nil {
 		t.Error("two objects validated")
+	}
+}
+
+// TestHistQuantile: runtime/metrics histograms read as bucket upper bounds,
+// differences between two reads count only the events in between.
+func TestHistQuantile(t *testing.T) {
+	inf := math.Inf(1)
+	a := Hist{counts: []uint64{1, 0, 0, 0}, buckets: []float64{0, 1e-6, 1e-5, 1e-3, inf}}
+	b := Hist{counts: []uint64{91, 8, 1, 0}, buckets: a.buckets}
+	d := b.minus(a)
+	cases := []struct {
+		q    float64
+		want float64
+	}{{0.5, 1e-6}, {0.9, 1e-6}, {0.95, 1e-5}, {0.98, 1e-5}, {0.99, 1e-3}, {1, 1e-3}}
+	if d.N() != 99 {
+		t.Fatalf("N = %d, want 99", d.N())
+	}
+	for _, c := range cases {
+		if got := d.Quantile(c.q); got != c.want {
+			t.Errorf("Quantile(%v) = %v, want %v", c.q, got, c.want)
+		}
+	}
+	if got := (Hist{counts: []uint64{0, 2}, buckets: []float64{0, 1, inf}}).Quantile(1); got != 1 {
+		t.Errorf("last bucket open above: Quantile(1) = %v, want its lower bound 1", got)
+	}
+	if got := (Hist{}).Quantile(0.5); got != 0 {
+		t.Errorf("empty: %v", got)
 	}
 }

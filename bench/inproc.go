@@ -279,7 +279,7 @@ func runMem(ctx context.Context, e *Env, r *Result) error {
 // heartbeat every PeriodMS over Seconds (RunDensity has the model).
 func runDensity(ctx context.Context, e *Env, r *Result) error {
 	p := DensityParams{
-		Agents: e.Opts.Agents,
+		Agents: e.Opts.Agents, Executors: e.Opts.Executors,
 		Period: time.Duration(e.Opts.PeriodMS * float64(time.Millisecond)),
 		Window: time.Duration(e.Opts.Seconds * float64(time.Second)),
 	}
@@ -314,7 +314,7 @@ func runDensity(ctx context.Context, e *Env, r *Result) error {
 	o := d.Object()
 	o.Set("sandbox_create_total_ms", create.Milliseconds())
 	r.Metrics.Set("density", o)
-	r.Notes.Set("density", "One Go process, N resident sandboxes created up front, one goroutine per agent on a fixed-rate timer (agent i first fires at start+(i/N)*P, no skipped ticks, a late agent stays late, at most one exec in flight per agent, no exec starts after the window). exec_latency = Run call to return; start_lag = actual start minus scheduled start; sched_to_done = scheduled start to return. kept_up = completed >= 99% of scheduled and start_lag p99 <= period. Unlike the peer's single event loop, execs run in parallel on GOMAXPROCS threads (max_inflight > 1), so exec_latency includes CPU contention. Every heartbeat's output is checked; errors counts the wrong ones.")
+	r.Notes.Set("density", "One Go process, N resident sandboxes created up front. The peer's tick model (agent i first fires at start+(i/N)*P, then every P, no skipped ticks, a late agent stays late, at most one exec in flight per agent, no exec starts after the window), driven by one dispatcher on its own OS thread (nanosleep at 1 ns timer slack, in due order) that hands due agents to `executors` goroutines; Go timers would add up to 1 ms of wake-up error per tick. exec_latency = Run call to return; start_lag = actual start minus scheduled start; sched_to_done = scheduled start to return. kept_up = completed >= 99% of scheduled and start_lag p99 <= period. Execs run in parallel on the executors (max_inflight <= executors), so exec_latency includes CPU contention among them. runtime: GC cycles, stop-the-world pauses and scheduler latency (runnable to running) over the run, from runtime/metrics (bucket upper bounds). Every heartbeat's output is checked; errors counts the wrong ones.")
 	if d.Errors > 0 {
 		return fmt.Errorf("density: %d heartbeats failed, first: %w", d.Errors, d.FirstError)
 	}

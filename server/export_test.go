@@ -8,3 +8,6 @@ func RoutesForTest(s *Server) []string {
 	}
 	return out
 }
+
+// OutputDelay is how long exec output may wait to be coalesced.
+const OutputDelay = outputDelay

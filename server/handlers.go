@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/containerd/errdefs"
@@ -96,19 +97,117 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, svc api.Service)
 	return nil
 }
 
-// ndjson writes exec events, one JSON object per line, flushed at once.
+// ndjson writes exec events, one JSON object per line. Output is
+// coalesced: consecutive writes to one stream become one event, sent
+// when outputDelay has passed since the first of them, when outputChunk
+// bytes are pending, when the other stream writes, or with the final
+// event. A flood of small writes (`yes`) costs one event and one flush
+// per 64 KiB instead of one per write, on the worker and again on the
+// front; the exit event is never delayed, so a short exec answers at once.
 type ndjson struct {
 	mu      sync.Mutex
 	w       http.ResponseWriter
 	started bool
 	err     error
+	done    bool        // the handler is returning: nothing may write after
+	pend    []byte      // output not yet sent
+	pendErr bool        // pend is stderr
+	timer   *time.Timer // sends pend after outputDelay
+	line    []byte      // encoding buffer, reused
 }
 
+const (
+	outputDelay = 2 * time.Millisecond
+	outputChunk = 64 << 10
+)
+
+// event sends ev after any pending output.
 func (n *ndjson) event(ev api.ExecEvent) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.err != nil {
 		return n.err
+	}
+	if err := n.sendPendLocked(); err != nil {
+		return err
+	}
+	return n.sendLocked(ev)
+}
+
+// output queues data of one stream.
+func (n *ndjson) output(data []byte, stderr bool) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.err != nil {
+		return n.err
+	}
+	if len(n.pend) > 0 && n.pendErr != stderr {
+		if err := n.sendPendLocked(); err != nil {
+			return err
+		}
+	}
+	n.pend, n.pendErr = append(n.pend, data...), stderr
+	if len(n.pend) >= outputChunk {
+		return n.sendPendLocked()
+	}
+	if n.timer == nil {
+		n.timer = time.AfterFunc(outputDelay, n.tick)
+	} else if len(n.pend) == len(data) {
+		n.timer.Reset(outputDelay)
+	}
+	return nil
+}
+
+func (n *ndjson) tick() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.done && n.err == nil {
+		n.sendPendLocked()
+	}
+}
+
+// close sends what is pending and stops the timer: after it returns
+// nothing writes to the response.
+func (n *ndjson) close() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.err == nil {
+		n.sendPendLocked()
+	}
+	n.done = true
+	if n.timer != nil {
+		n.timer.Stop()
+	}
+}
+
+func (n *ndjson) sendPendLocked() error {
+	if len(n.pend) == 0 {
+		return nil
+	}
+	var ev api.ExecEvent
+	if utf8.Valid(n.pend) {
+		str := string(n.pend)
+		if n.pendErr {
+			ev.Stderr = &str
+		} else {
+			ev.Stdout = &str
+		}
+	} else if n.pendErr {
+		ev.StderrB64 = n.pend
+	} else {
+		ev.StdoutB64 = n.pend
+	}
+	err := n.sendLocked(ev)
+	n.pend = n.pend[:0]
+	if cap(n.pend) > outputChunk*2 {
+		n.pend = nil // one huge write: do not keep its buffer
+	}
+	return err
+}
+
+func (n *ndjson) sendLocked(ev api.ExecEvent) error {
+	if n.done {
+		return errors.New("exec stream already finished")
 	}
 	if !n.started {
 		n.w.Header().Set("Content-Type", "application/x-ndjson")
@@ -119,8 +218,8 @@ func (n *ndjson) event(ev api.ExecEvent) error {
 	if err != nil {
 		return err
 	}
-	data = append(data, '\n')
-	if _, err := n.w.Write(data); err != nil {
+	n.line = append(append(n.line[:0], data...), '\n')
+	if _, err := n.w.Write(n.line); err != nil {
 		n.err = err
 		return err
 	}
@@ -146,8 +245,11 @@ type streamWriter struct {
 }
 
 func (s *streamWriter) Write(p []byte) (int, error) {
-	data := append(s.carry, p...)
-	s.carry = nil
+	data := p
+	if len(s.carry) > 0 {
+		data = append(s.carry, p...)
+		s.carry = nil
+	}
 	if !utf8.Valid(data) {
 		// Keep an incomplete trailing rune (at most 3 bytes) for later.
 		for k := 1; k <= 3 && k < len(data); k++ {
@@ -159,35 +261,16 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 		}
 	}
 	if len(data) > 0 {
-		if err := s.n.event(s.ev(data)); err != nil {
+		if err := s.n.output(data, s.stderr); err != nil {
 			return 0, err
 		}
 	}
 	return len(p), nil
 }
 
-func (s *streamWriter) ev(data []byte) api.ExecEvent {
-	var ev api.ExecEvent
-	if utf8.Valid(data) {
-		str := string(data)
-		if s.stderr {
-			ev.Stderr = &str
-		} else {
-			ev.Stdout = &str
-		}
-		return ev
-	}
-	if s.stderr {
-		ev.StderrB64 = data
-	} else {
-		ev.StdoutB64 = data
-	}
-	return ev
-}
-
 func (s *streamWriter) flush() {
 	if len(s.carry) > 0 {
-		s.n.event(s.ev(s.carry))
+		s.n.output(s.carry, s.stderr)
 		s.carry = nil
 	}
 }
@@ -196,12 +279,13 @@ func (s *streamWriter) flush() {
 // event, or an error event if output had already started.
 func stream(w http.ResponseWriter, fn func(stdout, stderr io.Writer) (api.ExecResult, error)) error {
 	n := &ndjson{w: w}
+	defer n.close()
 	out, errw := &streamWriter{n: n}, &streamWriter{n: n, stderr: true}
 	res, err := fn(out, errw)
 	out.flush()
 	errw.flush()
 	if err != nil {
-		if !n.isStarted() {
+		if !n.isStarted() && !n.hasPend() {
 			return err
 		}
 		_, code := api.ToHTTP(err)
@@ -211,6 +295,12 @@ func stream(w http.ResponseWriter, fn func(stdout, stderr io.Writer) (api.ExecRe
 	exit := res.Exit
 	return n.event(api.ExecEvent{Exit: &exit, DurationMS: res.DurationMS, CPUSeconds: res.CPUSeconds, Limit: res.Limit, Truncated: res.Truncated,
 		Durability: res.Durability, Generation: res.Generation, Rungs: res.Rungs, Fallbacks: res.Fallbacks})
+}
+
+func (n *ndjson) hasPend() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.pend) > 0
 }
 
 func parseBool(q map[string]string, k string) (bool, error) {

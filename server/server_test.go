@@ -267,6 +267,76 @@ func TestStreamingExec(t *testing.T) {
 }
 
 // TestHealthAndMetrics: /healthz answers and /metrics has the series.
+// TestExecOutputCoalesced: a flood of small writes travels as a few
+// large events (one per 64 KiB or per outputDelay), in order, with the
+// streams' interleaving kept, and the exec's output is exactly the script's.
+func TestExecOutputCoalesced(t *testing.T) {
+	tn := startNode(t, node.Options{})
+	_, key := tn.tenant(t)
+	cases := []struct {
+		name, script string
+		want         string // stdout+stderr in event order, stderr marked with !
+		maxEvents    int    // besides one per OutputDelay of the exec's run and one per 64 KiB
+	}{
+		{"flood", `for i in $(seq 20000); do echo $i; done`, "", 3},
+		{"interleaved", `echo a; echo b >&2; echo c; echo d >&2`, "a\n!b\nc\n!d\n", 5},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cl, err := client.New(tn.srv.URL, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb, err := cl.Create(context.Background(), api.CreateRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := json.Marshal(api.ExecRequest{Script: tc.script})
+			req, _ := http.NewRequest("POST", tn.srv.URL+"/v1/sandboxes/"+sb.ID+"/exec", bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+key)
+			t0 := time.Now()
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			dec := json.NewDecoder(resp.Body)
+			var got strings.Builder
+			events, exit := 0, -1
+			for {
+				var ev api.ExecEvent
+				if err := dec.Decode(&ev); err != nil {
+					break
+				}
+				events++
+				switch {
+				case ev.Stdout != nil:
+					got.WriteString(*ev.Stdout)
+				case ev.Stderr != nil:
+					got.WriteString("!" + *ev.Stderr)
+				case ev.Exit != nil:
+					exit = *ev.Exit
+				}
+			}
+			want := tc.want
+			if want == "" {
+				var b strings.Builder
+				for i := 1; i <= 20000; i++ {
+					fmt.Fprintf(&b, "%d\n", i)
+				}
+				want = b.String()
+			}
+			if exit != 0 || got.String() != want {
+				t.Fatalf("exit %d, output %.200q; want exit 0 and %.200q", exit, got.String(), want)
+			}
+			// 20,000 writes in the flood: uncoalesced, one event each.
+			if max := tc.maxEvents + int(time.Since(t0)/server.OutputDelay) + len(want)>>16; events > max {
+				t.Fatalf("%d events for %d bytes in %v: output not coalesced (want at most %d)", events, len(want), time.Since(t0), max)
+			}
+		})
+	}
+}
+
 func TestHealthAndMetrics(t *testing.T) {
 	tn := startNode(t, node.Options{})
 	c, _ := tn.tenant(t)

@@ -95,6 +95,7 @@ them metric by metric.`,
 	f.BoolVar(&opts.Quick, "quick", false, "scale sample counts down (whole run under 20 s)")
 	f.StringArrayVar(&opts.Scenarios, "scenario", nil, "run only this scenario or metric (repeatable, or comma-separated)")
 	f.IntVar(&opts.Agents, "agents", 0, "density: resident sandboxes (default 2000, --quick 200)")
+	f.IntVar(&opts.Executors, "executors", 0, "density: goroutines running the due heartbeats (default 2 × GOMAXPROCS)")
 	f.Float64Var(&opts.PeriodMS, "period-ms", 0, "density: heartbeat period per agent in ms (default 1000)")
 	f.Float64Var(&opts.Seconds, "seconds", 0, "density: measured window in s (default 10, --quick 2)")
 	f.Float64Var(&opts.Scale, "scale", 0, "multiply the latency phases' sample counts (default 1, --quick 0.1)")

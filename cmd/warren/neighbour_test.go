@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -8,9 +9,11 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -64,18 +67,24 @@ var hostileNesting = []hostile{
 	{name: "trap re-raise", script: `trap 'kill -USR1 $$' USR1; kill -USR1 $$`},
 }
 
-// Heartbeat bound: every heartbeat must succeed and the p99 stay under
-// 50 ms (issue 12 item 4). The server under test is the warren binary
-// built without -race (warrenBinary), so the bound means the same under
-// `go test -race`; only this side (the client) runs with the detector.
+// Heartbeat bounds: every heartbeat must succeed, and its p99 under the
+// hostiles stay within ciP99, always asserted. The server under test is the
+// warren binary built without -race (warrenBinary) and the heartbeat runs
+// in a client process of its own, so the bound means the same under
+// `go test -race`.
 //
-// The latency bound is judged only on request (WARREN_NEIGHBOUR_P99=1),
-// since one process on 2 cores does not meet it yet, and only when the same heartbeat on
-// the quiet node, measured first, shows an idle machine (p99 within
-// quietP99). On a shared machine whose other load already delays the quiet
-// heartbeat, a p99 says nothing about the hostiles; the test then prints
-// both distributions and skips the bound, naming why.
+// ciP99 is what holds on the shared, loaded 2-core CI machine: four runs
+// under -race at load average 20-30 (2026-12-02) gave p99 20, 52, 60 and
+// 76 ms (max 59-171 ms; the quiet-node p99 was already 10-24 ms there),
+// against 230-450 ms before tenants had workers and cpu weights of their
+// own. The issue's 50 ms (heartbeatP99) is judged on request
+// (WARREN_NEIGHBOUR_P99=1), and only when the same heartbeat on the quiet
+// node, measured first, shows an idle machine (p99 within quietP99): on a
+// machine whose other load already delays the quiet heartbeat, what is
+// left of the tail is the host's run queue (each heartbeat wakes three
+// processes), not the hostiles.
 const (
+	ciP99        = 150 * time.Millisecond
 	heartbeatP99 = 50 * time.Millisecond
 	quietP99     = 10 * time.Millisecond
 )
@@ -119,7 +128,7 @@ func TestE2E_NeighbourDoesNotNotice(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	tenant := func(name string) *client.Client {
+	tenant := func(name string) (*client.Client, string) {
 		k, err := admin.CreateKey(ctx, name)
 		if err != nil {
 			t.Fatal(err)
@@ -128,9 +137,10 @@ func TestE2E_NeighbourDoesNotNotice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return c
+		return c, k.Key
 	}
-	a, b := tenant("hostile"), tenant("neighbour")
+	a, _ := tenant("hostile")
+	b, bKey := tenant("neighbour")
 	if native {
 		f, err := os.Open(tarPath)
 		if err != nil {
@@ -159,27 +169,17 @@ func TestE2E_NeighbourDoesNotNotice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	beat := func() (time.Duration, error) {
-		var out bytes.Buffer
-		t0 := time.Now()
-		res, err := b.Exec(ctx, hb.ID, api.ExecRequest{Script: "echo ok"}, &out, io.Discard)
-		d := time.Since(t0)
-		if err == nil && (res.Exit != 0 || out.String() != "ok\n") {
-			err = fmt.Errorf("exit %d stdout %q", res.Exit, out.String())
-		}
-		return d, err
-	}
+	// The heartbeat runs in a process of its own (this test binary again,
+	// TestNeighbourHeartbeatProcess), as a second tenant's client would:
+	// here it would share this process's scheduler and -race detector
+	// with the goroutines that drive and drain the hostile scripts, and
+	// measure them rather than the node.
+	hbp := startHeartbeats(t, p.url, bKey, hb.ID)
 	// Baseline: the same heartbeat on the quiet node, so a loaded machine
 	// (not the hostiles) can be told apart in the output.
-	var base []time.Duration
-	tick := time.NewTicker(100 * time.Millisecond)
-	for range 25 {
-		<-tick.C
-		d, err := beat()
-		if err != nil {
-			t.Fatalf("heartbeat before the hostiles: %v", err)
-		}
-		base = append(base, d)
+	base, baseFail := hbp.beats(25)
+	if len(baseFail) > 0 {
+		t.Fatalf("heartbeat before the hostiles: %s", strings.Join(baseFail, "; "))
 	}
 	bst := latencyStats(base[5:]) // the first ones build the session
 	t.Logf("heartbeat exec latency on the quiet node: n=%d p50=%s p95=%s p99=%s max=%s", bst.n, bst.p50, bst.p95, bst.p99, bst.max)
@@ -269,20 +269,11 @@ func TestE2E_NeighbourDoesNotNotice(t *testing.T) {
 	}()
 
 	time.Sleep(time.Second) // the hostiles are under way
-	var lat []time.Duration
-	var failures []string
-	end := time.Now().Add(12 * time.Second)
-	for time.Now().Before(end) {
-		<-tick.C
-		d, err := beat()
-		lat = append(lat, d)
-		if err != nil {
-			failures = append(failures, fmt.Sprintf("at %d: %v", len(lat), err))
-		}
-	}
-	tick.Stop()
+	placement := workerLines(t, p.url)
+	lat, failures := hbp.beats(120) // 12 s at 10 Hz
 	stop()
 	wg.Wait()
+	hbp.close()
 
 	names := make([]string, 0, len(outcomes))
 	for n := range outcomes {
@@ -335,11 +326,24 @@ func TestE2E_NeighbourDoesNotNotice(t *testing.T) {
 			t.Errorf("hostile %q: disk %d bytes over the %d quota (%v)", n, sb.DiskBytes, lim.DiskBytes, err)
 		}
 	}
+	// By design, not by luck: with two workers and two tenants each
+	// tenant has a worker of its own (sandbox/workerpool place), so the
+	// hostile scripts' memory, CPU weight and restarts are never the
+	// neighbour's. In process (--workers 0) there is nothing to check.
+	if len(placement) > 0 {
+		t.Logf("placement: %s", strings.Join(placement, " "))
+		if !slices.Contains(placement, `warren_worker_tenants{worker="0"}=1`) || !slices.Contains(placement, `warren_worker_tenants{worker="1"}=1`) ||
+			!slices.Contains(placement, `warren_worker_sandboxes{worker="0"}=1`) && !slices.Contains(placement, `warren_worker_sandboxes{worker="1"}=1`) {
+			t.Errorf("the two tenants share a worker: %v; want one tenant per worker, the neighbour's worker holding only its sandbox", placement)
+		}
+	}
+	if st.p99 > ciP99 {
+		t.Errorf("heartbeat p99 %s over %s (quiet node p99 %s): the hostile tenant's load reached the neighbour", st.p99, ciP99, bst.p99)
+	}
 	switch {
 	case os.Getenv("WARREN_NEIGHBOUR_P99") == "":
-		// Not met yet in one process on 2 cores (GC pauses and run-queue
-		// waits behind busy sandboxes; issue 12 item 4): the distribution
-		// is printed, and WARREN_NEIGHBOUR_P99=1 judges it.
+		// Not reliable on a loaded shared machine (see ciP99): printed,
+		// and WARREN_NEIGHBOUR_P99=1 judges it.
 		t.Logf("p99 bound %s not judged (set WARREN_NEIGHBOUR_P99=1): p99 %s, quiet node p99 %s", heartbeatP99, st.p99, bst.p99)
 	case bst.p99 > quietP99:
 		t.Logf("p99 bound not judged: the machine is loaded before any hostile runs (quiet-node heartbeat p99 %s > %s); under hostiles p99 %s", bst.p99, quietP99, st.p99)
@@ -371,4 +375,127 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 		l.Buffer.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
+}
+
+// heartbeatEnv carries "URL KEY SANDBOX" to the heartbeat process.
+const heartbeatEnv = "WARREN_NEIGHBOUR_HEARTBEAT"
+
+// TestNeighbourHeartbeatProcess is the neighbour's client, run by
+// TestE2E_NeighbourDoesNotNotice as a process of its own: for each number
+// N read on stdin it runs N heartbeats (`echo ok`, one every 100 ms) and
+// prints "beat NANOSECONDS [ERROR]" for each, then "done".
+func TestNeighbourHeartbeatProcess(t *testing.T) {
+	spec := strings.Fields(os.Getenv(heartbeatEnv))
+	if len(spec) != 3 {
+		t.Skip("the heartbeat process of TestE2E_NeighbourDoesNotNotice: runs only when that test starts it (" + heartbeatEnv + ")")
+	}
+	c, err := client.New(spec[0], spec[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		n, err := strconv.Atoi(sc.Text())
+		if err != nil {
+			t.Fatalf("want a number of heartbeats, got %q", sc.Text())
+		}
+		tick := time.NewTicker(100 * time.Millisecond)
+		for range n {
+			<-tick.C
+			var out bytes.Buffer
+			t0 := time.Now()
+			res, err := c.Exec(ctx, spec[2], api.ExecRequest{Script: "echo ok"}, &out, io.Discard)
+			d := time.Since(t0)
+			if err == nil && (res.Exit != 0 || out.String() != "ok\n") {
+				err = fmt.Errorf("exit %d stdout %q", res.Exit, out.String())
+			}
+			msg := ""
+			if err != nil {
+				msg = " " + strings.ReplaceAll(err.Error(), "\n", " ")
+			}
+			fmt.Printf("beat %d%s\n", d.Nanoseconds(), msg)
+		}
+		tick.Stop()
+		fmt.Println("done")
+	}
+}
+
+type heartbeats struct {
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines *bufio.Scanner
+	t     *testing.T
+}
+
+func startHeartbeats(t *testing.T, url, key, id string) *heartbeats {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNeighbourHeartbeatProcess$")
+	cmd.Env = append(os.Environ(), heartbeatEnv+"="+url+" "+key+" "+id)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h := &heartbeats{cmd: cmd, in: in, lines: bufio.NewScanner(out), t: t}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return h
+}
+
+// beats runs n heartbeats in the heartbeat process and returns their
+// latencies and failures.
+func (h *heartbeats) beats(n int) (lat []time.Duration, failures []string) {
+	h.t.Helper()
+	fmt.Fprintln(h.in, n)
+	for h.lines.Scan() {
+		line := h.lines.Text()
+		if line == "done" {
+			return lat, failures
+		}
+		rest, ok := strings.CutPrefix(line, "beat ")
+		if !ok {
+			continue // the test binary's own output
+		}
+		ns, msg, _ := strings.Cut(rest, " ")
+		d, err := strconv.ParseInt(ns, 10, 64)
+		if err != nil {
+			h.t.Fatalf("heartbeat process: bad line %q", line)
+		}
+		lat = append(lat, time.Duration(d))
+		if msg != "" {
+			failures = append(failures, fmt.Sprintf("at %d: %s", len(lat), msg))
+		}
+	}
+	h.t.Fatalf("the heartbeat process ended before its %d heartbeats: %v", n, h.lines.Err())
+	return nil, nil
+}
+
+func (h *heartbeats) close() {
+	h.in.Close()
+	h.cmd.Wait()
+}
+
+// workerLines are the front's per-worker placement gauges, as name=value.
+func workerLines(t *testing.T, url string) []string {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var out []string
+	for _, l := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(l, "warren_worker_tenants{") || strings.HasPrefix(l, "warren_worker_sandboxes{") {
+			out = append(out, strings.Replace(l, " ", "=", 1))
+		}
+	}
+	return out
 }

@@ -42,52 +42,7 @@ func memHierarchy() (v2 bool, mount, own string, err error) {
 // /proc/self/cgroup: cgroup v2 when its root lists memory among its
 // controllers, else the v1 hierarchy mounted with the memory option.
 func parseMemHierarchy(mountinfo, self string, controllers func(mount string) string) (v2 bool, mount, own string, err error) {
-	var v2mount, v1mount string
-	for _, line := range strings.Split(mountinfo, "\n") {
-		f := strings.Fields(line)
-		sep := -1
-		for i, s := range f {
-			if s == "-" {
-				sep = i
-				break
-			}
-		}
-		if sep < 0 || len(f) < sep+4 {
-			continue
-		}
-		fstype, opts, mp := f[sep+1], f[sep+3], strings.ReplaceAll(f[4], `\040`, " ")
-		switch {
-		case fstype == "cgroup2" && v2mount == "":
-			for _, c := range strings.Fields(controllers(mp)) {
-				if c == "memory" {
-					v2mount = mp
-				}
-			}
-		case fstype == "cgroup" && v1mount == "":
-			for _, o := range strings.Split(opts, ",") {
-				if o == "memory" {
-					v1mount = mp
-				}
-			}
-		}
-	}
-	for _, line := range strings.Split(strings.TrimSpace(self), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if v2mount != "" && parts[1] == "" {
-			return true, v2mount, parts[2], nil
-		}
-		if v2mount == "" && v1mount != "" {
-			for _, c := range strings.Split(parts[1], ",") {
-				if c == "memory" {
-					return false, v1mount, parts[2], nil
-				}
-			}
-		}
-	}
-	return false, "", "", errors.New("no memory cgroup controller (neither cgroup v2 with memory nor a v1 memory hierarchy)")
+	return parseHierarchy("memory", mountinfo, self, controllers)
 }
 
 // newMemGroups creates the parent cgroup name under this process's own

@@ -127,6 +127,7 @@ type Pool struct {
 	where map[string]int // sandbox id -> worker index
 	snaps map[[2]string]int
 	home  map[string]int // tenant -> the worker its new sandboxes go to
+	cpu   *cpuGroups     // nil: no cpu weights
 	// snapMu serialises snapshot creation so a name stays unique across
 	// workers (each worker checks only its own).
 	snapMu sync.Mutex
@@ -236,6 +237,16 @@ func Open(ctx context.Context, opts Options) (*Pool, error) {
 	for i, w := range p.workers {
 		if groups != nil {
 			w.cg = groups[i]
+		}
+	}
+	if !p.opts.NoCgroup {
+		cpu, err := newCPUGroups(opts.CgroupName, opts.Workers)
+		if err != nil {
+			// Memory stays bounded; only the weights are missing, so a
+			// busy worker competes per thread like any process.
+			p.log.Warn("workers run without cpu cgroups: a busy worker is not weighed as one", "reason", err.Error())
+		} else {
+			p.cpu = cpu
 		}
 	}
 	for _, w := range p.workers {
@@ -501,6 +512,17 @@ func (w *worker) start() (*generation, error) {
 			return nil, fmt.Errorf("worker %d: %w", w.index, err)
 		}
 	}
+	if cg := w.p.cpu; cg != nil && !(cg.workers[w.index].v2 && w.cg != nil && w.cg.v2) {
+		// Weighed as one from its start (v2 with both controllers: born
+		// there, the memory group is the same directory).
+		g := cg.workers[w.index]
+		if err := errors.Join(g.ensure(workerShares), g.add(cmd.Process.Pid)); err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			out.Close()
+			return nil, fmt.Errorf("worker %d: %w", w.index, err)
+		}
+	}
 	io.WriteString(secretW, secret+"\n") // a dead child shows below as no ready line
 	secretW.Close()
 	ready := make(chan error, 1)
@@ -622,6 +644,16 @@ func (w *worker) explain(ctx context.Context, err error, g *generation) error {
 	return &unavailableError{worker: w.index, reason: reason, retry: backoff + time.Second, during: true}
 }
 
+// unavailable is the 503 for a call to w while it is down.
+func (w *worker) unavailable() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.p.closing.Load() {
+		return api.Errorf(errdefs.ErrUnavailable, "warren is shutting down")
+	}
+	return &unavailableError{worker: w.index, reason: w.lastExit, retry: w.backoff + time.Second}
+}
+
 func (w *worker) up() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -731,6 +763,9 @@ func (p *Pool) Close(ctx context.Context) error {
 	}
 	if parent != "" {
 		syscall.Rmdir(parent) // best effort: fails harmlessly if anything is left in it
+	}
+	if p.cpu != nil {
+		err = errors.Join(err, p.cpu.close())
 	}
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -732,6 +733,7 @@ func TestPlacement(t *testing.T) {
 	if w := workerOf(p, y.ID); w == home {
 		t.Fatalf("tenant y's first sandbox joined tenant x's loaded worker %d", w)
 	}
+	// Past the spill mark x stays home: the only other worker is y's.
 	for range 3 {
 		sb, err := p.For("x").Create(ctx, api.CreateRequest{})
 		if err != nil {
@@ -739,7 +741,75 @@ func TestPlacement(t *testing.T) {
 		}
 		xs = append(xs, sb.ID)
 	}
-	if c := count(xs); c[1-home] == 0 {
-		t.Fatalf("tenant x never spilled: %v", c)
+	if c := count(xs); c[1-home] != 0 {
+		t.Fatalf("tenant x spilled onto tenant y's home: %v", c)
+	}
+}
+
+// TestPlace: placement decisions over workers that are up or down (no
+// processes): homes spread tenants one per worker, then evenly; a tenant
+// spills only onto a worker no tenant calls home; a tenant whose home is
+// down gets 503 rather than a place on a neighbour's worker.
+func TestPlace(t *testing.T) {
+	type step struct {
+		tenant string
+		want   int // worker index; -1: 503
+	}
+	cases := []struct {
+		name  string
+		n     int
+		load  []int64 // sandboxes per worker before the steps
+		down  []int
+		steps []step
+	}{
+		{name: "one tenant per worker while there are workers", n: 3,
+			steps: []step{{"a", 0}, {"b", 1}, {"a", 0}, {"c", 2}, {"b", 1}}},
+		{name: "more tenants than workers: even homes", n: 2,
+			steps: []step{{"a", 0}, {"b", 1}, {"c", 0}, {"d", 1}, {"e", 0}}},
+		{name: "a new home prefers the emptier worker", n: 2, load: []int64{5, 1},
+			steps: []step{{"a", 1}, {"b", 0}}},
+		{name: "no spill onto another tenant's home", n: 2, load: []int64{0, 0},
+			steps: []step{{"a", 0}, {"b", 1}, {"a=40", 0}, {"a", 0}}},
+		{name: "spill onto an unclaimed worker", n: 3,
+			steps: []step{{"a", 0}, {"b", 1}, {"a=40", 0}, {"a", 2}, {"b", 1}}},
+		{name: "home down: 503, not a neighbour's worker", n: 2,
+			steps: []step{{"a", 0}, {"b", 1}, {"down=0", 0}, {"a", -1}, {"c", 1}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Pool{home: map[string]int{}, where: map[string]int{}}
+			for i := range tc.n {
+				w := &worker{p: p, index: i, gen: &generation{}}
+				if i < len(tc.load) {
+					w.load.Store(tc.load[i])
+				}
+				p.workers = append(p.workers, w)
+			}
+			for k, st := range tc.steps {
+				if name, v, ok := strings.Cut(st.tenant, "="); ok {
+					n, _ := strconv.Atoi(v)
+					if name == "down" {
+						p.workers[n].gen = nil
+					} else {
+						p.workers[p.home[name]].load.Store(int64(n))
+					}
+					continue
+				}
+				w, err := p.place(st.tenant)
+				switch {
+				case st.want < 0 && err == nil:
+					t.Fatalf("step %d: tenant %s placed on worker %d, want 503", k, st.tenant, w.index)
+				case st.want < 0 && !errdefs.IsUnavailable(err):
+					t.Fatalf("step %d: tenant %s: %v, want unavailable", k, st.tenant, err)
+				case st.want < 0:
+				case err != nil:
+					t.Fatalf("step %d: tenant %s: %v", k, st.tenant, err)
+				case w.index != st.want:
+					t.Fatalf("step %d: tenant %s on worker %d, want %d (homes %v)", k, st.tenant, w.index, st.want, p.home)
+				default:
+					w.load.Add(1)
+				}
+			}
+		})
 	}
 }

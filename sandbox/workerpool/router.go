@@ -119,12 +119,20 @@ func (p *Pool) forget(id string) {
 }
 
 // place picks the worker for a new sandbox of tenant: the tenant's home
-// worker, so that a tenant whose script kills its worker takes down its
-// own sandboxes rather than everyone's; the first sandbox of a tenant (in
-// this front's life) makes the least-loaded up worker its home. A tenant
-// spills to the least-loaded worker while its home holds more than twice
-// that worker's count plus spillSlack, or is down. tenant "" (images)
-// takes the least-loaded worker.
+// worker, so that a tenant whose script kills or saturates its worker takes
+// down or slows its own sandboxes rather than everyone's. A tenant's first
+// sandbox (in this front's life) makes its home the up worker that is home
+// to the fewest tenants (ties: fewest sandboxes), so tenants spread one per
+// worker while there are workers enough; with more tenants than workers
+// each worker is home to ceil(T/N) of them, who share its memory bound,
+// its CPU weight and its restarts (and nothing with the other workers').
+//
+// A tenant never spills onto another tenant's home: while its home is
+// down its creates get 503 + Retry-After (a hostile tenant that killed its
+// worker must not move onto its neighbour's), and while its home holds
+// more than twice the least-loaded worker's count plus spillSlack it
+// spills to the least-loaded worker no tenant calls home, if there is one.
+// tenant "" (images) takes the least-loaded worker.
 func (p *Pool) place(tenant string) (*worker, error) {
 	var least *worker
 	for _, w := range p.workers {
@@ -134,6 +142,21 @@ func (p *Pool) place(tenant string) (*worker, error) {
 		if least == nil || w.load.Load() < least.load.Load() {
 			least = w
 		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i, ok := p.home[tenant]
+	if ok && tenant != "" {
+		h := p.workers[i]
+		if !h.up() {
+			return nil, h.unavailable()
+		}
+		if h.load.Load() > 2*least.load.Load()+spillSlack {
+			if u := p.unclaimed(); u != nil {
+				return u, nil
+			}
+		}
+		return h, nil
 	}
 	if least == nil {
 		if p.closing.Load() {
@@ -147,21 +170,43 @@ func (p *Pool) place(tenant string) (*worker, error) {
 	if tenant == "" {
 		return least, nil
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	i, ok := p.home[tenant]
-	if !ok {
-		p.home[tenant] = least.index
-		return least, nil
+	homes := make([]int, len(p.workers))
+	for _, j := range p.home {
+		homes[j]++
 	}
-	if h := p.workers[i]; h.up() && h.load.Load() <= 2*least.load.Load()+spillSlack {
-		return h, nil
+	var h *worker
+	for _, w := range p.workers {
+		if !w.up() {
+			continue
+		}
+		if h == nil || homes[w.index] < homes[h.index] ||
+			homes[w.index] == homes[h.index] && w.load.Load() < h.load.Load() {
+			h = w
+		}
 	}
-	return least, nil
+	p.home[tenant] = h.index
+	return h, nil
+}
+
+// unclaimed is the least-loaded up worker that is no tenant's home (nil:
+// none); p.mu is held.
+func (p *Pool) unclaimed() *worker {
+	claimed := make([]bool, len(p.workers))
+	for _, j := range p.home {
+		claimed[j] = true
+	}
+	var u *worker
+	for _, w := range p.workers {
+		if !claimed[w.index] && w.up() && (u == nil || w.load.Load() < u.load.Load()) {
+			u = w
+		}
+	}
+	return u
 }
 
 // spillSlack is how many sandboxes a tenant's home may hold beyond twice
-// the least-loaded worker's before the tenant's new sandboxes go there.
+// the least-loaded worker's before the tenant's new sandboxes spill to an
+// unclaimed worker.
 const spillSlack = 16
 
 // fanOut calls fn on every worker in parallel. Results of workers that are
@@ -639,6 +684,20 @@ func (p *Pool) metrics() string {
 	b.WriteString("# HELP warren_worker_oom_kills_total Processes of the worker's cgroup killed over its memory limit.\n# TYPE warren_worker_oom_kills_total counter\n")
 	for _, s := range st {
 		fmt.Fprintf(&b, "warren_worker_oom_kills_total{worker=\"%d\"} %d\n", s.Index, s.OOMKills)
+	}
+	homes := make([]int, len(p.workers))
+	p.mu.RLock()
+	for _, j := range p.home {
+		homes[j]++
+	}
+	p.mu.RUnlock()
+	b.WriteString("# HELP warren_worker_tenants Tenants whose home (where their new sandboxes go) is the worker.\n# TYPE warren_worker_tenants gauge\n")
+	for i, n := range homes {
+		fmt.Fprintf(&b, "warren_worker_tenants{worker=\"%d\"} %d\n", i, n)
+	}
+	b.WriteString("# HELP warren_worker_sandboxes Sandboxes the worker holds.\n# TYPE warren_worker_sandboxes gauge\n")
+	for _, w := range p.workers {
+		fmt.Fprintf(&b, "warren_worker_sandboxes{worker=\"%d\"} %d\n", w.index, w.load.Load())
 	}
 	b.WriteString("# HELP warren_worker_memory_bytes The worker cgroup's memory charge and limit.\n# TYPE warren_worker_memory_bytes gauge\n")
 	for _, s := range st {
