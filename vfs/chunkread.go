@@ -339,9 +339,9 @@ func readAhead(ext []extent, i int) {
 			if sha256.Sum256(d) != p.c.sum {
 				return
 			}
-			// No copy: the parts share the span, which the cache lets go
-			// of with the last of them (they age together).
-			cc.Put(p.c.sum, d[:len(d):len(d)])
+			// A copy each: a part kept in the cache must not keep the
+			// whole span alive (the cache counts only its own bytes).
+			cc.Put(p.c.sum, append([]byte(nil), d...))
 		}
 	}()
 }
