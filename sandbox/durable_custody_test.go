@@ -249,16 +249,26 @@ func TestGCLoadCustodyKeepsReusedPacks(t *testing.T) {
 	if _, res, err := execOut(t, svc, sb.ID, api.ExecRequest{Script: "echo a > /a", Durability: api.DurabilityCommitted}); err != nil || res.Exit != 0 {
 		t.Fatalf("first commit: %+v, %v", res, err)
 	}
-	meta.fail.Store(true)
-	if _, _, err := execOut(t, svc, sb.ID, api.ExecRequest{Script: "head -c 300000 /dev/urandom > /b", Durability: api.DurabilityCommitted}); err == nil {
-		t.Fatal("a commit whose publish fails was acknowledged")
-	}
 	packs := func() map[string]bool {
 		out := map[string]bool{}
 		p.blobs.List(ctx, "vfs/pack/", func(k string, _ int64) error { out[k] = true; return nil })
 		return out
 	}
+	before := packs()
+	meta.fail.Store(true)
+	if _, _, err := execOut(t, svc, sb.ID, api.ExecRequest{Script: "head -c 300000 /dev/urandom > /b", Durability: api.DurabilityCommitted}); err == nil {
+		t.Fatal("a commit whose publish fails was acknowledged")
+	}
 	written := packs()
+	fresh := map[string]bool{} // the packs of the commit that did not publish
+	for k := range written {
+		if !before[k] {
+			fresh[k] = true
+		}
+	}
+	if len(fresh) == 0 {
+		t.Fatal("the failed commit wrote no pack")
+	}
 	// The load custody names the delta's last generation within a second
 	// of an exec.
 	execOut(t, svc, sb.ID, api.ExecRequest{Script: "true", Durability: api.DurabilityMemory})
@@ -266,12 +276,12 @@ func TestGCLoadCustodyKeepsReusedPacks(t *testing.T) {
 	for {
 		cs, _ := p.meta.ListCustody(ctx)
 		if slices.ContainsFunc(cs, func(c sandbox.CustodyRecord) bool {
-			return strings.HasPrefix(c.Upload, "load/node-a/") && slices.ContainsFunc(c.Keys, func(k string) bool { return strings.HasPrefix(k, "vfs/pack/") })
+			return strings.HasPrefix(c.Upload, "load/node-a/") && slices.ContainsFunc(c.Keys, func(k string) bool { return fresh[k] })
 		}) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no load custody naming a generation: %+v", cs)
+			t.Fatalf("no load custody naming the generation that did not publish: %+v", cs)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

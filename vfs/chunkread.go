@@ -124,6 +124,9 @@ func (c *chunk) load(count bool) ([]byte, error) {
 	if p := c.data.Load(); p != nil {
 		return *p, nil
 	}
+	if e := c.aheadErr.Swap(nil); e != nil && time.Since(e.at) < time.Second {
+		return nil, e.err // the read-ahead this reader waited on failed just now
+	}
 	if cc != nil {
 		if b := cc.Get(c.sum); b != nil && int64(len(b)) == c.n {
 			return b, nil
@@ -321,7 +324,14 @@ func readAhead(ext []extent, i int) {
 		chunkStats.fetches.Add(1)
 		if err != nil {
 			chunkStats.fetchErrors.Add(1)
-			return // the readers fetch (and report) on their own
+			if errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("vfs: chunk %x: the blob store did not answer within %s (the data is committed; it was evicted from this node's cache): %w",
+					parts[0].c.sum[:8], time.Duration(fetchTimeout.Load()), err)
+			}
+			// The reader waiting on the first part reports this; the
+			// others fetch on their own later.
+			parts[0].c.aheadErr.Store(&aheadFailure{err, time.Now()})
+			return
 		}
 		chunkStats.fetchBytes.Add(int64(len(b)))
 		for _, p := range parts {
@@ -329,9 +339,9 @@ func readAhead(ext []extent, i int) {
 			if sha256.Sum256(d) != p.c.sum {
 				return
 			}
-			// No copy: the parts share the span, which the cache lets go
-			// of with the last of them (they age together).
-			cc.Put(p.c.sum, d[:len(d):len(d)])
+			// A copy each: a part kept in the cache must not keep the
+			// whole span alive (the cache counts only its own bytes).
+			cc.Put(p.c.sum, append([]byte(nil), d...))
 		}
 	}()
 }
@@ -349,4 +359,10 @@ func aheadOf(ext []extent, i int) {
 		return
 	}
 	readAhead(ext, j)
+}
+
+// aheadFailure is a read-ahead's error, for the reader that waited on it.
+type aheadFailure struct {
+	err error
+	at  time.Time
 }

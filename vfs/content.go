@@ -106,6 +106,9 @@ type chunk struct {
 	data atomic.Pointer[[]byte]
 
 	fetch sync.Mutex // one fetch of an evicted chunk at a time
+	// aheadErr is a read-ahead's failure, left for the reader that waited
+	// on it (it reports that instead of waiting out a second fetch).
+	aheadErr atomic.Pointer[aheadFailure]
 
 	mu   sync.Mutex
 	locs []chunkLoc // stored copies, per lineage and store

@@ -68,6 +68,7 @@ func newServeCmd() *cobra.Command {
 		budgetSandbox, budgetNode       string
 		budgetWait                      time.Duration
 		cacheMem, cacheDisk             string
+		fetchTimeout                    time.Duration
 		gcInterval, gcGrace             time.Duration
 		wf                              workerFlags
 		metricsKey                      string
@@ -131,6 +132,9 @@ AWS_SESSION_TOKEN).`,
 			if err != nil {
 				return usageError(err)
 			}
+			if fetchTimeout <= 0 {
+				return usageError(fmt.Errorf("--chunk-fetch-timeout %v: must be positive", fetchTimeout))
+			}
 			if wf.workers != 0 {
 				setProcs(log, procs, cmd.Flags().Changed("procs"))
 				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json", durability, commitBytes, commitDelay, metricsKey, egressOpts, budget})
@@ -170,7 +174,7 @@ AWS_SESSION_TOKEN).`,
 				Dir:    data, Meta: metaURL, Logger: log, Fsync: fsync, DefaultStandbyAfter: standbyAfter, MaxFileBytes: maxUpload,
 				Native: rt, Guard: guard,
 				Durability: durability, CommitBytes: commitBytes, CommitDelay: commitDelay, Budget: budget,
-				ChunkCacheMemory: cacheMemN, ChunkCacheDisk: cacheDiskN,
+				ChunkCacheMemory: cacheMemN, ChunkCacheDisk: cacheDiskN, ChunkFetchTimeout: fetchTimeout,
 			}
 			closeBlobs := func() error { return nil }
 			if blobs != "" {
@@ -268,6 +272,7 @@ AWS_SESSION_TOKEN).`,
 	f.StringVar(&budgetNode, "node-uncommitted-budget", "1GiB", "the same budget for all of the node's sandboxes together; off: none")
 	f.StringVar(&cacheMem, "chunk-cache-memory", "256MiB", "memory for committed file data read back from the blob store (chunks leave memory once committed); 0 or off: none")
 	f.StringVar(&cacheDisk, "chunk-cache-disk", "4GiB", "local disk (DATA/cache/chunks) for committed file data that left the memory cache; 0 or off: none")
+	f.DurationVar(&fetchTimeout, "chunk-fetch-timeout", 20*time.Second, "how long a read of committed data that left the cache waits for the blob store (retries included) before it fails with EIO")
 	f.DurationVar(&budgetWait, "budget-wait", sandbox.DefaultBudgetWait, "how long a writer over an uncommitted budget waits for a commit before its write fails")
 	f.DurationVar(&gcInterval, "gc-interval", sandbox.DefaultGCInterval, "run garbage collection this often (0: never; in-process sandboxes only, not with worker processes)")
 	f.DurationVar(&gcGrace, "gc-grace", sandbox.DefaultGCGrace, "least time an unreferenced object stays before gc deletes it")

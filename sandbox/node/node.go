@@ -95,6 +95,9 @@ type Options struct {
 	// cache is the process's (vfs.SetChunkCache): the last node opened in
 	// a process sets it.
 	ChunkCacheMemory, ChunkCacheDisk int64
+	// ChunkFetchTimeout bounds one fetch of an evicted chunk (zero: the
+	// vfs default, 20 s); a read past it fails with EIO. Process-wide.
+	ChunkFetchTimeout time.Duration
 }
 
 // Meta is a node's metadata store: boltmeta.DB or postgres.DB.
@@ -208,6 +211,9 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 		return nil, err
 	}
 	vfs.SetChunkCache(n.Chunks)
+	if opts.ChunkFetchTimeout > 0 {
+		vfs.SetFetchTimeout(opts.ChunkFetchTimeout)
+	}
 	n.Manager, err = sandbox.New(ctx, sandbox.Config{
 		Blobs:                 n.Blobs,
 		Deltas:                sandbox.VFSDeltas(n.Blobs),
