@@ -113,6 +113,9 @@ func TestE2E_NeighbourDoesNotNotice(t *testing.T) {
 	if v := os.Getenv("NEIGHBOUR_GOMAXPROCS"); v != "" {
 		extra = append(extra, "--procs", v) // to compare with serve's default
 	}
+	if v := os.Getenv("NEIGHBOUR_SERVE_ARGS"); v != "" {
+		extra = append(extra, strings.Fields(v)...) // study: serve's settings
+	}
 	if os.Getenv("NEIGHBOUR_GCTRACE") != "" {
 		t.Setenv("GODEBUG", "gctrace=1") // study: GC pauses in serve's log
 	}
