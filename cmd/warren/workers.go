@@ -44,13 +44,15 @@ func newServeWorkerCmd() *cobra.Command {
 
 // workerFlags are serve's flags for worker mode.
 type workerFlags struct {
-	workers int
-	memory  string
+	workers    int
+	memory     string
+	cpuWeights bool
 }
 
 func (w *workerFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.IntVar(&w.workers, "workers", 2, "serve sandboxes from N worker processes, each in its own memory cgroup (0: in process)")
+	f.BoolVar(&w.cpuWeights, "worker-cpu-weights", true, "weigh the front and each worker as one cgroup task each (cpu.shares/cpu.weight), so a busy worker cannot starve the others")
 	f.StringVar(&w.memory, "worker-memory", "", "memory limit of each worker, e.g. 2GiB (default: 3/4 of the node's memory / N)")
 }
 
@@ -91,7 +93,7 @@ func serveWorkers(ctx context.Context, cmd *cobra.Command, log *slog.Logger, w w
 	f, err := workerpool.OpenFront(ctx, workerpool.FrontOptions{
 		MaxFileBytes: s.maxUpload,
 		Pool: workerpool.Options{
-			Workers: w.workers, Data: s.data, MemoryLimit: mem, StandbyAfter: s.standbyAfter,
+			Workers: w.workers, Data: s.data, MemoryLimit: mem, NoCPUWeights: !w.cpuWeights, StandbyAfter: s.standbyAfter,
 			MaxFileBytes: s.maxUpload, Fsync: s.fsync, NativeRunDir: runDir, LogJSON: s.logJSON,
 			Durability: s.durability, CommitBytes: s.commitBytes, CommitDelay: s.commitDelay, Budget: s.budget,
 			Egress: s.egress,

@@ -10,10 +10,10 @@ import (
 	"syscall"
 )
 
-// CPU weights: the front and each worker in a cpu cgroup of its own, so a
-// worker whose sandboxes spin on every scheduler thread it has (and fork
-// native children) weighs as one entity against the front and the other
-// workers, however many threads it runs. Weights only matter under
+// CPU weights: each worker in a cpu cgroup of its own, so a worker whose
+// sandboxes spin on every scheduler thread it has (and fork native
+// children) weighs as one entity against the front and the other workers,
+// however many threads it runs. Weights only matter under
 // contention; an idle front or worker costs nothing.
 //
 // The shares are v1's (1024 = one ordinary task); v2's cpu.weight is the
@@ -23,9 +23,8 @@ const (
 	// worker takes no more from the host than one busy process would,
 	// and a waking worker gets a sleeper's credit against a busy one.
 	workerShares = 1024
-	// frontShares: the front outranks any busy worker 4:1, so requests
-	// for the other workers' sandboxes keep moving while one worker
-	// saturates the cores.
+	// frontShares (v2, where the front must sit in a leaf of its own):
+	// the front outranks any busy worker 4:1.
 	frontShares = 4 * workerShares
 )
 
@@ -35,12 +34,10 @@ type cpuGroup struct {
 	dir string
 }
 
-// cpuGroups are the front's and the workers' cpu cgroups, and where the
-// front came from (to move it back on close).
+// cpuGroups are the workers' cpu cgroups and, on v2, the front's.
 type cpuGroups struct {
-	front   *cpuGroup
+	front   *cpuGroup // v2 only
 	workers []*cpuGroup
-	origin  string // the front's cgroup before (v1 only; v2 keeps it in NAME-front)
 	made    []string
 }
 
@@ -62,21 +59,22 @@ func cpuHierarchy() (v2 bool, mount, own string, err error) {
 	})
 }
 
-// newCPUGroups puts the front (this process) and n workers' groups in the
-// cpu hierarchy with their weights. On v1 they are siblings directly
-// under this process's own cgroup (NAME-front, NAME-wN): a common parent
-// would stay runnable while one worker spins, and a waking worker would
-// then wait for the parent's turn behind every other task on the host. On
-// v2 the memory groups already fix the tree (NAME-front beside NAME/wN,
-// the front moved in by newMemGroups or here); NAME then weighs as the n
-// workers would as siblings.
+// newCPUGroups puts the workers (and on v2 the front) in cpu groups with
+// their weights. On v1 the workers' groups are siblings directly under
+// this process's own cgroup (NAME-wN): a common parent would stay runnable
+// while one worker spins, and a waking worker would then wait for the
+// parent's turn behind every other task on the host. The front stays
+// where it is on v1: each of its runnable threads already weighs as much
+// as a whole worker, and a group of its own bought no measurable
+// isolation while it cost ~35 % more CPU per exec through the workers
+// (cross-group wake-ups on every hop; DESIGN.md). On v2 the memory groups
+// fix the tree (NAME-front beside NAME/wN, the front moved in by
+// newMemGroups or here); NAME then weighs as the n workers would as
+// siblings, and the front 4× one worker.
 func newCPUGroups(name string, n int) (*cpuGroups, error) {
 	v2, mount, own, err := cpuHierarchy()
 	if err != nil {
 		return nil, err
-	}
-	if b := filepath.Base(own); !v2 && strings.HasPrefix(b, "warren-workers-") && strings.HasSuffix(b, "-front") {
-		own = filepath.Dir(own) // a second pool in this process: siblings of the first's
 	}
 	base := filepath.Join(mount, own)
 	cg := &cpuGroups{}
@@ -111,11 +109,6 @@ func newCPUGroups(name string, n int) (*cpuGroups, error) {
 		}
 	} else {
 		sweepStale(base)
-		cg.origin = base
-		cg.front = &cpuGroup{dir: filepath.Join(base, name+"-front")}
-		if err := mk(cg.front.dir); err != nil {
-			return nil, err
-		}
 		for i := range n {
 			cg.workers = append(cg.workers, &cpuGroup{dir: filepath.Join(base, name+"-w"+strconv.Itoa(i))})
 		}
@@ -128,11 +121,8 @@ func newCPUGroups(name string, n int) (*cpuGroups, error) {
 			return nil, err
 		}
 	}
-	if err := cg.front.setShares(frontShares); err != nil {
-		return nil, err
-	}
-	if !v2 {
-		if err := cg.front.add(os.Getpid()); err != nil {
+	if v2 {
+		if err := cg.front.setShares(frontShares); err != nil {
 			return nil, err
 		}
 	}
@@ -187,15 +177,10 @@ func (g *cpuGroup) add(pid int) error {
 // groups this pool made that are empty; a worker's native children are
 // gone by then (the memory group's killAll).
 func (cg *cpuGroups) close() error {
-	if cg.origin != "" {
-		if err := (&cpuGroup{dir: cg.origin}).add(os.Getpid()); err != nil {
-			return err
-		}
-	}
 	var errs []error
 	for i := len(cg.made) - 1; i >= 0; i-- {
 		d := cg.made[i]
-		if cg.origin == "" && d == cg.front.dir {
+		if cg.front != nil && d == cg.front.dir {
 			continue // v2: the front stays in its leaf (it cannot be in NAME's parent)
 		}
 		if err := rmdirChildren(d); err != nil {

@@ -97,7 +97,10 @@ type Options struct {
 	// v2 cgroup that cannot delegate) gets the same with a warning, unless
 	// RequireCgroup makes that an error.
 	NoCgroup, RequireCgroup bool
-	Logger                  *slog.Logger
+	// NoCPUWeights leaves the front and the workers out of cpu cgroups
+	// (they cost CPU per exec: see DESIGN.md, "CPU weights").
+	NoCPUWeights bool
+	Logger       *slog.Logger
 	// Stderr receives the workers' logs (default os.Stderr).
 	Stderr io.Writer
 	// StartTimeout bounds one worker start (default 60s).
@@ -239,7 +242,7 @@ func Open(ctx context.Context, opts Options) (*Pool, error) {
 			w.cg = groups[i]
 		}
 	}
-	if !p.opts.NoCgroup {
+	if !p.opts.NoCgroup && !p.opts.NoCPUWeights {
 		cpu, err := newCPUGroups(opts.CgroupName, opts.Workers)
 		if err != nil {
 			// Memory stays bounded; only the weights are missing, so a
