@@ -126,6 +126,53 @@ func TestOpenAPI_MatchesRoutes(t *testing.T) {
 	}
 }
 
+// TestOpenAPI_RetryAfter: every route the node sheds under pressure
+// documents its 503 with the Retry-After header clients back off by, and so
+// does every 507 (write budget).
+func TestOpenAPI_RetryAfter(t *testing.T) {
+	var doc struct {
+		Paths      map[string]map[string]json.RawMessage `json:"paths"`
+		Components struct {
+			Responses map[string]struct {
+				Headers map[string]json.RawMessage `json:"headers"`
+			} `json:"responses"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(server.OpenAPIForTest(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	retries := func(ref string) bool {
+		r, ok := doc.Components.Responses[strings.TrimPrefix(ref, "#/components/responses/")]
+		return ok && r.Headers["Retry-After"] != nil
+	}
+	type op struct {
+		Responses map[string]struct {
+			Ref string `json:"$ref"`
+		} `json:"responses"`
+	}
+	for _, rt := range server.ShedRoutesForTest() {
+		method, path, _ := strings.Cut(rt, " ")
+		var o op
+		if err := json.Unmarshal(doc.Paths[path][strings.ToLower(method)], &o); err != nil {
+			t.Fatalf("%s: %v", rt, err)
+		}
+		if r, ok := o.Responses["503"]; !ok || !retries(r.Ref) {
+			t.Errorf("%s sheds load but documents no 503 with Retry-After", rt)
+		}
+	}
+	for path, ops := range doc.Paths {
+		for m, raw := range ops {
+			var o op
+			if json.Unmarshal(raw, &o) != nil {
+				continue
+			}
+			if r, ok := o.Responses["507"]; ok && !retries(r.Ref) {
+				t.Errorf("%s %s: 507 without Retry-After", m, path)
+			}
+		}
+	}
+}
+
 type rawCase struct {
 	name, method, path, key string
 	body                    io.Reader
