@@ -299,16 +299,16 @@ type funcDef struct {
 // parser reads one item at a time: a function definition or a line of
 // statements.
 type parser struct {
-	lx     *lexer
-	buf    []token // lookahead
+	lx  *lexer
+	buf []token // lookahead
 	// atNewline: the last error was at a newline already taken, so
 	// recovery skips nothing more.
 	atNewline bool
-	depth  int     // nesting of expressions and statements
-	loops  int     // enclosing while/for
-	inFunc bool
-	nodes  int // AST nodes made for the current item
-	grow   func(n int64) error
+	depth     int // nesting of expressions and statements
+	loops     int // enclosing while/for
+	inFunc    bool
+	nodes     int // AST nodes made for the current item
+	grow      func(n int64) error
 }
 
 // maxNesting bounds the parser's (and so the evaluator's) recursion.
