@@ -1,0 +1,97 @@
+package coreutils_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/warren-sandbox/warren/commands/coreutils/cmdtest"
+	"github.com/warren-sandbox/warren/commands/std"
+	"github.com/warren-sandbox/warren/conformance/differential"
+)
+
+// gnuDiff runs each script in real bash with the Debian tools and in
+// warren's shell with the resident commands (the differential harness's
+// runner) and requires the same stdout, status, files and presence of
+// stderr. need names the Debian tools the scripts compare with.
+func gnuDiff(t *testing.T, need []string, scripts []string) {
+	t.Helper()
+	for _, tool := range append([]string{"bash"}, need...) {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s not installed: the reference for this test (scripts/test-packages.txt)", tool)
+			}
+			t.Skipf("%s not installed: nothing to compare with", tool)
+		}
+	}
+	r, err := differential.NewRunner(std.Table())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	const files = "printf 'hello world\\nSecond Line\\n' > in; printf 'no newline' > nonl; printf '1 2048 x\\n-3 1.5K y\\n' > nums\n"
+	for _, s := range scripts {
+		b, w, err := r.Both(context.Background(), files+s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, why := differential.Compare(b, w); v != differential.Match {
+			t.Errorf("%s: %s: %s\nGNU:    %q %q %d\nwarren: %q %q %d", s, v, why, b.Stdout, b.Stderr, b.Status, w.Stdout, w.Stderr, w.Status)
+		}
+	}
+}
+
+func TestDdAgainstGNU(t *testing.T) {
+	gnuDiff(t, []string{"dd", "od"}, []string{
+		"dd if=in bs=2 count=2",
+		"dd if=in skip=1 bs=3",
+		"dd if=in of=o bs=1 count=4 && od -c o",
+		"dd if=in conv=ucase",
+		"dd if=in ibs=1 obs=2 count=3 2>&1 | sed 's/ copied.*//'",
+		"dd if=in bs=1 skip=2 count=3 status=none",
+		"dd if=/dev/zero bs=4 count=2 2>/dev/null | od -c",
+		"dd if=in conv=lcase,swab",
+		"dd if=in bs=5 conv=sync 2>/dev/null | od -c",
+		"dd if=in ibs=5 obs=3 2>&1 | sed 's/ copied.*//'",
+		"dd if=nope",
+		"dd foo=1",
+		"dd bs=abc",
+		"dd if=in conv=frob",
+		"dd if=in status=noxfer 2>&1",
+		"dd if=in bs=1k count=1 status=noxfer 2>&1",
+		"dd if=/dev/zero bs=1 count=2x3 2>/dev/null | od -c",
+		"dd if=in of=o seek=2 bs=1 && od -c o",
+		"printf 'XXXXXXXXXXXXXXXX' > o; dd if=in of=o seek=1 bs=4 count=1 conv=notrunc; od -c o",
+		"printf 'XXXXXXXXXXXXXXXX' > o; dd if=in of=o seek=1 bs=4 count=1; od -c o",
+		"cat in | dd bs=4 count=2 iflag=fullblock 2>&1 | sed 's/ copied.*//'",
+		"dd if=in bs=3 count=5 iflag=count_bytes 2>&1 | sed 's/ copied.*//'",
+		"dd if=in bs=2 skip=5 iflag=skip_bytes",
+		"dd < in 2>&1 | head -3",
+		"dd if=nonl bs=3 conv=sync 2>/dev/null | od -c",
+		"dd if=in conv=ucase,lcase",
+		"dd if=in bs=0",
+		"dd if=in of=o oflag=append; dd if=in of=o oflag=append; cat o",
+		"dd if=in status=bogus",
+		"dd if=in bs=1M count=1 2>&1 | tail -1 | cut -d, -f1",
+		"head -c 3000 /dev/zero | dd bs=1k iflag=fullblock 2>&1 >/dev/null | tail -1 | cut -d, -f1",
+	})
+}
+
+// zeros is an endless input.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+func TestDdHostile(t *testing.T) {
+	cmdtest.RunHostile(t, table(), []cmdtest.Hostile{
+		{Name: "buffer past the budget", Args: []string{"dd", "bs=64M", "count=1"}, Stdin: zeros{}, Status: 125, Msg: "warren: memory limit exceeded (32 MiB)"},
+		{Name: "buffer past the bound", Args: []string{"dd", "bs=1G"}, Budget: 4 << 30, Status: 1, Msg: "memory exhausted by input buffer of size 1073741824 bytes (1.0 GiB)"},
+		{Name: "endless copy", Args: []string{"dd", "of=/dev/null", "bs=1k"}, Stdin: zeros{}, Cancel: 50 * time.Millisecond, Within: time.Second},
+		{Name: "endless skip", Args: []string{"dd", "skip=1000000000000", "bs=1"}, Stdin: zeros{}, Cancel: 50 * time.Millisecond, Within: time.Second},
+	})
+}
