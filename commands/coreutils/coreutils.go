@@ -85,6 +85,9 @@ func (r *run) done() int {
 // reads its output any more.
 func (r *run) stopped() bool { return r.ctx.Err() != nil || r.sink.Err != nil }
 
+// q quotes s for a diagnostic in the invocation's locale.
+func (r *run) q(s string) string { return quoteLocale(r.inv, s) }
+
 // errorf prints "NAME: msg" (after flushing pending output, so the two
 // streams interleave as they would from the real tool) and marks failure.
 func (r *run) errorf(format string, args ...any) {

@@ -114,14 +114,14 @@ func Dd(ctx context.Context, inv *commands.Invocation) int {
 		}
 		k, v, ok := strings.Cut(a, "=")
 		if !ok {
-			r.errorf("unrecognized operand %s", quoteGNU(a))
+			r.errorf("unrecognized operand %s", r.q(a))
 			io.WriteString(inv.Stderr, ddUsage)
 			return 1
 		}
 		size := func(dst *int64, positive bool) bool {
 			n, ok := parseDDSize(v)
 			if !ok || positive && n == 0 {
-				r.errorf("invalid number: %s", quoteGNU(v))
+				r.errorf("invalid number: %s", r.q(v))
 				return false
 			}
 			*dst = n
@@ -148,7 +148,7 @@ func Dd(ctx context.Context, inv *commands.Invocation) int {
 			okv = size(&c.seek, false)
 		case "status":
 			if v != "none" && v != "noxfer" && v != "progress" && v != "default" {
-				r.errorf("invalid status level: %s", quoteGNU(v))
+				r.errorf("invalid status level: %s", r.q(v))
 				io.WriteString(inv.Stderr, ddUsage)
 				return 1
 			}
@@ -174,7 +174,7 @@ func Dd(ctx context.Context, inv *commands.Invocation) int {
 							what = "output flag"
 						}
 					}
-					r.errorf("invalid %s: %s", what, quoteGNU(f))
+					r.errorf("invalid %s: %s", what, r.q(f))
 					io.WriteString(inv.Stderr, ddUsage)
 					return 1
 				}
@@ -182,7 +182,7 @@ func Dd(ctx context.Context, inv *commands.Invocation) int {
 		case "cbs":
 			return inv.Refuse(&commands.UnsupportedError{Cmd: "dd", What: "cbs="})
 		default:
-			r.errorf("unrecognized operand %s", quoteGNU(a))
+			r.errorf("unrecognized operand %s", r.q(a))
 			io.WriteString(inv.Stderr, ddUsage)
 			return 1
 		}
@@ -222,11 +222,11 @@ func ddCopy(ctx context.Context, r *run, c *ddConfig) int {
 	if c.ifile != "" {
 		f, err := inv.Open(c.ifile)
 		if err != nil {
-			r.errorf("failed to open %s: %s", quoteGNU(c.ifile), commands.Strerror(err))
+			r.errorf("failed to open %s: %s", r.q(c.ifile), commands.Strerror(err))
 			return r.done()
 		}
 		defer f.Close()
-		in, inName = f, quoteGNU(c.ifile)
+		in, inName = f, r.q(c.ifile)
 	}
 	var out io.Writer = inv.Stdout
 	if c.ofile != "" {
@@ -249,7 +249,7 @@ func ddCopy(ctx context.Context, r *run, c *ddConfig) int {
 		}
 		f, err := inv.OpenFile(c.ofile, flag, 0o666&^inv.Umask)
 		if err != nil {
-			r.errorf("failed to open %s: %s", quoteGNU(c.ofile), commands.Strerror(err))
+			r.errorf("failed to open %s: %s", r.q(c.ofile), commands.Strerror(err))
 			return r.done()
 		}
 		defer f.Close()
@@ -282,11 +282,11 @@ func ddCopy(ctx context.Context, r *run, c *ddConfig) int {
 	if seek > 0 {
 		s, ok := out.(io.Seeker)
 		if !ok || c.ofile == "" {
-			r.errorf("'standard output': cannot seek: Illegal seek")
+			r.errorf("%s: cannot seek: Illegal seek", r.q("standard output"))
 			return r.done()
 		}
 		if _, err := s.Seek(seek, io.SeekStart); err != nil {
-			r.errorf("%s: cannot seek: %s", quoteGNU(c.ofile), commands.Strerror(err))
+			r.errorf("%s: cannot seek: %s", r.q(c.ofile), commands.Strerror(err))
 			return r.done()
 		}
 		if t, ok := out.(interface{ Truncate(int64) error }); ok && !c.conv["notrunc"] {
@@ -308,7 +308,7 @@ func ddCopy(ctx context.Context, r *run, c *ddConfig) int {
 			partOut++
 		}
 		if err != nil {
-			r.errorf("error writing %s: %s", outName(c), commands.Strerror(err))
+			r.errorf("error writing %s: %s", outName(r, c), commands.Strerror(err))
 			return false
 		}
 		return true
@@ -417,11 +417,11 @@ func ddCopy(ctx context.Context, r *run, c *ddConfig) int {
 	return r.done()
 }
 
-func outName(c *ddConfig) string {
+func outName(r *run, c *ddConfig) string {
 	if c.ofile == "" {
-		return "'standard output'"
+		return r.q("standard output")
 	}
-	return quoteGNU(c.ofile)
+	return r.q(c.ofile)
 }
 
 func ddConvert(b []byte, c *ddConfig) {

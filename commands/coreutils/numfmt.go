@@ -81,7 +81,7 @@ func Numfmt(ctx context.Context, inv *commands.Invocation) int {
 		case "from", "to":
 			s, ok := numScales[o.Val]
 			if !ok || o.Key == "to" && s == scaleAuto {
-				return bad("invalid argument %s for '--%s'", quoteGNU(o.Val), o.Key)
+				return bad("invalid argument %s for '--%s'", n.q(o.Val), o.Key)
 			}
 			if o.Key == "from" {
 				n.from = s
@@ -91,7 +91,7 @@ func Numfmt(ctx context.Context, inv *commands.Invocation) int {
 		case "from-unit", "to-unit":
 			v, ok := unitValue(o.Val)
 			if !ok {
-				return bad("invalid unit size: %s", quoteGNU(o.Val))
+				return bad("invalid unit size: %s", n.q(o.Val))
 			}
 			if o.Key == "from-unit" {
 				n.fromUnit = v
@@ -103,20 +103,20 @@ func Numfmt(ctx context.Context, inv *commands.Invocation) int {
 			case "up", "down", "from-zero", "towards-zero", "nearest":
 				n.round = o.Val
 			default:
-				return bad("invalid argument %s for '--round'", quoteGNU(o.Val))
+				return bad("invalid argument %s for '--round'", n.q(o.Val))
 			}
 		case "suffix":
 			n.suffix = o.Val
 		case "padding":
 			p, err := strconv.Atoi(o.Val)
 			if err != nil || p == 0 {
-				return bad("invalid padding value %s", quoteGNU(o.Val))
+				return bad("invalid padding value %s", n.q(o.Val))
 			}
 			n.padding = p
 		case "field":
 			f, ok := parseFieldList(o.Val)
 			if !ok {
-				return bad("invalid field value %s", quoteGNU(o.Val))
+				return bad("invalid field value %s", n.q(o.Val))
 			}
 			n.fields = f
 		case "format":
@@ -128,14 +128,14 @@ func Numfmt(ctx context.Context, inv *commands.Invocation) int {
 			case "abort", "fail", "warn", "ignore":
 				n.invalid = o.Val
 			default:
-				return bad("invalid argument %s for '--invalid'", quoteGNU(o.Val))
+				return bad("invalid argument %s for '--invalid'", n.q(o.Val))
 			}
 		case "header":
 			header = 1
 			if o.Val != "" {
 				h, err := strconv.Atoi(o.Val)
 				if err != nil || h <= 0 {
-					return bad("invalid header value %s", quoteGNU(o.Val))
+					return bad("invalid header value %s", n.q(o.Val))
 				}
 				header = h
 			}
@@ -255,7 +255,7 @@ func (n *numfmt) parseFormat(f string) string {
 		i += 2 + j
 	}
 	if i < 0 {
-		return fmt.Sprintf("format %s has no %% directive", quoteGNU(f))
+		return fmt.Sprintf("format %s has no %% directive", n.q(f))
 	}
 	n.prefix = f[:i] // GNU prints %% in the text around as it is
 	j := i + 1
@@ -282,11 +282,11 @@ func (n *numfmt) parseFormat(f string) string {
 		n.fmtPrec, _ = strconv.Atoi(f[m:k])
 	}
 	if k >= len(f) || f[k] != 'f' {
-		return fmt.Sprintf("invalid format %s, directive must be %%[0]['][-][N][.][N]f", quoteGNU(f))
+		return fmt.Sprintf("invalid format %s, directive must be %%[0]['][-][N][.][N]f", n.q(f))
 	}
 	rest := f[k+1:]
 	if strings.Contains(strings.ReplaceAll(rest, "%%", ""), "%") {
-		return fmt.Sprintf("format %s has too many %% directives", quoteGNU(f))
+		return fmt.Sprintf("format %s has too many %% directives", n.q(f))
 	}
 	n.postfix = rest
 	return ""
@@ -423,29 +423,29 @@ func (n *numfmt) parse(s string) (*big.Float, int, string) {
 		}
 	}
 	if digits == 0 {
-		return nil, 0, "invalid number: " + quoteGNU(orig)
+		return nil, 0, "invalid number: " + n.q(orig)
 	}
 	v, ok := new(big.Float).SetPrec(numPrec).SetString(s[:i])
 	if !ok {
-		return nil, 0, "invalid number: " + quoteGNU(orig)
+		return nil, 0, "invalid number: " + n.q(orig)
 	}
 	rest := s[i:]
 	if rest != "" {
 		p := strings.IndexByte("KMGTPEZY", rest[0])
 		if p < 0 {
-			return nil, 0, "invalid suffix in input: " + quoteGNU(orig)
+			return nil, 0, "invalid suffix in input: " + n.q(orig)
 		}
 		if n.from == scaleNone {
-			return nil, 0, fmt.Sprintf("rejecting suffix in input: %s (consider using --from)", quoteGNU(orig))
+			return nil, 0, fmt.Sprintf("rejecting suffix in input: %s (consider using --from)", n.q(orig))
 		}
 		iec := rest[1:] == "i"
 		switch {
 		case len(rest) > 2 || len(rest) == 2 && !iec:
-			return nil, 0, "invalid suffix in input: " + quoteGNU(orig)
+			return nil, 0, "invalid suffix in input: " + n.q(orig)
 		case n.from == scaleIECI && !iec:
-			return nil, 0, fmt.Sprintf("missing 'i' suffix in input: %s (e.g Ki/Mi/Gi)", quoteGNU(orig))
+			return nil, 0, fmt.Sprintf("missing 'i' suffix in input: %s (e.g Ki/Mi/Gi)", n.q(orig))
 		case iec && (n.from == scaleSI || n.from == scaleIEC):
-			return nil, 0, "invalid suffix in input: " + quoteGNU(orig)
+			return nil, 0, "invalid suffix in input: " + n.q(orig)
 		}
 		base := 1000.0
 		if n.from == scaleIEC || n.from == scaleIECI || n.from == scaleAuto && iec {
@@ -582,3 +582,5 @@ func (n *numfmt) format(v *big.Float, inPrec int) (string, string) {
 	}
 	return n.prefix + body + n.postfix, ""
 }
+
+func (n *numfmt) q(s string) string { return n.r.q(s) }
