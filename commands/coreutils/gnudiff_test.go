@@ -204,3 +204,61 @@ func TestNumfmtAgainstGNU(t *testing.T) {
 		"numfmt -- -12.50",
 	})
 }
+
+func TestHexdumpAgainstGNU(t *testing.T) {
+	const files = "printf 'hello\\n' > h; : > empty; printf '\"%%07.7_ax \" 4/1 \"%%02x \" \"\\\\n\"\\n' > fmt; head -c 100 /dev/zero > big; printf 'abcdefghijklmnopqrstuvwxyz0123456789' >> big; head -c 40 /dev/zero >> big; "
+	var scripts []string
+	for _, s := range []string{
+		"hexdump -e '16/1 \"%02x \" \"\\n\"' h",
+		"hexdump h",
+		"hexdump -e '\"%07.7_ax \" 8/1 \"%02x\" \"\\n\"' h",
+		"hexdump -v -e '/1 \"%u,\"' h",
+		"hexdump -e '\"%_p\"' h",
+		"hexdump -e '4/1 \"%_c\" \"\\n\"' h",
+		"hexdump -e '\"%x\\n\"' h",
+		"hexdump -e '2/2 \"%d|\" \"\\n\"' h",
+		"hexdump -e '/1 \"%_u \"' h",
+		"printf '\\x00\\x7f\\x80\\xff ' | hexdump -e '/1 \"%_u \"'",
+		"hexdump -e '\"%_Ad\\n\"' h",
+		"hexdump -e '\"%07.7_Ax\\n\"' -e '\"%07.7_ax \" 2/1 \"%02x\" \"\\n\"' h",
+		"hexdump -e '1/1 \"%s\"' h",
+		"hexdump -e '\"[%3d]\"' h",
+		"hexdump -e '/4 \"%f\\n\"' h",
+		"hexdump -e '/1 \"%5.1o|\"' h",
+		"hexdump -b h",
+		"hexdump -c h",
+		"hexdump -d h",
+		"hexdump -o h",
+		"hexdump -x h",
+		"hexdump -C h",
+		"hexdump -C big",
+		"hexdump big",
+		"hexdump -v -C big",
+		"hexdump -C -n 5 big",
+		"hexdump -C -s 3 h",
+		"hexdump -e '8/1 \"%02X\" \"\\n\"' big",
+		"hexdump -e '\"%08_ax: \" 16/1 \"%02x \" \"  \" 16/1 \"%_p\" \"\\n\"' big",
+		"hexdump -e '/2 \"%04x\\n\"' h",
+		"hexdump -e '/8 \"%e\\n\"' big",
+		"hexdump -e '/4 \"%g\\n\"' big",
+		"hexdump -e '4/4 \"%08x \" \"\\n\"' big",
+		"hexdump -e '\"%_ao %_ad\\n\"' h",
+		"hexdump -e '16/1 \"%02x\" \"\\n\"' nonl",
+		"hexdump -e '\"%-5d|\"' h",
+		"hexdump -e '\"%c\"' h",
+		"hexdump -e '/1 \"%c\"' h",
+		"hexdump -e '/1 \"%3c|\"' h",
+		"hexdump -e '\"%q\"' h",
+		"hexdump -e '/3 \"%d\"' h",
+		"hexdump -e '4/1 \"%02x\" \"\\n\"' -e '\"--\\n\"' h",
+		"hexdump -e '/1 \"%#x \"' h",
+		"hexdump -C empty",
+		"hexdump empty",
+		"hexdump -e '/1 \"%02x\"' empty",
+		"hexdump -x -c h",
+		"hexdump -f fmt h",
+	} {
+		scripts = append(scripts, files+s)
+	}
+	gnuDiff(t, []string{"hexdump"}, scripts)
+}
