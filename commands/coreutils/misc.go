@@ -543,7 +543,22 @@ func Seq(ctx context.Context, inv *commands.Invocation) int {
 	}
 	width := 0
 	if equal && format == "" {
-		width = max(len(render(vals[0])), len(render(vals[2])))
+		// GNU takes the widths from the operands as written (seq -w 003
+		// 10 pads to three digits), widened to the common precision.
+		opWidth := func(s string, v float64) int {
+			if strings.ContainsAny(s, "eExXnN") {
+				return len(render(v))
+			}
+			s = strings.TrimPrefix(s, "+")
+			w := len(s)
+			if dot := strings.IndexByte(s, '.'); dot >= 0 {
+				w += prec - (len(s) - dot - 1)
+			} else if prec > 0 {
+				w += prec + 1
+			}
+			return max(w, len(render(v)))
+		}
+		width = max(opWidth(first, vals[0]), opWidth(last, vals[2]))
 	}
 	// Integers use exact int64 arithmetic; the rest steps by index to avoid drift.
 	allInt := prec == 0 && vals[0] == math.Trunc(vals[0]) && vals[1] == math.Trunc(vals[1]) && math.Abs(vals[0]) < 1<<53 && math.Abs(vals[2]) < 1<<62

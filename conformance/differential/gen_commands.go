@@ -62,7 +62,7 @@ func (g *gen) cmdStmt(f string) string {
 	case "cmd:tr":
 		return fmt.Sprintf("tr %s < %s", g.pick("a-z A-Z", "-d aeiou", "-s ' '", "-c 'a-z\\n' _", "-d '\\r'", "'[:lower:]' '[:upper:]'", "-s '\\n'", "a-c x", "-cd '[:digit:]\\n'", "'\\t' ,"), in)
 	case "cmd:sed":
-		return fmt.Sprintf("sed %s %s", g.pick("'s/a/A/'", "'s/a/A/g'", "-n '2p'", "'1d'", "'$d'", "-n '/a/p'", "'s/\\(.\\)\\(.\\)/\\2\\1/'", "-E 's/([a-z]+)/<\\1>/g'", "'2,3d'", "'y/abc/xyz/'", "'a\\\nadded'", "'1i\\\ntop'", "-n '$='", "'s/x*/-/g'", "'N;s/\\n/+/'", "'/^$/d'", "'s/[[:space:]]\\+/ /g'", "-n 'l'", "'1!G;h;$!d'", "'s/.*/\\U&/'", "= ", "'2q'", "-s -n '$p'", "'s/a/b/2'", "'0~2d'"), in)
+		return fmt.Sprintf("sed %s %s", g.pick("'s/a/A/'", "'s/a/A/g'", "-n '2p'", "'1d'", "'$d'", "-n '/a/p'", "'s/\\(.\\)\\(.\\)/\\2\\1/'", "-E 's/([a-z]+)/<\\1>/g'", "'2,3d'", "'y/abc/xyz/'", "'a\\\nadded'", "'1i\\\ntop'", "-n '$='", "'s/x*/-/g'", "'N;s/\\n/+/'", "'/^$/d'", "'s/[[:space:]]\\+/ /g'", "-n 'l'", "'1!G;h;$!d'", "'s/.*/\\U&/'", "= ", "'2q'", "-s -n '$p'", "'s/a/b/2'", "'0~2d'", "'1d;1,3p'", "-n '2d;2,/c/p'", "'s&a&[\\&]&'", "-n '/a/{p;b end};p;:end'", "'s/a/x/;T;s/$/!/'"), in)
 	case "cmd:awk":
 		return fmt.Sprintf("awk %s %s", g.pick("'{print $1}'", "'{print NF}'", "-F, '{print $2}'", "'{s+=$1} END{print s}'", "'NR%2'", "'{print length($0)}'", "'{$2=\"X\"; print}'", "-F'\\t' -v OFS=: '{$1=$1; print}'", "'/a/{c++} END{print c+0}'", "'{print toupper($0)}'", "'{printf \"%5.1f|\\n\", $1}'", "'BEGIN{print substr(\"hello\",2,3), index(\"abc\",\"c\")}'", "'{a[$1]++} END{for(k in a) n++; print n}'", "'{gsub(/a/,\"[&]\"); print}'", "'{print $NF}'", "'{split($0,p,\",\"); print p[1]}'", "'END{print NR}'", "'{print; next} END{print \"x\"}'", "'{print sprintf(\"%c\", 65)}'", "'BEGIN{printf \"%d %s\\n\", \"3x\", 1e3}'", "'{FS=\",\"; print $1}'", "'NR==2{FS=\"a\"} {print $1}'"), in)
 	case "cmd:grep":
@@ -74,7 +74,7 @@ func (g *gen) cmdStmt(f string) string {
 	case "cmd:wc":
 		return fmt.Sprintf("wc %s %s", opt("-l", "-w", "-c", "-m", "-L"), in)
 	case "cmd:seq":
-		return "seq " + g.pick("5", "2 5", "1 2 10", "-w 8 11", "-s, 3", "0.5 0.5 2", "-f %03g 3", "10 -3 1", "5 1", "-w -1 1", "1e2 1e2")
+		return "seq " + g.pick("5", "2 5", "1 2 10", "-w 8 11", "-s, 3", "0.5 0.5 2", "-f %03g 3", "10 -3 1", "5 1", "-w -1 1", "1e2 1e2", "-w 003 10", "-w 1 010", "-w 0.5 1.50")
 	case "cmd:printf":
 		return "printf " + g.pick("'%s-%s\\n' a b c", "'%5.2f\\n' 3.14159", "'%x %o %X\\n' 255 8 171", "'%-4s|\\n' ab", "'%b\\n' 'a\\tb'", "'%q\\n' 'a b'", "'%03d\\n' 7", "'%c\\n' hello", "'%e\\n' 12345", "'%d\\n' \"'A\"", "'%s\\n'", "'%5s|%-5s|\\n' x y", "'%.3s\\n' abcdef", "'%i\\n' 0x10", "'%d\\n' abc; echo $?")
 	case "cmd:od":
