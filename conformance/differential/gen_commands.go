@@ -116,7 +116,7 @@ func (g *gen) cmdStmt(f string) string {
 	case "cmd:column":
 		return g.pick("column -t tsv", "column -t -s, csv", "column -t nums", "column -s, -t -o ' | ' csv")
 	case "cmd:diff":
-		return "diff " + g.pick("s1 s2", "-u s1 s2 | tail -n +3", "-q s1 s2", "-c s1 s2 | tail -n +3", "s1 s1", "-i words words", "-w nums nums", "--normal s2 s1", "-y -W 20 s1 s2", "-e s1 s2") + "; echo $?"
+		return "diff " + g.pick("s1 s2", "-u s1 s2 | tail -n +3", "-q s1 s2", "-c s1 s2 | tail -n +3", "s1 s1", "-i words words", "-w nums nums", "--normal s2 s1", "-y -W 20 s1 s2", "-e s1 s2", "- - < s1", "-B nums nums", "-B s1 nums") + "; echo $?"
 	case "cmd:odtrad": // od's traditional options and float types
 		return fmt.Sprintf("od %s %s", g.pick("-B", "-D", "-H", "-X", "-h", "-O", "-I", "-L", "-i", "-l", "-s", "-f", "-tf4", "-tf8", "-An -tx2", "-e", "-F", "-w8 -tx1z", "-tc -N3 -j1", "-Ax -tx1"), in)
 	case "cmd:xxd":
