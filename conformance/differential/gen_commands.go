@@ -144,7 +144,7 @@ func (g *gen) cmdStmt(f string) string {
 	case "cmd:numfmt":
 		return "numfmt " + g.pick("--to=si 1500", "--to=iec 1048576", "--from=si 1.5K", "--from=iec 2M", "--to=iec-i 4096", "--padding=8 42", "--field=2 --to=si < nums 2>&1", "--format='%.2f' 3.14159", "--suffix=B --to=si 2000", "--from=auto 1Ki", "--to=si --round=down 1999", "--invalid=ignore abc 2>&1; echo $?")
 	case "cmd:cp":
-		return g.pick("cp --parents t/u/s d 2>&1; mkdir d; cp --parents t/u/s d && find d | sort", "cp -r t d && find d | sort", "cp -a t d && ls -la d | cut -c1-10", "ln t/u/s h && cp -d h c; ls c", "cp nope d; echo $?", "cp t d; echo $?")
+		return g.pick("cp --parents t/u/s d 2>&1; mkdir d; cp --parents t/u/s d && find d | sort", "cp -r t d && find d | sort", "cp -a t d && ls -la d | cut -c1-10", "ln t/u/s h && cp -d h c; ls c", "ln s1 h && mkdir d && cp -d s1 h d && stat -c %h d/s1 d/h", "ln s1 h && cp -a s1 h t && stat -c %h t/h", "cp nope d; echo $?", "cp t d; echo $?")
 	}
 	return "echo unknown feature " + f
 }
