@@ -25,9 +25,10 @@ import (
 	"github.com/warren-sandbox/warren/commands/optparse"
 )
 
-// Register adds bc.
+// Register adds bc and dc.
 func Register(t commands.Table) {
 	t.Register("bc", commands.Reserving(Bc))
+	t.Register("dc", commands.Reserving(Dc))
 }
 
 var bcOpts = optparse.New("hilqswv", "help:h", "interactive:i", "mathlib:l", "quiet:q", "standard:s", "warn:w", "version:v")

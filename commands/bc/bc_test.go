@@ -278,3 +278,107 @@ func TestHostile(t *testing.T) {
 	})
 	_ = bc.MaxDigits
 }
+
+// dcCases run in warren's dc and GNU dc (Debian's dc 1.4.1); \n in a case
+// is a newline.
+var dcCases = []string{
+	"2 3 + p",
+	"10 3 / p",
+	"2 k 10 3 / p",
+	"_5 3 % p",
+	"[hello] p",
+	"1 2 3 f",
+	"5 d * p",
+	"1 2 r p",
+	"3 sa la la * p",
+	"16 o 255 p",
+	"16 i FF p",
+	"2 10 ^ p",
+	"2 v p",
+	"4 k 2 v p",
+	"c p",
+	"[abc] P 10 P",
+	"65 P",
+	"1 2 3 z p",
+	"3.14159 X p",
+	"123.45 Z p",
+	"[1 p] x",
+	"[2 p] sa 1 1 =a",
+	"[2 p] sa 1 2 >a",
+	"[2 p] sa 2 1 >a",
+	"10 [d p 1 - d 0 <a] sa la x",
+	"1 Sa 2 Sa La p La p",
+	"5 1 :a 1 ;a p",
+	"K p",
+	"I p O p",
+	"1 2 3 4 5 3 R f",
+	"1 2 3 _2 R f",
+	"2 3 ~ f",
+	"2 k 7 2 ~ f",
+	"2 3 10 | p",
+	"9 1 q 8 p",
+	"[q] x 5 p",
+	"1 0 / p",
+	"p",
+	"2 k 1 3 / 3 * p",
+	"_1 v",
+	"2 ^ p",
+	"3 # comment\\np",
+	"[[a]] p",
+	"le p",
+	"[abc] Z p [abc] X p [abc] a p 66 a p",
+	"256 65 * 66 + P",
+	"5 n 6 n",
+	"2 sa [la p] sb lb x",
+	"[1p]sa 1 2 <a [2p]sb 2 1 !<b",
+	"2 100 ^ p",
+	"2 1000 ^ p",
+	"20 k 2 v p",
+	"_3.5 p _0.25 p",
+	"[lalb+ lb sa sb lc 1 - d sc 0 <x] sx 0 sa 1 sb 100 sc lx x la p",
+	"0 sa [la 1 + d sa 100000 >b] sb lb x la p",
+	"1 2 3 c z p",
+	"3 k 1 7 / p 16 o p",
+	"y",
+	"[a] [b] + p",
+}
+
+func TestDcAgainstGNU(t *testing.T) {
+	ref, err := exec.LookPath("dc")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("GNU dc not installed (Debian package dc, scripts/test-packages.txt)")
+		}
+		t.Skip("GNU dc not installed: nothing to compare with")
+	}
+	for _, c := range dcCases {
+		script := unescape(c) + "\n"
+		cmd := exec.Command(ref)
+		cmd.Stdin = strings.NewReader(script)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		status := 0
+		if err := cmd.Run(); err != nil {
+			ee, ok := err.(*exec.ExitError)
+			if !ok {
+				t.Fatalf("%q: GNU dc: %v", c, err)
+			}
+			status = ee.ExitCode()
+		}
+		got, gotErr, st := run(t, []string{"dc"}, script)
+		if got != out.String() || st != status || (gotErr == "") != (errb.Len() == 0) {
+			t.Errorf("dc <<< %q:\nwarren: %q (stderr %q, status %d)\nGNU:    %q (stderr %q, status %d)", c, got, gotErr, st, out.String(), errb.String(), status)
+		}
+	}
+}
+
+func TestDcHostile(t *testing.T) {
+	cmdtest.RunHostile(t, table(), []cmdtest.Hostile{
+		{Name: "endless loop", Args: []string{"dc"}, Stdin: strings.NewReader("[lax]dsax\n"), Cancel: 50 * time.Millisecond, Status: 130, Within: time.Second},
+		{Name: "stack growth", Args: []string{"dc"}, Stdin: strings.NewReader("[1 lax]dsax\n"), Status: 125, Msg: "warren: memory limit exceeded (8 MiB)", Budget: 8 << 20},
+		{Name: "deep macros", Args: []string{"dc"}, Stdin: strings.NewReader("[lax 1]dsax\n"), Status: 125, Msg: "warren: nesting too deep (limit 10000)"},
+		{Name: "huge power", Args: []string{"dc"}, Stdin: strings.NewReader("2 100000000 ^ p\n"), Status: 125, Msg: "number too long", Within: 2 * time.Second},
+		{Name: "huge scale", Args: []string{"dc"}, Stdin: strings.NewReader("1000000000 k 1 3 / p\n"), Status: 125, Msg: "scale too large", Within: 2 * time.Second},
+		{Name: "squaring", Args: []string{"dc"}, Stdin: strings.NewReader("7 [d * lax]dsax\n"), Status: 125, Msg: "number too long", Within: 5 * time.Second},
+	})
+}

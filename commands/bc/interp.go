@@ -676,7 +676,8 @@ func validLiteral(s string) bool {
 type colWriter struct {
 	w       *bufio.Writer
 	col     int
-	lineLen int // 0: never break
+	lineLen int  // 0: never break
+	wide    bool // dc's lines hold one character more than bc's
 }
 
 func (c *colWriter) WriteString(s string) {
@@ -694,7 +695,11 @@ func (c *colWriter) number(s string) {
 		return
 	}
 	for i := 0; i < len(s); i++ {
-		if c.col >= c.lineLen-2 {
+		limit := c.lineLen - 2
+		if c.wide {
+			limit++
+		}
+		if c.col >= limit {
 			c.w.WriteString("\\\n")
 			c.col = 0
 		}
