@@ -814,6 +814,88 @@ var xxdSpec = getopt.Spec{Short: "c:g:l:ps:ruiEeb", Long: []getopt.Long{
 	{Name: "len", Arg: getopt.Required, Key: "l"}, {Name: "plain", Key: "p"}, {Name: "postscript", Key: "p"},
 	{Name: "seek", Arg: getopt.Required, Key: "s"}, {Name: "revert", Key: "r"}, {Name: "include", Key: "i"}}}
 
+// xxdRevert is xxd -r as vim's xxd reads dumps: a character at a time,
+// an offset up to the first non-hex character of a line, then pairs of hex
+// digits, the rest of the line dropped after cols bytes or at two non-hex
+// characters in a row. So it reads -i and -b output the way xxd does (a
+// C array's second line "seeks backwards": status 5). Plain (-p) input is
+// hex digits with blanks anywhere. Gaps before an offset are NUL-filled.
+func xxdRevert(r *run, br *bufio.Reader, plain bool, cols int, base int64) int {
+	n1, n2, n3 := -1, 0, 0
+	ign := true
+	p := cols
+	var have, want int64
+	hexDigit := func(c byte) int {
+		if isHex(c) {
+			return int(hexVal(c))
+		}
+		return -1
+	}
+	skipToEOL := func(c byte) byte {
+		for c != '\n' {
+			b, err := br.ReadByte()
+			if err != nil {
+				return 0
+			}
+			c = b
+		}
+		return c
+	}
+	for !r.stopped() {
+		c, err := br.ReadByte()
+		if err != nil {
+			break
+		}
+		if c == '\r' || plain && (c == ' ' || c == '\n' || c == '\t') {
+			continue
+		}
+		n3, n2 = n2, n1
+		n1 = hexDigit(c)
+		if n1 < 0 && ign {
+			continue
+		}
+		ign = false
+		if !plain && p >= cols {
+			if n1 < 0 {
+				p = 0
+				continue
+			}
+			want = want<<4 | int64(n1)
+			continue
+		}
+		if base+want != have {
+			if base+want < have {
+				r.errorf("Sorry, cannot seek backwards.")
+				r.status = 5
+				return r.done()
+			}
+			for ; have < base+want && !r.stopped(); have++ {
+				r.out.WriteByte(0)
+			}
+		}
+		switch {
+		case n2 >= 0 && n1 >= 0:
+			r.out.WriteByte(byte(n2<<4 | n1))
+			have++
+			want++
+			n1 = -1
+			if p++; !plain && p >= cols {
+				c = skipToEOL(c)
+			}
+		case n1 < 0 && n2 < 0 && n3 < 0:
+			c = skipToEOL(c)
+		}
+		if c == '\n' {
+			if !plain {
+				want = 0
+			}
+			p = cols
+			ign = true
+		}
+	}
+	return r.done()
+}
+
 // Xxd is xxd(1): hex dump, -p plain, -r reverse, -i C include.
 func Xxd(ctx context.Context, inv *commands.Invocation) int {
 	r := begin(ctx, inv)
@@ -886,45 +968,7 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 	br := textio.NewReader(textio.WithContext(ctx, f))
 	defer textio.PutReader(br)
 	if revert {
-		lr := textio.LineReader{R: br, Delim: '\n'}
-		var written int64
-		for {
-			line, _, err := lr.Next()
-			if err != nil {
-				break
-			}
-			s := string(line)
-			if !plain {
-				// "OFFSET: hex  text": a line without an offset holds
-				// nothing; a gap before the offset is filled with NULs.
-				i := strings.IndexByte(s, ':')
-				if i < 0 {
-					continue
-				}
-				off, perr := strconv.ParseInt(strings.TrimSpace(s[:i]), 16, 64)
-				if perr != nil {
-					continue
-				}
-				for ; written < off && !r.stopped(); written++ {
-					r.out.WriteByte(0)
-				}
-				s = s[i+1:]
-				if i := strings.Index(s, "  "); i >= 0 {
-					s = s[:i]
-				}
-			}
-			var digits []byte
-			for i := 0; i < len(s); i++ {
-				if isHex(s[i]) {
-					digits = append(digits, s[i])
-				}
-			}
-			for i := 0; i+1 < len(digits); i += 2 {
-				r.out.WriteByte(byte(hexVal(digits[i])<<4 | hexVal(digits[i+1])))
-				written++
-			}
-		}
-		return r.done()
+		return xxdRevert(r, br, plain, cols, seek)
 	}
 	if seek > 0 {
 		io.CopyN(io.Discard, br, seek)

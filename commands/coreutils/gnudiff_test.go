@@ -262,3 +262,25 @@ func TestHexdumpAgainstGNU(t *testing.T) {
 	}
 	gnuDiff(t, []string{"hexdump"}, scripts)
 }
+
+// xxd -r reads any dump the way vim's xxd does, C arrays and bit dumps
+// included (xxd 2022-01-14 from Debian's xxd package).
+func TestXxdRevertAgainstVim(t *testing.T) {
+	gnuDiff(t, []string{"xxd", "od"}, []string{
+		"xxd -i < in | xxd -r | od -c; echo $?",
+		"xxd -i in | xxd -r | od -c; echo $?",
+		"xxd -b -c2 nonl | xxd -r | od -c; echo $?",
+		"xxd -b in | xxd -r | od -c; echo $?",
+		"xxd in | xxd -r | od -c",
+		"xxd -c4 in | xxd -r | od -c",
+		"xxd -c4 in | xxd -r -c4 | od -c",
+		"xxd -u -g1 in | xxd -r",
+		"xxd -l5 in | xxd -r | od -c",
+		"xxd -s3 in | xxd -r | od -c",
+		"xxd -p in | xxd -r -p",
+		"printf '00000010: 4142\\n' | xxd -r | od -c",
+		"printf '0: 41 42\\n1: 43\\n' | xxd -r | od -c; echo $?",
+		"printf '00000000: 6869\\r\\n' | xxd -r | od -c",
+		"printf 'zz\\n00000000: 4142\\n' | xxd -r | od -c",
+	})
+}
