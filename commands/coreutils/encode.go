@@ -475,6 +475,7 @@ var odSpec = getopt.Spec{Short: "A:j:N:t:vw::abcdfiloxsS:BDHXhOILeF", Long: []ge
 type odType struct {
 	kind byte // a c d o u x f
 	size int
+	z    bool // a "z" suffix: the line's printable bytes after it, >like this<
 }
 
 func (t odType) width() int {
@@ -598,7 +599,11 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 			k := s[0]
 			s = s[1:]
 			if k == 'a' || k == 'c' {
-				types = append(types, odType{k, 1})
+				t := odType{kind: k, size: 1}
+				if len(s) > 0 && s[0] == 'z' {
+					t.z, s = true, s[1:]
+				}
+				types = append(types, t)
 				continue
 			}
 			if strings.IndexByte("douxf", k) < 0 {
@@ -636,7 +641,11 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 			if size != 1 && size != 2 && size != 4 && size != 8 || k == 'f' && size < 4 {
 				return false
 			}
-			types = append(types, odType{k, size})
+			t := odType{kind: k, size: size}
+			if len(s) > 0 && s[0] == 'z' {
+				t.z, s = true, s[1:]
+			}
+			types = append(types, t)
 		}
 		return true
 	}
@@ -673,40 +682,40 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 				width = n
 			}
 		case "a":
-			types = append(types, odType{'a', 1})
+			types = append(types, odType{kind: 'a', size: 1})
 		case "b":
-			types = append(types, odType{'o', 1})
+			types = append(types, odType{kind: 'o', size: 1})
 		case "c":
-			types = append(types, odType{'c', 1})
+			types = append(types, odType{kind: 'c', size: 1})
 		case "d":
-			types = append(types, odType{'u', 2})
+			types = append(types, odType{kind: 'u', size: 2})
 		case "o":
-			types = append(types, odType{'o', 2})
+			types = append(types, odType{kind: 'o', size: 2})
 		case "x":
-			types = append(types, odType{'x', 2})
+			types = append(types, odType{kind: 'x', size: 2})
 		case "i", "s":
-			types = append(types, odType{'d', map[string]int{"i": 4, "s": 2}[o.Key]})
+			types = append(types, odType{kind: 'd', size: map[string]int{"i": 4, "s": 2}[o.Key]})
 		case "l", "I", "L":
-			types = append(types, odType{'d', 8})
+			types = append(types, odType{kind: 'd', size: 8})
 		// The traditional (pre-POSIX) type letters GNU still takes.
 		case "B":
-			types = append(types, odType{'o', 2})
+			types = append(types, odType{kind: 'o', size: 2})
 		case "D":
-			types = append(types, odType{'u', 4})
+			types = append(types, odType{kind: 'u', size: 4})
 		case "H", "X":
-			types = append(types, odType{'x', 4})
+			types = append(types, odType{kind: 'x', size: 4})
 		case "h":
-			types = append(types, odType{'x', 2})
+			types = append(types, odType{kind: 'x', size: 2})
 		case "O":
-			types = append(types, odType{'o', 4})
+			types = append(types, odType{kind: 'o', size: 4})
 		case "e", "F":
-			types = append(types, odType{'f', 8})
+			types = append(types, odType{kind: 'f', size: 8})
 		case "f":
-			types = append(types, odType{'f', 4})
+			types = append(types, odType{kind: 'f', size: 4})
 		}
 	}
 	if len(types) == 0 {
-		types = []odType{{'o', 2}}
+		types = []odType{{kind: 'o', size: 2}}
 	}
 	// Every column is as wide as the widest type needs per byte.
 	perByte := 0
@@ -792,6 +801,23 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 					w = t.width() + 1
 				}
 				fmt.Fprintf(r.out, "%*s", w, s)
+			}
+			if t.z {
+				// pad the missing cells, then the bytes as text
+				w := perByte * t.size
+				if len(types) == 1 {
+					w = t.width() + 1
+				}
+				cells := (width+t.size-1)/t.size - (n+t.size-1)/t.size
+				r.out.WriteString(strings.Repeat(" ", cells*w))
+				r.out.WriteString("  >")
+				for _, b := range chunk {
+					if b < 32 || b > 126 {
+						b = '.'
+					}
+					r.out.WriteByte(b)
+				}
+				r.out.WriteString("<")
 			}
 			r.out.WriteByte('\n')
 		}

@@ -284,3 +284,15 @@ func TestXxdRevertAgainstVim(t *testing.T) {
 		"printf 'zz\\n00000000: 4142\\n' | xxd -r | od -c",
 	})
 }
+
+func TestOdZAgainstGNU(t *testing.T) {
+	gnuDiff(t, []string{"od"}, []string{
+		"printf 'hello world 12345\\n' | od -tx1z",
+		"printf 'ab' | od -tx1z -tc",
+		"printf 'abcd' | od -tx2z",
+		"printf 'abc' | od -tx2z",
+		"printf 'a\\r\\nb\\r\\n' | od -w8 -tx1z",
+		"printf 'abcdefghi' | od -tcz -w4",
+		"printf 'abcdefghij' | od -Ax -tx4z",
+	})
+}
