@@ -296,3 +296,27 @@ func TestOdZAgainstGNU(t *testing.T) {
 		"printf 'abcdefghij' | od -Ax -tx4z",
 	})
 }
+
+func TestUuAgainstGNU(t *testing.T) {
+	gnuDiff(t, []string{"uuencode", "uudecode", "cmp"}, []string{
+		"uuencode in name",
+		"uuencode name < in",
+		"uuencode -m in name",
+		"printf '' | uuencode e",
+		"head -c 100 /dev/zero | tr '\\0' 'x' > r; uuencode r r",
+		"uuencode -m r r 2>/dev/null; echo $?",
+		"uuencode in name | uudecode -o /dev/stdout",
+		"uuencode -m in name | uudecode -o -",
+		"uuencode in name | uudecode && cat name && ls -l name | cut -c1-10",
+		"printf 'garbage\\n' | uudecode; echo $?",
+		"uuencode in name > e; uudecode e; od -c name",
+		"uuencode -m in name > e; uudecode -o out e; cat out",
+		"printf 'junk\\nbegin 600 z\\n#86)C\\n`\\nend\\n' | uudecode; cat z; ls -l z | cut -c1-10",
+		"printf 'begin 644 z\\n#86)C\\n' | uudecode; echo $?",
+		"seq 1000 > big; uuencode big big | uudecode -o - | cmp - big && echo same",
+		"seq 1000 > big; uuencode -m big big | uudecode -o - | cmp - big && echo same",
+		"uuencode; echo $?",
+		"chmod 600 in; uuencode in x | head -1",
+		"umask 077; uuencode x < in | head -1",
+	})
+}

@@ -16,6 +16,7 @@ var CommandFeatures = []string{
 	"cmd:date", "cmd:jq", "cmd:base64", "cmd:sha256sum", "cmd:column", "cmd:diff",
 	"cmd:odtrad", "cmd:xxd", "cmd:hexdump", "cmd:crlf", "cmd:envsubst", "cmd:dos2unix",
 	"cmd:file", "cmd:dd", "cmd:bc", "cmd:numfmt", "cmd:cp", "cmd:dc",
+	"cmd:uu",
 }
 
 // inputs writes the files every command statement may read: numbers,
@@ -141,6 +142,8 @@ func (g *gen) cmdStmt(f string) string {
 		return "dd " + g.pick("if="+in+" bs=2 count=2", "if="+in+" skip=1 bs=3", "if="+in+" of=o bs=1 count=4 && od -c o", "if="+in+" conv=ucase", "if="+in+" ibs=1 obs=2 count=3", "if="+in+" bs=1 skip=2 count=3 status=none", "if=/dev/zero bs=4 count=2 | od -c", "if="+in+" conv=lcase,swab") + " 2>/dev/null; echo $?"
 	case "cmd:bc":
 		return "echo " + g.pick("'1+2*3'", "'scale=3; 10/3'", "'2^64'", "'sqrt(2)'", "'obase=16; 255'", "'ibase=2; 1011'", "'x=5; x*x'", "'define f(n){ if(n<2) return 1; return n*f(n-1) }; f(20)'", "'-7 % 3'", "'scale=2; 1/3*3'", "'12345678901234567890*98765432109876543210'", "'a[2]=3; a[2]+1'", "'1/0'", "'length(123.45)'", "'for(i=0;i<3;i++) i'") + " | bc" + g.pick("", " -l", " -q") + "; echo $?"
+	case "cmd:uu":
+		return g.pick("uuencode "+in+" name", "uuencode -m "+in+" name", "uuencode name < "+in, "uuencode "+in+" x | uudecode -o - | od -c", "uuencode -m "+in+" x | uudecode -o /dev/stdout", "uuencode "+in+" x > e && uudecode e && cmp x "+in+" && echo same", "printf 'junk\\n' | uudecode; echo $?")
 	case "cmd:dc":
 		return "echo " + g.pick("'2 3 + p'", "'2 k 10 3 / p'", "'_5 3 % p'", "'16 o 255 p'", "'16 i FF p'", "'4 k 2 v p'", "'1 2 3 f'", "'[hello] p'", "'3 sa la la * p'", "'10 [d p 1 - d 0 <a] sa la x'", "'2 3 ~ f'", "'2 3 10 | p'", "'1 0 / p'", "'2 1000 ^ p'", "'65 P'", "'1 2 3 4 5 3 R f'", "'p'", "'9 1 q 8 p'") + " | dc" + g.pick("", " 2>&1") + "; echo $?"
 	case "cmd:numfmt":
