@@ -20,7 +20,7 @@ import (
 	"github.com/benhoyt/goawk/parser"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/textio"
+	"github.com/warren-sandbox/warren/commands/internal/textio"
 )
 
 // Register adds awk (and the usual aliases).

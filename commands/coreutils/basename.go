@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
+	"github.com/warren-sandbox/warren/commands/internal/getopt"
 )
 
 var basenameSpec = getopt.Spec{Short: "as:z", Long: []getopt.Long{

@@ -22,8 +22,8 @@ import (
 	"strings"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
-	"github.com/warren-sandbox/warren/commands/coreutils/textio"
+	"github.com/warren-sandbox/warren/commands/internal/getopt"
+	"github.com/warren-sandbox/warren/commands/internal/textio"
 )
 
 var hexdumpSpec = getopt.Spec{Short: "bcCde:f:n:os:vxL::", Long: []getopt.Long{

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
+	"github.com/warren-sandbox/warren/commands/internal/getopt"
 )
 
 var seqSpec = getopt.Spec{Short: "f:s:w", Long: []getopt.Long{

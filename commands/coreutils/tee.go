@@ -7,8 +7,8 @@ import (
 	"io"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
-	"github.com/warren-sandbox/warren/commands/coreutils/textio"
+	"github.com/warren-sandbox/warren/commands/internal/getopt"
+	"github.com/warren-sandbox/warren/commands/internal/textio"
 	"github.com/warren-sandbox/warren/vfs"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/textio"
+	"github.com/warren-sandbox/warren/commands/internal/textio"
 )
 
 // Yes is yes(1); it writes large blocks and stops when ctx is done or the

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
-	"github.com/warren-sandbox/warren/commands/coreutils/textio"
+	"github.com/warren-sandbox/warren/commands/internal/getopt"
+	"github.com/warren-sandbox/warren/commands/internal/textio"
 )
 
 // Register adds diff, patch and cmp.

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/warren-sandbox/warren/commands/coreutils/posixre"
-	"github.com/warren-sandbox/warren/commands/coreutils/recache"
+	"github.com/warren-sandbox/warren/commands/internal/posixre"
+	"github.com/warren-sandbox/warren/commands/internal/recache"
 )
 
 type addrKind int

@@ -16,8 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
-	"github.com/warren-sandbox/warren/commands/coreutils/textio"
+	"github.com/warren-sandbox/warren/commands/internal/getopt"
+	"github.com/warren-sandbox/warren/commands/internal/textio"
 	"github.com/warren-sandbox/warren/vfs"
 )
 
