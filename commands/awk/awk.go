@@ -261,6 +261,7 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	if len(progFiles) > 0 && len(sources) > 0 {
 		src += "\n" + strings.Join(sources, "\n")
 	}
+	src = joinContinuedStrings(src)
 	// gawk's extensions: calls rewritten, asort/asorti added as awk code
 	// after the program (its lines keep their numbers).
 	if rw, needSort := rewriteGawk(src); rw != src {

@@ -269,6 +269,44 @@ function __warren_asorti2(src, dest,    n, k) {
 }
 `
 
+// joinContinuedStrings drops backslash-newline inside string literals:
+// POSIX awks (mawk, gawk) continue the string on the next line, GoAWK kept
+// the newline. Comments are skipped; a string is "..." outside them.
+func joinContinuedStrings(src string) string {
+	if !strings.Contains(src, "\\\n") {
+		return src
+	}
+	var b strings.Builder
+	inStr, inComment := false, false
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case inComment:
+			if c == '\n' {
+				inComment = false
+			}
+		case inStr:
+			if c == '\\' && i+1 < len(src) {
+				if src[i+1] == '\n' {
+					i++
+					continue
+				}
+				b.WriteByte(c)
+				i++
+				c = src[i]
+			} else if c == '"' || c == '\n' {
+				inStr = false
+			}
+		case c == '#':
+			inComment = true
+		case c == '"':
+			inStr = true
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
 // awkString is s as an awk string literal.
 func awkString(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)

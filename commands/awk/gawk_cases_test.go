@@ -54,6 +54,9 @@ func TestGawkExtensions(t *testing.T) {
 		{[]string{"awk", "-e", "BEGIN{x=1}", "-e", "BEGIN{print x+1}"}, "2\n"},
 		{[]string{"awk", "--source=BEGIN{print 3}"}, "3\n"},
 		{[]string{"awk", "BEGIN{print and(1)}"}, ""},
+		// backslash-newline continues a string (mawk and gawk print "ab")
+		{[]string{"awk", "BEGIN{print \"a\\\nb\"} # \"c\\\n"}, "ab\n"},
+		{[]string{"awk", "BEGIN{print \"x\\\\\"; print \"y\"}"}, "x\\\ny\n"},
 	} {
 		files := cmdtest.NewFiles(nil)
 		var out, errb strings.Builder
