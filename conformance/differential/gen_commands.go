@@ -107,6 +107,9 @@ func (g *gen) cmdStmt(f string) string {
 	case "cmd:expr":
 		return "expr " + g.pick("1 + 2", "7 / 2", "5 % 3", "abc : 'a\\(.\\)'", "length hello", "substr hello 2 3", "index hello l", "3 \\< 10", "a = a", "0 \\| 5", "1 - x; echo $?", "match abc 'ab*'")
 	case "cmd:date":
+		if g.r.IntN(4) == 0 { // POSIX TZ strings with daylight-saving rules
+			return "TZ=" + g.pick("EST5EDT", "'CET-1CEST,M3.5.0,M10.5.0/3'", "'<+0530>-5:30'", "'NZST-12NZDT,M9.5.0,M4.1.0/3'", "JST-9") + " date -d " + g.pick("@0", "@1720000000", "@1700000000") + " '+%F %T %Z %z'"
+		}
 		return "date -u -d " + g.pick("@0", "@86400", "'2024-02-29 12:34:56'", "'2020-01-01 +1 day'", "@1700000000") + " " + g.pick("+%F", "+%s", "'+%Y-%m-%d %H:%M:%S'", "+%j", "+%a%b", "+%U%W%V", "-R", "-I", "+%e|%k|%l", "+%N", "+%%")
 	case "cmd:jq":
 		return "jq " + g.pick(".", "-c .", ".a", ".b[2].c", "-r .e", "'.b | length'", "'keys'", "'.[]' -c", "'to_entries|map(.key)' -c", "-S .", "'.d // \"def\"'", "'.b|map(type)' -c", "'[paths]' -c", "'.e|@base64'", "-n '1+1'", "'.a as $x | $x*3'", "--arg v q '{v:$v}' -c", "'.x.y'") + " j.json"
