@@ -93,9 +93,10 @@ func (inv *Invocation) Refuse(e *UnsupportedError) int {
 // Refusal is the refusal recorded by Refuse (nil when the command ran).
 func (inv *Invocation) Refusal() *UnsupportedError { return inv.FallBack.Refusal() }
 
-// UnknownOption is implemented by option parsers' errors for an option
-// (optparse, coreutils/getopt): the option as typed ("--debug", "-Z") when
-// the parser did not know it, "" for other usage errors.
+// UnknownOption is implemented by the option parser's errors
+// (commands/internal/getopt, also behind optparse): the option as typed
+// ("--debug", "-Z") when the parser did not know it, "" for other usage
+// errors.
 type UnknownOption interface {
 	error
 	UnknownOption() string

@@ -14,7 +14,7 @@ targets=(
   "./shell FuzzParse" "./shell FuzzArith" "./shell FuzzPattern" "./shell FuzzRun" "./shell FuzzRestore"
   "./server FuzzHandlers"
   "./commands/archive FuzzTarExtract" "./commands/archive FuzzZipExtract"
-  "./commands/coreutils/posixre FuzzTranslate"
+  "./commands/internal/posixre FuzzTranslate"
   "./vfs FuzzDecodeNode" "./vfs FuzzResolve" "./vfs FuzzApplyChanges"
   "./wlog FuzzReplay"
   "./store FuzzValidateKey"

@@ -13,7 +13,7 @@ import (
 	"syscall"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/textio"
+	"github.com/warren-sandbox/warren/commands/internal/textio"
 	"github.com/warren-sandbox/warren/vfs"
 )
 

@@ -20,7 +20,7 @@ import (
 	"github.com/benhoyt/goawk/parser"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/textio"
+	"github.com/warren-sandbox/warren/commands/internal/textio"
 )
 
 // Register adds awk (and the usual aliases).
@@ -163,6 +163,7 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	var fs string
 	var assigns []string
 	var progFiles []string
+	var sources []string // -e / --source
 	haveFS := false
 	i := 0
 	for ; i < len(args); i++ {
@@ -202,6 +203,18 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 				return 2
 			}
 			assigns = append(assigns, v)
+		case a == "-e" || a == "--source" || strings.HasPrefix(a, "--source="):
+			// gawk's program text given as an option (may repeat)
+			var v string
+			if strings.HasPrefix(a, "--source=") {
+				v = a[len("--source="):]
+			} else {
+				var ok bool
+				if v, ok = takeArg(a); !ok {
+					return 2
+				}
+			}
+			sources = append(sources, v)
 		case strings.HasPrefix(a, "-f"):
 			v, ok := takeArg("-f")
 			if !ok {
@@ -236,6 +249,8 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 			b.WriteByte('\n')
 		}
 		src = b.String()
+	} else if len(sources) > 0 {
+		src = strings.Join(sources, "\n")
 	} else {
 		if len(args) == 0 {
 			fmt.Fprintf(inv.Stderr, "usage: %s [-F fs][-v var=value][prog | -f progfile][file ...]\n", name)
@@ -243,6 +258,19 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		}
 		src, args = args[0], args[1:]
 	}
+	if len(progFiles) > 0 && len(sources) > 0 {
+		src += "\n" + strings.Join(sources, "\n")
+	}
+	src = joinContinuedStrings(src)
+	// gawk's extensions: calls rewritten, asort/asorti added as awk code
+	// after the program (its lines keep their numbers).
+	if rw, needSort := rewriteGawk(src); rw != src {
+		src = rw
+		if needSort {
+			src += "\n" + asortSource
+		}
+	}
+	gawk := gawkFuncs(inv, func(msg string) { fmt.Fprintf(inv.Stderr, "%s: warning: %s\n", name, msg) })
 	// FILENAME: GoAWK only ever sees "-", so reads of it are rewritten to
 	// ask the input sequence which file is current.
 	seg := &segments{ctx: ctx, inv: inv, stderr: inv.Stderr}
@@ -252,8 +280,12 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	}
 	// The program is parsed as written first, so that parse errors name
 	// the user's own lines and columns.
-	if _, err := parser.ParseProgram([]byte(src), &parser.ParserConfig{Funcs: map[string]interface{}{
-		filenameFunc: func() string { return "" }, ewriteFunc: func(string) int { return 0 }}}); err != nil {
+	firstFuncs := map[string]interface{}{filenameFunc: func() string { return "" }, ewriteFunc: func(string) int { return 0 }}
+	for k, v := range gawk {
+		firstFuncs[k] = v
+	}
+	asWritten, err := parser.ParseProgram([]byte(src), &parser.ParserConfig{Funcs: firstFuncs})
+	if err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, err)
 		return 2
 	}
@@ -271,12 +303,24 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 			return 0
 		},
 	}
+	for k, v := range gawk {
+		funcs[k] = v
+	}
 	if rewritten, ok := rewrite(src); ok {
 		src = rewritten
 	}
 	// The metered program starts with a BEGIN action of its own, on the
-	// same line so that runtime errors keep their line numbers.
-	prog, err := parser.ParseProgram([]byte("BEGIN{"+meterFunc+"()} "+src), &parser.ParserConfig{Funcs: funcs})
+	// same line so that runtime errors keep their line numbers. A program
+	// that assigns FS and reads records also starts its main rules with
+	// one that splits each record as it is read: GoAWK splits lazily, with
+	// whatever FS is then, where POSIX awks split with the FS in force
+	// when the record was read (FS set in an action applies from the next
+	// record).
+	head := "BEGIN{" + meterFunc + "()} "
+	if len(asWritten.Actions) > 0 && assignsFS(src) {
+		head += "NF<0{} "
+	}
+	prog, err := parser.ParseProgram([]byte(head+src), &parser.ParserConfig{Funcs: funcs})
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, err)
 		return 2
@@ -413,6 +457,24 @@ func isAssign(a string) bool {
 		}
 	}
 	return true
+}
+
+// assignsFS reports whether the program assigns FS (FS = ..., FS += ...;
+// getline FS and split targets are not FS assignments that matter here).
+func assignsFS(src string) bool {
+	if !strings.Contains(src, "FS") {
+		return false
+	}
+	toks, ok := lex(src)
+	if !ok {
+		return true
+	}
+	for i, t := range toks {
+		if t.tok == lexer.NAME && t.val == "FS" && i+1 < len(toks) && isAssignOp(toks[i+1].tok) {
+			return true
+		}
+	}
+	return false
 }
 
 // unescapeFS applies awk's escape processing to -F values ("\t" -> tab).

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
-	"github.com/warren-sandbox/warren/commands/coreutils/textio"
+	"github.com/warren-sandbox/warren/commands/internal/getopt"
+	"github.com/warren-sandbox/warren/commands/internal/textio"
 )
 
 var catSpec = getopt.Spec{Short: "AbeEnstTuv", Long: []getopt.Long{
@@ -423,6 +423,22 @@ func Head(ctx context.Context, inv *commands.Invocation) int {
 		}
 	})
 	return r.done()
+}
+
+// quoteLocale quotes s as GNU's quote() does in the invocation's locale:
+// ‘s’ in a UTF-8 one (what agents see with LANG=C.UTF-8), 's' otherwise.
+func quoteLocale(inv *commands.Invocation, s string) string {
+	loc := ""
+	for _, k := range []string{"LC_ALL", "LC_MESSAGES", "LANG"} {
+		if v := inv.Getenv(k); v != "" {
+			loc = v
+			break
+		}
+	}
+	if l := strings.ToLower(loc); strings.Contains(l, "utf-8") || strings.Contains(l, "utf8") {
+		return "‘" + s + "’"
+	}
+	return quoteGNU(s)
 }
 
 // quoteGNU quotes s as GNU's quote() does in diagnostics ('s').

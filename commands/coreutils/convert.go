@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
+	"github.com/warren-sandbox/warren/commands/internal/getopt"
 	"github.com/warren-sandbox/warren/vfs"
 )
 

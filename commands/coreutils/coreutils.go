@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
-	"github.com/warren-sandbox/warren/commands/coreutils/textio"
+	"github.com/warren-sandbox/warren/commands/internal/getopt"
+	"github.com/warren-sandbox/warren/commands/internal/textio"
 )
 
 // Register adds every coreutils text command to t.
@@ -28,6 +28,7 @@ func Register(t commands.Table) {
 		"md5sum": Md5sum, "sha1sum": Sha1sum, "sha256sum": Sha256sum, "sha512sum": Sha512sum,
 		"cksum": Cksum, "basename": Basename, "dirname": Dirname,
 		"dos2unix": Dos2unix, "unix2dos": Dos2unix, "envsubst": Envsubst,
+		"dd": Dd, "numfmt": Numfmt, "uuencode": Uuencode, "uudecode": Uudecode,
 	} {
 		// Buffering commands charge the sandbox's memory budget through
 		// one reservation per invocation, given back when they return.
@@ -83,6 +84,9 @@ func (r *run) done() int {
 // stopped reports whether the command should stop: cancelled, or nobody
 // reads its output any more.
 func (r *run) stopped() bool { return r.ctx.Err() != nil || r.sink.Err != nil }
+
+// q quotes s for a diagnostic in the invocation's locale.
+func (r *run) q(s string) string { return quoteLocale(r.inv, s) }
 
 // errorf prints "NAME: msg" (after flushing pending output, so the two
 // streams interleave as they would from the real tool) and marks failure.

@@ -19,8 +19,8 @@ import (
 	"strings"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
-	"github.com/warren-sandbox/warren/commands/coreutils/textio"
+	"github.com/warren-sandbox/warren/commands/internal/getopt"
+	"github.com/warren-sandbox/warren/commands/internal/textio"
 )
 
 var base64Spec = getopt.Spec{Short: "diw:", Long: []getopt.Long{
@@ -475,6 +475,7 @@ var odSpec = getopt.Spec{Short: "A:j:N:t:vw::abcdfiloxsS:BDHXhOILeF", Long: []ge
 type odType struct {
 	kind byte // a c d o u x f
 	size int
+	z    bool // a "z" suffix: the line's printable bytes after it, >like this<
 }
 
 func (t odType) width() int {
@@ -598,7 +599,11 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 			k := s[0]
 			s = s[1:]
 			if k == 'a' || k == 'c' {
-				types = append(types, odType{k, 1})
+				t := odType{kind: k, size: 1}
+				if len(s) > 0 && s[0] == 'z' {
+					t.z, s = true, s[1:]
+				}
+				types = append(types, t)
 				continue
 			}
 			if strings.IndexByte("douxf", k) < 0 {
@@ -636,7 +641,11 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 			if size != 1 && size != 2 && size != 4 && size != 8 || k == 'f' && size < 4 {
 				return false
 			}
-			types = append(types, odType{k, size})
+			t := odType{kind: k, size: size}
+			if len(s) > 0 && s[0] == 'z' {
+				t.z, s = true, s[1:]
+			}
+			types = append(types, t)
 		}
 		return true
 	}
@@ -673,40 +682,40 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 				width = n
 			}
 		case "a":
-			types = append(types, odType{'a', 1})
+			types = append(types, odType{kind: 'a', size: 1})
 		case "b":
-			types = append(types, odType{'o', 1})
+			types = append(types, odType{kind: 'o', size: 1})
 		case "c":
-			types = append(types, odType{'c', 1})
+			types = append(types, odType{kind: 'c', size: 1})
 		case "d":
-			types = append(types, odType{'u', 2})
+			types = append(types, odType{kind: 'u', size: 2})
 		case "o":
-			types = append(types, odType{'o', 2})
+			types = append(types, odType{kind: 'o', size: 2})
 		case "x":
-			types = append(types, odType{'x', 2})
+			types = append(types, odType{kind: 'x', size: 2})
 		case "i", "s":
-			types = append(types, odType{'d', map[string]int{"i": 4, "s": 2}[o.Key]})
+			types = append(types, odType{kind: 'd', size: map[string]int{"i": 4, "s": 2}[o.Key]})
 		case "l", "I", "L":
-			types = append(types, odType{'d', 8})
+			types = append(types, odType{kind: 'd', size: 8})
 		// The traditional (pre-POSIX) type letters GNU still takes.
 		case "B":
-			types = append(types, odType{'o', 2})
+			types = append(types, odType{kind: 'o', size: 2})
 		case "D":
-			types = append(types, odType{'u', 4})
+			types = append(types, odType{kind: 'u', size: 4})
 		case "H", "X":
-			types = append(types, odType{'x', 4})
+			types = append(types, odType{kind: 'x', size: 4})
 		case "h":
-			types = append(types, odType{'x', 2})
+			types = append(types, odType{kind: 'x', size: 2})
 		case "O":
-			types = append(types, odType{'o', 4})
+			types = append(types, odType{kind: 'o', size: 4})
 		case "e", "F":
-			types = append(types, odType{'f', 8})
+			types = append(types, odType{kind: 'f', size: 8})
 		case "f":
-			types = append(types, odType{'f', 4})
+			types = append(types, odType{kind: 'f', size: 4})
 		}
 	}
 	if len(types) == 0 {
-		types = []odType{{'o', 2}}
+		types = []odType{{kind: 'o', size: 2}}
 	}
 	// Every column is as wide as the widest type needs per byte.
 	perByte := 0
@@ -793,6 +802,23 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 				}
 				fmt.Fprintf(r.out, "%*s", w, s)
 			}
+			if t.z {
+				// pad the missing cells, then the bytes as text
+				w := perByte * t.size
+				if len(types) == 1 {
+					w = t.width() + 1
+				}
+				cells := (width+t.size-1)/t.size - (n+t.size-1)/t.size
+				r.out.WriteString(strings.Repeat(" ", cells*w))
+				r.out.WriteString("  >")
+				for _, b := range chunk {
+					if b < 32 || b > 126 {
+						b = '.'
+					}
+					r.out.WriteByte(b)
+				}
+				r.out.WriteString("<")
+			}
 			r.out.WriteByte('\n')
 		}
 		prev = append(prev[:0], chunk...)
@@ -813,6 +839,88 @@ var xxdSpec = getopt.Spec{Short: "c:g:l:ps:ruiEeb", Long: []getopt.Long{
 	{Name: "cols", Arg: getopt.Required, Key: "c"}, {Name: "groupsize", Arg: getopt.Required, Key: "g"},
 	{Name: "len", Arg: getopt.Required, Key: "l"}, {Name: "plain", Key: "p"}, {Name: "postscript", Key: "p"},
 	{Name: "seek", Arg: getopt.Required, Key: "s"}, {Name: "revert", Key: "r"}, {Name: "include", Key: "i"}}}
+
+// xxdRevert is xxd -r as vim's xxd reads dumps: a character at a time,
+// an offset up to the first non-hex character of a line, then pairs of hex
+// digits, the rest of the line dropped after cols bytes or at two non-hex
+// characters in a row. So it reads -i and -b output the way xxd does (a
+// C array's second line "seeks backwards": status 5). Plain (-p) input is
+// hex digits with blanks anywhere. Gaps before an offset are NUL-filled.
+func xxdRevert(r *run, br *bufio.Reader, plain bool, cols int, base int64) int {
+	n1, n2, n3 := -1, 0, 0
+	ign := true
+	p := cols
+	var have, want int64
+	hexDigit := func(c byte) int {
+		if isHex(c) {
+			return int(hexVal(c))
+		}
+		return -1
+	}
+	skipToEOL := func(c byte) byte {
+		for c != '\n' {
+			b, err := br.ReadByte()
+			if err != nil {
+				return 0
+			}
+			c = b
+		}
+		return c
+	}
+	for !r.stopped() {
+		c, err := br.ReadByte()
+		if err != nil {
+			break
+		}
+		if c == '\r' || plain && (c == ' ' || c == '\n' || c == '\t') {
+			continue
+		}
+		n3, n2 = n2, n1
+		n1 = hexDigit(c)
+		if n1 < 0 && ign {
+			continue
+		}
+		ign = false
+		if !plain && p >= cols {
+			if n1 < 0 {
+				p = 0
+				continue
+			}
+			want = want<<4 | int64(n1)
+			continue
+		}
+		if base+want != have {
+			if base+want < have {
+				r.errorf("Sorry, cannot seek backwards.")
+				r.status = 5
+				return r.done()
+			}
+			for ; have < base+want && !r.stopped(); have++ {
+				r.out.WriteByte(0)
+			}
+		}
+		switch {
+		case n2 >= 0 && n1 >= 0:
+			r.out.WriteByte(byte(n2<<4 | n1))
+			have++
+			want++
+			n1 = -1
+			if p++; !plain && p >= cols {
+				c = skipToEOL(c)
+			}
+		case n1 < 0 && n2 < 0 && n3 < 0:
+			c = skipToEOL(c)
+		}
+		if c == '\n' {
+			if !plain {
+				want = 0
+			}
+			p = cols
+			ign = true
+		}
+	}
+	return r.done()
+}
 
 // Xxd is xxd(1): hex dump, -p plain, -r reverse, -i C include.
 func Xxd(ctx context.Context, inv *commands.Invocation) int {
@@ -886,45 +994,7 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 	br := textio.NewReader(textio.WithContext(ctx, f))
 	defer textio.PutReader(br)
 	if revert {
-		lr := textio.LineReader{R: br, Delim: '\n'}
-		var written int64
-		for {
-			line, _, err := lr.Next()
-			if err != nil {
-				break
-			}
-			s := string(line)
-			if !plain {
-				// "OFFSET: hex  text": a line without an offset holds
-				// nothing; a gap before the offset is filled with NULs.
-				i := strings.IndexByte(s, ':')
-				if i < 0 {
-					continue
-				}
-				off, perr := strconv.ParseInt(strings.TrimSpace(s[:i]), 16, 64)
-				if perr != nil {
-					continue
-				}
-				for ; written < off && !r.stopped(); written++ {
-					r.out.WriteByte(0)
-				}
-				s = s[i+1:]
-				if i := strings.Index(s, "  "); i >= 0 {
-					s = s[:i]
-				}
-			}
-			var digits []byte
-			for i := 0; i < len(s); i++ {
-				if isHex(s[i]) {
-					digits = append(digits, s[i])
-				}
-			}
-			for i := 0; i+1 < len(digits); i += 2 {
-				r.out.WriteByte(byte(hexVal(digits[i])<<4 | hexVal(digits[i+1])))
-				written++
-			}
-		}
-		return r.done()
+		return xxdRevert(r, br, plain, cols, seek)
 	}
 	if seek > 0 {
 		io.CopyN(io.Discard, br, seek)
@@ -1021,129 +1091,6 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 		if err != nil {
 			break
 		}
-	}
-	return r.done()
-}
-
-var hexdumpSpec = getopt.Spec{Short: "bcCdn:os:vx", Long: []getopt.Long{
-	{Name: "canonical", Key: "C"}, {Name: "length", Arg: getopt.Required, Key: "n"},
-	{Name: "skip", Arg: getopt.Required, Key: "s"}, {Name: "no-squeezing", Key: "v"}}}
-
-// Hexdump is hexdump(1): the default 16-bit format and -C canonical.
-func Hexdump(ctx context.Context, inv *commands.Invocation) int {
-	r := begin(ctx, inv)
-	opts, files, code, ok := r.parse(&hexdumpSpec)
-	if !ok {
-		return code
-	}
-	canonical, squeeze := false, true
-	var limit, skip int64 = -1, 0
-	for _, o := range opts {
-		switch o.Key {
-		case "C":
-			canonical = true
-		case "v":
-			squeeze = false
-		case "n", "s":
-			n, ok := parseSize(o.Arg)
-			if !ok {
-				return r.fail(1, "invalid number %s", quoteGNU(o.Arg))
-			}
-			if o.Key == "n" {
-				limit = n
-			} else {
-				skip = n
-			}
-		case "b", "c", "d", "o", "x":
-			return r.fail(1, "-%s is not supported; use -C or od", o.Key)
-		}
-	}
-	var inputs []io.Reader
-	if len(files) == 0 {
-		files = []string{"-"}
-	}
-	for _, name := range files {
-		f, ok := r.open(name)
-		if !ok {
-			continue
-		}
-		defer f.Close()
-		inputs = append(inputs, f)
-	}
-	if len(inputs) == 0 {
-		return r.done() // nothing could be opened: no dump, as util-linux
-	}
-	var src io.Reader = bufio.NewReader(textio.WithContext(ctx, io.MultiReader(inputs...)))
-	if skip > 0 {
-		io.CopyN(io.Discard, src, skip)
-	}
-	if limit >= 0 {
-		src = io.LimitReader(src, limit)
-	}
-	off := skip
-	buf := make([]byte, 16)
-	var prev []byte
-	starred := false
-	for !r.stopped() {
-		n, err := io.ReadFull(src, buf)
-		if n == 0 {
-			break
-		}
-		line := buf[:n]
-		if squeeze && prev != nil && n == 16 && bytes.Equal(line, prev) {
-			if !starred {
-				r.out.WriteString("*\n")
-				starred = true
-			}
-			off += int64(n)
-			continue
-		}
-		starred = false
-		if canonical {
-			fmt.Fprintf(r.out, "%08x ", off)
-			for i := 0; i < 16; i++ {
-				if i == 8 {
-					r.out.WriteByte(' ')
-				}
-				if i < n {
-					fmt.Fprintf(r.out, " %02x", line[i])
-				} else {
-					r.out.WriteString("   ")
-				}
-			}
-			r.out.WriteString("  |")
-			for _, c := range line {
-				if c < 32 || c > 126 {
-					c = '.'
-				}
-				r.out.WriteByte(c)
-			}
-			r.out.WriteString("|\n")
-		} else {
-			fmt.Fprintf(r.out, "%07x", off)
-			for i := 0; i < 16; i += 2 {
-				if i < n {
-					v := uint16(line[i])
-					if i+1 < n {
-						v |= uint16(line[i+1]) << 8
-					}
-					fmt.Fprintf(r.out, " %04x", v)
-				} else {
-					r.out.WriteString("     ")
-				}
-			}
-			r.out.WriteByte('\n')
-		}
-		prev = append(prev[:0], line...)
-		off += int64(n)
-		if err != nil {
-			break
-		}
-	}
-	if canonical {
-		fmt.Fprintf(r.out, "%08x\n", off)
-	} else {
-		fmt.Fprintf(r.out, "%07x\n", off)
 	}
 	return r.done()
 }

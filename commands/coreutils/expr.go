@@ -11,8 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/posixre"
-	"github.com/warren-sandbox/warren/commands/coreutils/recache"
+	"github.com/warren-sandbox/warren/commands/internal/posixre"
+	"github.com/warren-sandbox/warren/commands/internal/recache"
 )
 
 // Expr is expr(1).

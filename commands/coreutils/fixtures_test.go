@@ -3,7 +3,6 @@ package coreutils_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/coreutils"
 	"github.com/warren-sandbox/warren/commands/coreutils/cmdtest"
+	"github.com/warren-sandbox/warren/commands/fileutils"
 	"github.com/warren-sandbox/warren/commands/grep"
 )
 
@@ -38,7 +38,12 @@ var knownDiff = map[string]string{
 }
 
 // passFloor is the minimum number of runnable fixtures that must pass; it only goes up.
-const passFloor = 316
+const passFloor = 321
+
+// otherFloor is the same for TestFixturesOther: 217 of 258 passed when
+// the shell first ran them, 216 under -race on a loaded machine (a case
+// bound to timing); the floor leaves room for three such.
+const otherFloor = 214
 
 type fixture struct {
 	Command  string            `json:"command"`
@@ -65,9 +70,10 @@ func table() commands.Table {
 
 func TestFixtures(t *testing.T) { replay(t, targets, true) }
 
-// TestFixturesOther replays the rest of the developer set where the test
-// interpreter can run it (shell-feature fixtures mostly need the real shell);
-// failures there are logged, not fatal, until the shell runs them.
+// TestFixturesOther replays the rest of the developer set through the
+// shell with this package's table: a failure is logged (most are shell
+// features, or commands outside the table), and the count that passes has
+// a floor, otherFloor.
 func TestFixturesOther(t *testing.T) {
 	all, _ := filepath.Glob(filepath.Join(fixtureDir, "*.comparison.fixtures.json"))
 	var rest []string
@@ -86,6 +92,7 @@ func TestFixturesOther(t *testing.T) {
 
 func replay(t *testing.T, files []string, strict bool) {
 	tab := table()
+	fileutils.Register(tab) // the split fixtures list what they made
 	total, runnable, passed := 0, 0, 0
 	for _, name := range files {
 		data, err := os.ReadFile(filepath.Join(fixtureDir, name+".comparison.fixtures.json"))
@@ -100,12 +107,12 @@ func replay(t *testing.T, files []string, strict bool) {
 		for _, id := range cmdtest.SortedKeys(fx) {
 			f := fx[id]
 			total++
-			sh := &cmdtest.Shell{Table: tab, Files: cmdtest.NewFiles(f.Files)}
+			files := cmdtest.NewFiles(f.Files)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			res, err := sh.Script(ctx, f.Command)
+			res, err := runShell(ctx, tab, files, f.Command)
 			cancel()
-			if errors.Is(err, cmdtest.ErrUnsupported) {
-				t.Logf("%s %s: not runnable here: %v", name, id, err)
+			if err != nil {
+				t.Errorf("%s %s: %v", name, id, err)
 				continue
 			}
 			runnable++
@@ -135,5 +142,8 @@ func replay(t *testing.T, files []string, strict bool) {
 	t.Logf("fixtures: %d total, %d runnable, %d passed", total, runnable, passed)
 	if strict && passed < passFloor {
 		t.Errorf("passed %d fixtures, below the floor %d", passed, passFloor)
+	}
+	if !strict && passed < otherFloor {
+		t.Errorf("passed %d of the other fixtures, below the floor %d", passed, otherFloor)
 	}
 }

@@ -14,15 +14,14 @@ type scriptCase struct {
 }
 
 // TestScripts replays agent-style pipelines recorded with bash and the
-// Debian tools (testdata/record.py) through the test interpreter.
+// Debian tools (testdata/record.py) through warren's shell.
 func TestScripts(t *testing.T) {
 	tab := table()
 	for _, c := range scriptGolden {
 		t.Run(c.name, func(t *testing.T) {
-			sh := &cmdtest.Shell{Table: tab, Files: cmdtest.NewFiles(scriptFiles)}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			res, err := sh.Script(ctx, c.script)
+			res, err := runShell(ctx, tab, cmdtest.NewFiles(scriptFiles), c.script)
 			if err != nil {
 				t.Fatalf("%s: %v", c.script, err)
 			}

@@ -13,9 +13,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
-	"github.com/warren-sandbox/warren/commands/coreutils/posixre"
-	"github.com/warren-sandbox/warren/commands/coreutils/textio"
+	"github.com/warren-sandbox/warren/commands/internal/getopt"
+	"github.com/warren-sandbox/warren/commands/internal/posixre"
+	"github.com/warren-sandbox/warren/commands/internal/textio"
 )
 
 // readLines reads every line of one operand within the memory budget.

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
-	"github.com/warren-sandbox/warren/commands/coreutils/textio"
+	"github.com/warren-sandbox/warren/commands/internal/getopt"
+	"github.com/warren-sandbox/warren/commands/internal/textio"
 )
 
 // Register adds diff, patch and cmp.
@@ -56,6 +56,7 @@ type differ struct {
 	icase    bool
 	allWS    bool
 	spaceWS  bool
+	blank    bool // -B: changes made only of blank lines do not count
 	text     bool
 	labels   []string
 	optStr   string // options as typed, for "diff -r a b" headers
@@ -144,6 +145,8 @@ func Diff(ctx context.Context, inv *commands.Invocation) int {
 			d.allWS = true
 		case "b":
 			d.spaceWS = true
+		case "B":
+			d.blank = true
 		case "a":
 			d.text = true
 		case "label":
@@ -275,6 +278,14 @@ func (d *differ) mtime(name string, missing bool) string {
 
 func (d *differ) files(a, b string, inDir bool) {
 	if d.limitErr != nil {
+		return
+	}
+	if a == "-" && b == "-" {
+		// one stream compared with itself: equal, as GNU diff says
+		// without reading it
+		if d.same {
+			fmt.Fprintf(d.out, "Files %s and %s are identical\n", a, b)
+		}
 		return
 	}
 	// What one pair holds is given back before the next (diff -r).
@@ -556,7 +567,33 @@ func (d *differ) compute(la, lb []line) ([]edit, error) {
 	if !changed {
 		return nil, nil
 	}
+	if d.blank && d.onlyBlankChanges(script, la, lb) {
+		return nil, nil
+	}
 	return script, nil
+}
+
+// onlyBlankChanges reports whether every change in script deletes or
+// inserts blank lines only (diff -B). When some change is not blank, the
+// blank ones are still shown: GNU leaves them out of its hunks.
+func (d *differ) onlyBlankChanges(script []edit, la, lb []line) bool {
+	blank := func(l line) bool {
+		// empty, or only white space when white space is ignored
+		return l.text == "" || (d.allWS || d.spaceWS) && strings.TrimSpace(l.text) == ""
+	}
+	for _, e := range script {
+		switch {
+		case e.a >= 0 && e.b < 0:
+			if !blank(la[e.a]) {
+				return false
+			}
+		case e.b >= 0 && e.a < 0:
+			if !blank(lb[e.b]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // myers keeps a snapshot of its frontier per edit distance, O(D(N+M))

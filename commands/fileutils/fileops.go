@@ -44,6 +44,11 @@ func isWithin(p, dir string) bool {
 type cpConf struct {
 	recursive, mode, owner, times, deref, force, noClobber, verbose, update bool
 	hardlink, symlink, parents, removeDest, derefAll                        bool
+	// links (-d, -a, --preserve=links): sources that are hard links of
+	// one file are copied once and linked again, as GNU cp does; linked
+	// maps a source inode to its first copy.
+	links  bool
+	linked map[uint64]string
 }
 
 func cp(ctx context.Context, inv *commands.Invocation) int {
@@ -63,7 +68,7 @@ func cp(ctx context.Context, inv *commands.Invocation) int {
 		case "r", "R":
 			c.recursive = true
 		case "a":
-			c.recursive, c.mode, c.owner, c.times = true, true, true, true
+			c.recursive, c.mode, c.owner, c.times, c.links = true, true, true, true, true
 		case "p":
 			c.mode, c.owner, c.times = true, true, true
 		case "preserve":
@@ -79,8 +84,10 @@ func cp(ctx context.Context, inv *commands.Invocation) int {
 					c.owner = true
 				case "timestamps":
 					c.times = true
+				case "links":
+					c.links = true
 				case "all":
-					c.mode, c.owner, c.times = true, true, true
+					c.mode, c.owner, c.times, c.links = true, true, true, true
 				}
 			}
 		case "no-preserve":
@@ -92,8 +99,10 @@ func cp(ctx context.Context, inv *commands.Invocation) int {
 					c.owner = false
 				case "timestamps":
 					c.times = false
+				case "links":
+					c.links = false
 				case "all":
-					c.mode, c.owner, c.times = false, false, false
+					c.mode, c.owner, c.times, c.links = false, false, false, false
 				}
 			}
 		case "f":
@@ -110,8 +119,10 @@ func cp(ctx context.Context, inv *commands.Invocation) int {
 			c.symlink = true
 		case "L":
 			c.deref, c.derefAll, derefSet = true, true, true
-		case "P", "d":
+		case "P":
 			c.deref, derefSet = false, true
+		case "d":
+			c.deref, derefSet, c.links = false, true, true
 		case "H":
 			c.deref, derefSet = true, true
 		case "t":
@@ -126,6 +137,9 @@ func cp(ctx context.Context, inv *commands.Invocation) int {
 	}
 	if !derefSet {
 		c.deref = !c.recursive
+	}
+	if c.links {
+		c.linked = map[uint64]string{}
 	}
 	if c.parents && target == "" && len(args) >= 2 {
 		// GNU checks the destination before any source.
@@ -328,6 +342,29 @@ func (c *cpConf) copy(ctx context.Context, inv *commands.Invocation, src, dst, s
 			}
 			derr = fs.ErrNotExist
 		}
+	}
+	var ino uint64
+	if st, ok := sfi.Sys().(*vfs.Stat); ok && c.linked != nil && st != nil && st.Nlink > 1 && sfi.Mode().IsRegular() {
+		ino = st.Ino
+	}
+	if first, ok := c.linked[ino]; ok && ino != 0 && !c.symlink && !c.hardlink {
+		if derr == nil {
+			if err := inv.FS.Remove(dst); err != nil {
+				inv.Errorf("cannot remove %s: %s", quote(dstName), commands.Strerror(err))
+				return 1
+			}
+		}
+		if err := inv.FS.Link(first, dst); err != nil {
+			inv.Errorf("cannot create hard link %s to %s: %s", quote(dstName), quote(first), commands.Strerror(err))
+			return 1
+		}
+		if c.verbose {
+			fmt.Fprintf(inv.Stdout, "%s -> %s\n", quote(srcName), quote(dstName))
+		}
+		return 0
+	}
+	if ino != 0 {
+		c.linked[ino] = dst
 	}
 	switch {
 	case c.symlink:

@@ -19,10 +19,10 @@ import (
 	"strings"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
-	"github.com/warren-sandbox/warren/commands/coreutils/posixre"
-	"github.com/warren-sandbox/warren/commands/coreutils/recache"
-	"github.com/warren-sandbox/warren/commands/coreutils/textio"
+	"github.com/warren-sandbox/warren/commands/internal/getopt"
+	"github.com/warren-sandbox/warren/commands/internal/posixre"
+	"github.com/warren-sandbox/warren/commands/internal/recache"
+	"github.com/warren-sandbox/warren/commands/internal/textio"
 )
 
 // Register adds grep, egrep and fgrep.

@@ -19,7 +19,7 @@ import (
 	"github.com/itchyny/gojq"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/textio"
+	"github.com/warren-sandbox/warren/commands/internal/textio"
 )
 
 // Register adds jq.

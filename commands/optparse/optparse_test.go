@@ -1,6 +1,7 @@
 package optparse
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 )
@@ -23,6 +24,10 @@ func TestParse(t *testing.T) {
 		{[]string{"-m"}, nil, nil, "option requires an argument -- 'm'"},
 		{[]string{"--nope"}, nil, nil, "unrecognized option '--nope'"},
 		{[]string{"--force=1"}, nil, nil, "option '--force' doesn't allow an argument"},
+		// getopt's texts and rules, now that there is one parser
+		{[]string{"--ver"}, []Opt{{"verbose", ""}}, nil, ""},
+		{[]string{"--mo"}, nil, nil, "option '--mode' requires an argument"},
+		{[]string{"--co=always", "-"}, []Opt{{"color", "always"}}, []string{"-"}, ""},
 	}
 	for _, tt := range tests {
 		opts, operands, err := set.Parse(tt.args)
@@ -35,5 +40,22 @@ func TestParse(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(opts, tt.opts) || !reflect.DeepEqual(operands, tt.operands) {
 			t.Errorf("%q: got %v %v %v, want %v %v", tt.args, opts, operands, err, tt.opts, tt.operands)
 		}
+	}
+}
+
+// The ambiguity rules and text are getopt's (GNU's): aliases of one
+// option are not ambiguous, different options are listed.
+func TestAmbiguous(t *testing.T) {
+	set := New("", "verbose", "version", "silent:q", "quiet:q")
+	if _, _, err := set.Parse([]string{"--ver"}); err == nil || err.Error() != "option '--ver' is ambiguous; possibilities: '--verbose' '--version'" {
+		t.Errorf("--ver: %v", err)
+	}
+	if opts, _, err := set.Parse([]string{"--qu"}); err != nil || len(opts) != 1 || opts[0].Key != "q" {
+		t.Errorf("--qu: %v %v", opts, err)
+	}
+	_, _, err := set.Parse([]string{"--nope"})
+	var u *UsageError
+	if !errors.As(err, &u) || u.UnknownOption() != "--nope" {
+		t.Errorf("--nope: %v does not name the unknown option", err)
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/warren-sandbox/warren/commands/coreutils/posixre"
-	"github.com/warren-sandbox/warren/commands/coreutils/recache"
+	"github.com/warren-sandbox/warren/commands/internal/posixre"
+	"github.com/warren-sandbox/warren/commands/internal/recache"
 )
 
 type addrKind int
@@ -36,17 +36,21 @@ type address struct {
 }
 
 type command struct {
-	a1, a2   address
-	neg      bool
-	name     byte
-	text     string // a i c text, label, file name
-	intArg   int64
-	hasInt   bool
-	block    int // '{': index of matching '}'; b/t/T: target index (-1 = end)
-	sub      *substitution
-	ySrc     []rune
-	yDst     []rune
-	rangeOn  bool  // range currently active
+	a1, a2  address
+	neg     bool
+	name    byte
+	text    string // a i c text, label, file name
+	intArg  int64
+	hasInt  bool
+	block   int // '{': index of matching '}'; b/t/T: target index (-1 = end)
+	sub     *substitution
+	ySrc    []rune
+	yDst    []rune
+	rangeOn bool // range currently active
+	// rangeRan: the range has started once. A range whose first address
+	// is a line number that went by without reaching the command (1d;1,3p)
+	// starts on the first later line that does, once, as in GNU sed.
+	rangeRan bool
 	rangeEnd int64 // for numeric / +N ends
 	pos      int   // char position, for errors
 }
@@ -185,7 +189,7 @@ func parseScript(src string, ere bool) ([]*command, error) {
 			}
 		case 'b', 't', 'T':
 			p.skipSpace()
-			c.text = p.label()
+			c.text = p.jumpLabel()
 		case 'r', 'R', 'w', 'W':
 			p.skipSpace()
 			c.text = p.restOfLine()
@@ -249,6 +253,16 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func (p *parser) label() string {
 	j := p.i
 	for !p.eof() && strings.IndexByte(";\n", p.peek()) < 0 {
+		p.i++
+	}
+	return strings.TrimRight(p.src[j:p.i], " \t")
+}
+
+// jumpLabel is the label of b, t and T, which a } also ends (GNU sed:
+// /x/{b end}).
+func (p *parser) jumpLabel() string {
+	j := p.i
+	for !p.eof() && strings.IndexByte(";\n}", p.peek()) < 0 {
 		p.i++
 	}
 	return strings.TrimRight(p.src[j:p.i], " \t")
@@ -420,6 +434,10 @@ func (p *parser) delimited(delim byte, regex bool) (string, error) {
 			d := p.src[p.i+1]
 			p.i += 2
 			switch {
+			case d == delim && !regex && d == '&':
+				// s&a&[\&]&: an escaped delimiter in the replacement is
+				// that character itself, so & stays literal.
+				b.WriteString(`\&`)
 			case d == delim:
 				// GNU strips the backslash: "\|" with delimiter '|' is a
 				// plain '|' (alternation in ERE, literal in BRE).

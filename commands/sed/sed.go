@@ -16,8 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/commands/coreutils/getopt"
-	"github.com/warren-sandbox/warren/commands/coreutils/textio"
+	"github.com/warren-sandbox/warren/commands/internal/getopt"
+	"github.com/warren-sandbox/warren/commands/internal/textio"
 	"github.com/warren-sandbox/warren/vfs"
 )
 
@@ -311,7 +311,7 @@ func (s *sed) run(names []string) {
 	}
 	s.in = &input{s: s, names: names}
 	for _, c := range s.cmds {
-		c.rangeOn = false
+		c.rangeOn, c.rangeRan = false, false
 	}
 	s.in.advance()
 	s.cycle()
@@ -353,7 +353,7 @@ func (s *sed) editInPlace(name string) {
 	s.in.cur = io.NopCloser(nil)
 	s.in.nextName = name
 	for _, c := range s.cmds {
-		c.rangeOn = false
+		c.rangeOn, c.rangeRan = false, false
 	}
 	s.in.advance()
 	s.cycle()
@@ -471,9 +471,14 @@ func (s *sed) selected(c *command) bool {
 		}
 		return false
 	}
-	if !s.match(&c.a1) {
+	if c.a1.kind == addrLine && !c.rangeRan && s.lineNo > c.a1.n {
+		if c.a2.kind == addrLine && s.lineNo > c.a2.n {
+			return false
+		}
+	} else if !s.match(&c.a1) {
 		return false
 	}
+	c.rangeRan = true
 	switch c.a2.kind {
 	case addrLine:
 		c.rangeOn = c.a2.n > s.lineNo

@@ -6,6 +6,7 @@ import (
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/archive"
 	"github.com/warren-sandbox/warren/commands/awk"
+	"github.com/warren-sandbox/warren/commands/bc"
 	"github.com/warren-sandbox/warren/commands/coreutils"
 	"github.com/warren-sandbox/warren/commands/diff"
 	"github.com/warren-sandbox/warren/commands/fileutils"
@@ -35,6 +36,7 @@ var registers = []func(commands.Table){
 	net.Register,
 	git.Register,
 	sqlite.Register,
+	bc.Register,
 }
 
 // Table returns a fresh table holding every resident command.

@@ -24,6 +24,51 @@ func Location(inv *commands.Invocation) *time.Location {
 
 var posixTZ = regexp.MustCompile(`^([A-Za-z]{3,})([+-]?)(\d{1,2})(?::(\d{2}))?`)
 
+// posixRules reads a POSIX TZ string with its daylight-saving rules
+// ("EST5EDT", "CET-1CEST,M3.5.0,M10.5.0/3", "<+0530>-5:30") the way the C
+// library does: Go's time package applies such a string as the footer of a
+// TZif file, so it is wrapped in one holding no transitions. nil when Go
+// does not take it.
+func posixRules(tz string) *time.Location {
+	// a zone file's name (Etc/GMT+2) has a / but no rules after a comma
+	if tz == "" || strings.Contains(tz, "\n") || strings.Contains(tz, "/") && !strings.Contains(tz, ",") ||
+		!strings.ContainsAny(tz, "0123456789") {
+		return nil
+	}
+	// One zone type (UTC; the footer's rules take over) and no
+	// transitions, so the 4- and 8-byte blocks are the same bytes.
+	block := []byte{0, 0, 0, 0, 0, 0, 'U', 'T', 'C', 0}
+	header := func(version byte) []byte {
+		h := []byte("TZif")
+		h = append(h, version)
+		h = append(h, make([]byte, 15)...)
+		for _, n := range []uint32{0, 0, 0, 0, 1, 4} { // isut, isstd, leap, time, type, char
+			h = append(h, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+		}
+		return h
+	}
+	var data []byte
+	data = append(data, header('2')...)
+	data = append(data, block...)
+	data = append(data, header('2')...)
+	data = append(data, block...)
+	data = append(data, '\n')
+	data = append(data, tz...)
+	data = append(data, '\n')
+	loc, err := time.LoadLocationFromTZData(tz, data)
+	if err != nil {
+		return nil
+	}
+	// Go ignores a footer it cannot read: a zone that is still UTC at two
+	// far-apart instants was not understood.
+	if _, off := time.Unix(0, 0).In(loc).Zone(); off == 0 {
+		if name, off2 := time.Unix(1720000000, 0).In(loc).Zone(); off2 == 0 && name == "UTC" {
+			return nil
+		}
+	}
+	return loc
+}
+
 // LoadZone resolves a TZ value inside the sandbox.
 func LoadZone(inv *commands.Invocation, tz string) *time.Location {
 	tz = strings.TrimPrefix(tz, ":")
@@ -41,6 +86,9 @@ func LoadZone(inv *commands.Invocation, tz string) *time.Location {
 				return loc
 			}
 		}
+	}
+	if loc := posixRules(tz); loc != nil {
+		return loc
 	}
 	if m := posixTZ.FindStringSubmatch(tz); m != nil {
 		h, _ := strconv.Atoi(m[3])

@@ -53,3 +53,25 @@ func TestWhich(t *testing.T) {
 		t.Errorf("which: %q %d", out, code)
 	}
 }
+
+// TestPOSIXRules applies the daylight-saving rules of POSIX TZ strings, as
+// the C library does; expected lines were recorded with GNU date.
+func TestPOSIXRules(t *testing.T) {
+	fsys := newSandbox(t, nil, nil)
+	tab := std.Table()
+	const f = "+%F %T %Z %z"
+	for _, c := range []struct{ tz, at, want string }{
+		{"EST5EDT", "@1720000000", "2024-07-03 05:46:40 EDT -0400\n"},
+		{"EST5EDT", "@1700000000", "2023-11-14 17:13:20 EST -0500\n"},
+		{"CET-1CEST,M3.5.0,M10.5.0/3", "@1720000000", "2024-07-03 11:46:40 CEST +0200\n"},
+		{"NZST-12NZDT,M9.5.0,M4.1.0/3", "@0", "1970-01-01 13:00:00 NZDT +1300\n"},
+		{"PST8PDT,M3.2.0,M11.1.0", "@1720000000", "2024-07-03 02:46:40 PDT -0700\n"},
+		{"<+0530>-5:30", "@0", "1970-01-01 05:30:00 +0530 +0530\n"},
+		{"JST-9", "@0", "1970-01-01 09:00:00 JST +0900\n"},
+	} {
+		out, errs, code := runIn(fsys, tab, []string{"env", "TZ=" + c.tz, "date", "-d", c.at, f}, "")
+		if out != c.want || code != 0 {
+			t.Errorf("TZ=%s %s: got %q %q %d, want %q", c.tz, c.at, out, errs, code, c.want)
+		}
+	}
+}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/warren-sandbox/warren/commands/coreutils/recache"
+	"github.com/warren-sandbox/warren/commands/internal/recache"
 )
 
 // maxStacked bounds repetition operators stacked on one atom (a*?+*...).

@@ -1,0 +1,399 @@
+package awk
+
+// The gawk extensions agents use that GoAWK lacks: the bit functions
+// (and or xor lshift rshift compl), strtonum, systime, strftime, mktime and
+// gensub as GoAWK native functions; asort and asorti, which take arrays
+// (native functions cannot), as awk functions added to the program. The
+// program is rewritten token by token so that gensub's regex literal
+// reaches it as a string and its target defaults to $0, and asort/asorti
+// calls go to the added functions.
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benhoyt/goawk/lexer"
+
+	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/commands/sysinfo"
+)
+
+// gawkFuncs are the native functions, for one invocation (the clock and
+// time zone are the sandbox's).
+func gawkFuncs(inv *commands.Invocation, errf func(string)) map[string]interface{} {
+	bits := func(name string, op func(a, b uint64) uint64) func(args ...float64) (float64, error) {
+		return func(args ...float64) (float64, error) {
+			if len(args) < 2 {
+				return 0, fmt.Errorf("%s: called with less than two arguments", name)
+			}
+			var acc uint64
+			for i, a := range args {
+				if a < 0 {
+					return 0, fmt.Errorf("%s: argument %d negative value %g is not allowed", name, i+1, a)
+				}
+				v := uint64(math.Trunc(a))
+				if i == 0 {
+					acc = v
+				} else {
+					acc = op(acc, v)
+				}
+			}
+			return float64(acc), nil
+		}
+	}
+	loc := sysinfo.Location(inv)
+	return map[string]interface{}{
+		"and": bits("and", func(a, b uint64) uint64 { return a & b }),
+		"or":  bits("or", func(a, b uint64) uint64 { return a | b }),
+		"xor": bits("xor", func(a, b uint64) uint64 { return a ^ b }),
+		"lshift": func(v, n float64) (float64, error) {
+			if v < 0 || n < 0 {
+				return 0, fmt.Errorf("lshift(%g, %g): negative values are not allowed", v, n)
+			}
+			return float64(uint64(v) << uint64(n) & (1<<53 - 1)), nil
+		},
+		"rshift": func(v, n float64) (float64, error) {
+			if v < 0 || n < 0 {
+				return 0, fmt.Errorf("rshift(%g, %g): negative values are not allowed", v, n)
+			}
+			return float64(uint64(v) >> uint64(n)), nil
+		},
+		"compl": func(v float64) (float64, error) {
+			if v < 0 {
+				return 0, fmt.Errorf("compl(%g): negative value is not allowed", v)
+			}
+			return float64(^uint64(v) & (1<<53 - 1)), nil
+		},
+		"strtonum": strtonum,
+		"systime":  func() float64 { return float64(inv.Now().Unix()) },
+		"strftime": func(args ...string) string {
+			format := "%a %b %e %H:%M:%S %Z %Y"
+			t := inv.Now().In(loc)
+			if len(args) > 0 {
+				format = args[0]
+			}
+			if len(args) > 1 && args[1] != "" {
+				if n, err := strconv.ParseFloat(strings.TrimSpace(args[1]), 64); err == nil {
+					t = time.Unix(int64(n), 0).In(loc)
+				}
+			}
+			if len(args) > 2 && args[2] != "" && args[2] != "0" {
+				t = t.UTC()
+			}
+			return sysinfo.Strftime(format, t)
+		},
+		"mktime": func(spec string) float64 {
+			f := strings.Fields(spec)
+			if len(f) < 6 {
+				return -1
+			}
+			var n [6]int
+			for i := range n {
+				v, err := strconv.Atoi(f[i])
+				if err != nil {
+					return -1
+				}
+				n[i] = v
+			}
+			return float64(time.Date(n[0], time.Month(n[1]), n[2], n[3], n[4], n[5], 0, loc).Unix())
+		},
+		gensubFunc: func(re, repl, how, target string) (string, error) {
+			return gensub(re, repl, how, target, errf)
+		},
+	}
+}
+
+const (
+	gensubFunc = "__warren_gensub"
+	asortFunc  = "__warren_asort"
+	asortiFunc = "__warren_asorti"
+)
+
+// strtonum reads 0x hex, 0 octal or decimal, as gawk.
+func strtonum(s string) float64 {
+	t := strings.TrimSpace(s)
+	neg := strings.HasPrefix(t, "-")
+	if neg || strings.HasPrefix(t, "+") {
+		t = t[1:]
+	}
+	var v float64
+	switch {
+	case len(t) > 2 && (t[:2] == "0x" || t[:2] == "0X"):
+		end := 2
+		for end < len(t) && strings.IndexByte("0123456789abcdefABCDEF", t[end]) >= 0 {
+			end++
+		}
+		u, _ := strconv.ParseUint(t[2:end], 16, 64)
+		v = float64(u)
+	case len(t) > 1 && t[0] == '0' && t[1] >= '0' && t[1] <= '7':
+		end := 1
+		for end < len(t) && t[end] >= '0' && t[end] <= '7' {
+			end++
+		}
+		u, _ := strconv.ParseUint(t[1:end], 8, 64)
+		v = float64(u)
+	default:
+		end := 0
+		for end < len(t) && strings.IndexByte("0123456789.eE+-", t[end]) >= 0 {
+			end++
+		}
+		for end > 0 {
+			if f, err := strconv.ParseFloat(t[:end], 64); err == nil {
+				v = f
+				break
+			}
+			end--
+		}
+	}
+	if neg {
+		v = -v
+	}
+	return v
+}
+
+var gensubCache sync.Map // regex source -> *regexp.Regexp
+
+func gensub(re, repl, how, target string, errf func(string)) (string, error) {
+	rx, ok := gensubCache.Load(re)
+	if !ok {
+		c, err := regexp.Compile(re)
+		if err != nil {
+			return "", fmt.Errorf("gensub: invalid regex %q: %w", re, err)
+		}
+		gensubCache.Store(re, c)
+		rx = c
+	}
+	r := rx.(*regexp.Regexp)
+	global := how != "" && (how[0] == 'g' || how[0] == 'G')
+	which := 1
+	if !global {
+		if n, err := strconv.ParseFloat(strings.TrimSpace(how), 64); err == nil && n >= 1 {
+			which = int(n)
+		} else if errf != nil {
+			errf(fmt.Sprintf("gensub: third argument %q treated as 1", how))
+		}
+	}
+	var b strings.Builder
+	last, count := 0, 0
+	for _, m := range r.FindAllStringSubmatchIndex(target, -1) {
+		count++
+		if !global && count != which {
+			continue
+		}
+		b.WriteString(target[last:m[0]])
+		for i := 0; i < len(repl); i++ {
+			c := repl[i]
+			switch {
+			case c == '\\' && i+1 < len(repl) && repl[i+1] >= '0' && repl[i+1] <= '9':
+				g := int(repl[i+1] - '0')
+				if 2*g+1 < len(m) && m[2*g] >= 0 {
+					b.WriteString(target[m[2*g]:m[2*g+1]])
+				}
+				i++
+			case c == '\\' && i+1 < len(repl) && repl[i+1] == '&':
+				b.WriteByte('&')
+				i++
+			case c == '&':
+				b.WriteString(target[m[0]:m[1]])
+			default:
+				b.WriteByte(c)
+			}
+		}
+		last = m[1]
+		if !global {
+			break
+		}
+	}
+	b.WriteString(target[last:])
+	return b.String(), nil
+}
+
+// asortSource is asort and asorti in awk (heap sort: no recursion, for
+// GoAWK's call-depth bound). Values compare as gawk's default does:
+// numbers before strings, numbers by value, strings as strings.
+const asortSource = `
+function __warren_lt(a, b) {
+	if ((a == a + 0) && (b == b + 0)) return a + 0 < b + 0
+	if (a == a + 0) return 1
+	if (b == b + 0) return 0
+	return "" a < "" b
+}
+function __warren_sift(v, start, end, str,    root, child, sw, t) {
+	root = start
+	while (root * 2 <= end) {
+		child = root * 2; sw = root
+		if (str ? ("" v[sw] < "" v[child]) : __warren_lt(v[sw], v[child])) sw = child
+		if (child + 1 <= end && (str ? ("" v[sw] < "" v[child + 1]) : __warren_lt(v[sw], v[child + 1]))) sw = child + 1
+		if (sw == root) return
+		t = v[root]; v[root] = v[sw]; v[sw] = t; root = sw
+	}
+}
+function __warren_hsort(v, n, str,    s, t) {
+	for (s = int(n / 2); s >= 1; s--) __warren_sift(v, s, n, str)
+	while (n > 1) { t = v[1]; v[1] = v[n]; v[n] = t; n--; __warren_sift(v, 1, n, str) }
+}
+function __warren_asort1(src,    v, n, k) {
+	n = 0
+	for (k in src) v[++n] = src[k]
+	__warren_hsort(v, n, 0)
+	delete src
+	for (k = 1; k <= n; k++) src[k] = v[k]
+	return n
+}
+function __warren_asort2(src, dest,    n, k) {
+	delete dest
+	n = 0
+	for (k in src) dest[++n] = src[k]
+	__warren_hsort(dest, n, 0)
+	return n
+}
+function __warren_asorti1(src,    v, n, k) {
+	n = 0
+	for (k in src) v[++n] = k
+	__warren_hsort(v, n, 1)
+	delete src
+	for (k = 1; k <= n; k++) src[k] = v[k]
+	return n
+}
+function __warren_asorti2(src, dest,    n, k) {
+	delete dest
+	n = 0
+	for (k in src) dest[++n] = k
+	__warren_hsort(dest, n, 1)
+	return n
+}
+`
+
+// joinContinuedStrings drops backslash-newline inside string literals:
+// POSIX awks (mawk, gawk) continue the string on the next line, GoAWK kept
+// the newline. Comments are skipped; a string is "..." outside them.
+func joinContinuedStrings(src string) string {
+	if !strings.Contains(src, "\\\n") {
+		return src
+	}
+	var b strings.Builder
+	inStr, inComment := false, false
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case inComment:
+			if c == '\n' {
+				inComment = false
+			}
+		case inStr:
+			if c == '\\' && i+1 < len(src) {
+				if src[i+1] == '\n' {
+					i++
+					continue
+				}
+				b.WriteByte(c)
+				i++
+				c = src[i]
+			} else if c == '"' || c == '\n' {
+				inStr = false
+			}
+		case c == '#':
+			inComment = true
+		case c == '"':
+			inStr = true
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// awkString is s as an awk string literal.
+func awkString(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	return `"` + r.Replace(s) + `"`
+}
+
+// rewriteGawk rewrites gensub, asort and asorti calls (see the package
+// comment) and reports whether the asort functions must be added; a
+// program that does not lex is returned as it is.
+func rewriteGawk(src string) (string, bool) {
+	if !strings.Contains(src, "gensub") && !strings.Contains(src, "asort") {
+		return src, false
+	}
+	toks, ok := lex(src)
+	if !ok {
+		return src, false
+	}
+	for i, t := range toks {
+		// a program defining its own function of the name keeps it
+		if t.tok == lexer.FUNCTION && i+1 < len(toks) && (toks[i+1].val == "gensub" || toks[i+1].val == "asort" || toks[i+1].val == "asorti") {
+			return src, false
+		}
+	}
+	var reps []replacement
+	needSort := false
+	for i := 0; i+1 < len(toks); i++ {
+		t := toks[i]
+		if t.tok != lexer.NAME || toks[i+1].tok != lexer.LPAREN {
+			continue
+		}
+		switch t.val {
+		case "gensub", "asort", "asorti":
+		default:
+			continue
+		}
+		close := matching(toks, i+1)
+		if close < 0 {
+			return src, false
+		}
+		args := 0
+		if close > i+2 {
+			args = 1
+			depth := 0
+			for k := i + 2; k < close; k++ {
+				switch toks[k].tok {
+				case lexer.LPAREN, lexer.LBRACKET:
+					depth++
+				case lexer.RPAREN, lexer.RBRACKET:
+					depth--
+				case lexer.COMMA:
+					if depth == 0 {
+						args++
+					}
+				}
+			}
+		}
+		if t.val == "gensub" {
+			reps = append(reps, replacement{t.off, t.off + len(t.val), gensubFunc})
+			if r := toks[i+2]; r.tok == lexer.REGEX {
+				end := toks[i+3].off
+				reps = append(reps, replacement{r.off, end, awkString(r.val)})
+			}
+			if args == 3 {
+				reps = append(reps, replacement{toks[close].off, toks[close].off, ", $0"})
+			}
+			continue
+		}
+		if args < 1 || args > 2 {
+			continue // GoAWK reports the call
+		}
+		name := asortFunc
+		if t.val == "asorti" {
+			name = asortiFunc
+		}
+		needSort = true
+		reps = append(reps, replacement{t.off, t.off + len(t.val), name + strconv.Itoa(args)})
+	}
+	if len(reps) == 0 {
+		return src, false
+	}
+	var b strings.Builder
+	last := 0
+	for _, r := range reps {
+		b.WriteString(src[last:r.start])
+		b.WriteString(r.text)
+		last = r.end
+	}
+	b.WriteString(src[last:])
+	return b.String(), needSort
+}

@@ -1,0 +1,167 @@
+package coreutils
+
+// seq: number sequences, GNU seq's widths and formats.
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/commands/internal/getopt"
+)
+
+var seqSpec = getopt.Spec{Short: "f:s:w", Long: []getopt.Long{
+	{Name: "format", Arg: getopt.Required, Key: "f"}, {Name: "separator", Arg: getopt.Required, Key: "s"},
+	{Name: "equal-width", Key: "w"}}}
+
+// Seq is seq(1).
+func Seq(ctx context.Context, inv *commands.Invocation) int {
+	// Negative numbers are operands, not options.
+	args := []string{inv.Args[0]}
+	var nums []string
+	for i := 1; i < len(inv.Args); i++ {
+		a := inv.Args[i]
+		if len(a) > 1 && a[0] == '-' && (isDigit(a[1]) || a[1] == '.') {
+			nums = append(nums, a)
+			continue
+		}
+		args = append(args, a)
+	}
+	inv2 := *inv
+	inv2.Args = args
+	r := begin(ctx, &inv2)
+	opts, operands, code, ok := r.parse(&seqSpec)
+	if !ok {
+		return code
+	}
+	if len(nums) > 0 {
+		// Keep operand order: re-scan the original argv.
+		operands = operands[:0]
+		skip := false
+		for _, a := range inv.Args[1:] {
+			if skip {
+				skip = false
+				continue
+			}
+			if a == "-f" || a == "-s" || a == "--format" || a == "--separator" {
+				skip = true
+				continue
+			}
+			if strings.HasPrefix(a, "-") && !(len(a) > 1 && (isDigit(a[1]) || a[1] == '.')) {
+				continue
+			}
+			operands = append(operands, a)
+		}
+	}
+	sep, format, equal := "\n", "", false
+	for _, o := range opts {
+		switch o.Key {
+		case "s":
+			sep = o.Arg
+		case "f":
+			format = o.Arg
+		case "w":
+			equal = true
+		}
+	}
+	switch len(operands) {
+	case 0:
+		return r.usage(fmt.Errorf("missing operand"), 1)
+	case 1, 2, 3:
+	default:
+		return r.usage(fmt.Errorf("extra operand %s", quoteGNU(operands[3])), 1)
+	}
+	first, incr := "1", "1"
+	last := operands[len(operands)-1]
+	if len(operands) >= 2 {
+		first = operands[0]
+	}
+	if len(operands) == 3 {
+		incr = operands[1]
+	}
+	vals := make([]float64, 3)
+	prec := 0
+	for i, s := range []string{first, incr, last} {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(v) {
+			return r.usage(fmt.Errorf("invalid floating point argument: %s", quoteGNU(s)), 1)
+		}
+		vals[i] = v
+		if i < 2 {
+			if dot := strings.IndexByte(s, '.'); dot >= 0 && !strings.ContainsAny(s, "eE") {
+				prec = max(prec, len(s)-dot-1)
+			}
+		}
+	}
+	if strings.IndexByte(last, '.') >= 0 && prec == 0 && len(operands) == 1 {
+		prec = 0
+	}
+	if vals[1] == 0 {
+		return r.usage(fmt.Errorf("invalid Zero increment value: %s", quoteGNU(incr)), 1)
+	}
+	render := func(v float64) string {
+		if format != "" {
+			return fmt.Sprintf(format, v)
+		}
+		return strconv.FormatFloat(v, 'f', prec, 64)
+	}
+	width := 0
+	if equal && format == "" {
+		// GNU takes the widths from the operands as written (seq -w 003
+		// 10 pads to three digits), widened to the common precision.
+		opWidth := func(s string, v float64) int {
+			if strings.ContainsAny(s, "eExXnN") {
+				return len(render(v))
+			}
+			s = strings.TrimPrefix(s, "+")
+			w := len(s)
+			if dot := strings.IndexByte(s, '.'); dot >= 0 {
+				w += prec - (len(s) - dot - 1)
+			} else if prec > 0 {
+				w += prec + 1
+			}
+			return max(w, len(render(v)))
+		}
+		width = max(opWidth(first, vals[0]), opWidth(last, vals[2]))
+	}
+	// Integers use exact int64 arithmetic; the rest steps by index to avoid drift.
+	allInt := prec == 0 && vals[0] == math.Trunc(vals[0]) && vals[1] == math.Trunc(vals[1]) && math.Abs(vals[0]) < 1<<53 && math.Abs(vals[2]) < 1<<62
+	var num []byte
+	for i := int64(0); ; i++ {
+		if i&1023 == 0 && r.stopped() {
+			break
+		}
+		v := vals[0] + float64(i)*vals[1]
+		if (vals[1] > 0 && v > vals[2]) || (vals[1] < 0 && v < vals[2]) {
+			break
+		}
+		if i > 0 {
+			r.out.WriteString(sep)
+		}
+		var s string
+		if allInt && format == "" {
+			num = strconv.AppendInt(num[:0], int64(vals[0])+i*int64(vals[1]), 10)
+			s = string(num)
+		} else {
+			s = render(v)
+		}
+		if width > len(s) {
+			if strings.HasPrefix(s, "-") {
+				s = "-" + strings.Repeat("0", width-len(s)) + s[1:]
+			} else {
+				s = strings.Repeat("0", width-len(s)) + s
+			}
+		}
+		r.out.WriteString(s)
+		if i == 0 && vals[1] > 0 && vals[0] > vals[2] {
+			break
+		}
+	}
+	if (vals[1] > 0 && vals[0] <= vals[2]) || (vals[1] < 0 && vals[0] >= vals[2]) {
+		r.out.WriteString("\n")
+	}
+	return r.done()
+}

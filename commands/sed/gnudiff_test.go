@@ -1,0 +1,56 @@
+package sed_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/warren-sandbox/warren/commands/std"
+	"github.com/warren-sandbox/warren/conformance/differential"
+)
+
+// TestAgainstGNU runs each script in bash with GNU sed and in warren's
+// shell (the differential harness's runner): the BusyBox-suite findings.
+func TestAgainstGNU(t *testing.T) {
+	for _, tool := range []string{"bash", "sed"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s not installed: the reference for this test", tool)
+			}
+			t.Skipf("%s not installed: nothing to compare with", tool)
+		}
+	}
+	r, err := differential.NewRunner(std.Table())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, s := range []string{
+		`printf 'a\nb\nc\nd\n' | sed '1d;1,3p'`,
+		`printf 'a\nb\nc\nd\n' | sed -n '2d;2,3p'`,
+		`printf 'a\nb\nc\nd\n' | sed -n '1d;1,/c/p'`,
+		`printf 'a\nb\nc\nd\ne\n' | sed -n '1d;1,+2p'`,
+		`seq 7 | sed -n '5d;5,3p'`,
+		`seq 7 | sed -n '2d;2,/3/p'`,
+		`seq 7 | sed -n '$!d;1,3p'`,
+		`printf 'a\nb\nc\nd\ne\n' | sed -n '2d;2,~4p'`,
+		`printf 'ab\n' | sed 's&a&[\&]&'`,
+		`printf 'ab\n' | sed 's&a&x&'`,
+		`printf 'a\nb\n' | sed -n '/a/{p;b end}; p; :end'`,
+		`printf 'a\nb\n' | sed '{b foo }; s/a/X/; :foo'`,
+		`printf 'ab\ncd\n' | sed 's/a/x/;T;s/b/y/'`,
+		`printf 'ab\ncd\n' | sed -n 's/a/x/;T e;p;:e'`,
+		`printf 'a\nb\n' | sed 'a\\thello'`,
+		`printf 'a\nb\n' | sed 'a hello\tworld'`,
+		`printf 'ab' | sed 's/b/c/'`,
+	} {
+		b, w, err := r.Both(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, why := differential.Compare(b, w); v != differential.Match {
+			t.Errorf("%s: %s: %s\nGNU:    %q\nwarren: %q %q", s, v, why, b.Stdout, w.Stdout, w.Stderr)
+		}
+	}
+}
