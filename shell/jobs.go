@@ -93,6 +93,16 @@ func (j *Job) Running() bool {
 	}
 }
 
+type inJobKey struct{}
+
+// InJob reports whether ctx is a background job's (a hook such as
+// Config.Native sees it: a job's native command is the job's, and the
+// host accounts for the job, not for an exec).
+func InJob(ctx context.Context) bool {
+	v, _ := ctx.Value(inJobKey{}).(bool)
+	return v
+}
+
 // jobEnd is the cause a job's context is cancelled with.
 type jobEnd struct {
 	status int
@@ -297,7 +307,7 @@ func (r *runner) spawnJob(text string, mine bool, body func(sub *runner)) *Job {
 		// keeps the Run's values (which sandbox, the commands policy) but
 		// not its end.
 		g = &jobGroup{}
-		gctx, gcancel := context.WithCancelCause(context.WithoutCancel(r.context()))
+		gctx, gcancel := context.WithCancelCause(context.WithValue(context.WithoutCancel(r.context()), inJobKey{}, true))
 		tctx, tcancel := context.WithTimeoutCause(gctx, lim.JobTimeout, &jobEnd{status: StatusTimeout, cause: "timeout",
 			msg: fmt.Sprintf("time limit exceeded (%s)", lim.JobTimeout)})
 		g.ctx, g.cancel = tctx, func(err error) { gcancel(err); tcancel() }
