@@ -23,7 +23,11 @@ func TestE2E_Jobs(t *testing.T) {
 	admin := p.adminKey(t)
 	must := func(args ...string) string {
 		t.Helper()
+		t1 := time.Now()
 		out, errs, code := p.cli(t, admin, "", args...)
+		if d := time.Since(t1); d > time.Second {
+			t.Logf("warren %s took %v", strings.Join(args, " "), d)
+		}
 		if code != 0 {
 			t.Fatalf("warren %s: exit %d, stderr %q", strings.Join(args, " "), code, errs)
 		}
