@@ -149,6 +149,14 @@ func (j *Job) Signal(sig string) error {
 	return nil
 }
 
+// signalledJob reports whether ctx is a job's ended by a signal its shell
+// handles by exiting (not KILL): the shell's EXIT trap still runs then,
+// as bash's does.
+func signalledJob(ctx context.Context) bool {
+	var e *jobEnd
+	return errors.As(context.Cause(ctx), &e) && strings.HasPrefix(e.cause, "signal:") && e.cause != "signal:KILL"
+}
+
 // Stop ends the job with status 143 and reason as its Cause (e.g.
 // "hibernate": the sandbox is going to standby).
 func (j *Job) Stop(reason string) {

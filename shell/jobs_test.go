@@ -349,3 +349,19 @@ func TestStopJobs(t *testing.T) {
 		}
 	}
 }
+
+// TestJobExitTrapOnSignal: TERM and INT end a job after its EXIT trap ran
+// (bash's termination handler runs it); KILL does not run it.
+func TestJobExitTrapOnSignal(t *testing.T) {
+	tests := []struct{ script, want string }{
+		{`(trap "echo bye" EXIT; sleep 30) & sleep 0.1; kill $!; wait $!; echo $?`, "bye\n143\n"},
+		{`bash -c 'trap "echo bye" EXIT; sleep 30' & sleep 0.1; kill -INT $!; wait $!`, "bye\n"},
+		{`(trap "echo bye" EXIT; sleep 30) & sleep 0.1; kill -KILL $!; wait $!; echo $?`, "137\n"},
+	}
+	for _, tt := range tests {
+		sh, _ := newJobShell(t, Limits{})
+		if out := must(t, sh, tt.script); out != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.script, out, tt.want)
+		}
+	}
+}

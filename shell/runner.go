@@ -140,6 +140,7 @@ type runner struct {
 	inBracket   bool
 	jobCtx      context.Context // a background job's own context (kill %N)
 	jobGroup    *jobGroup       // the group of the job this runner runs in (nil: none; jobs.go)
+	inExitTrap  bool            // running the EXIT trap (a job ended by TERM or INT still runs it)
 	exitCalled  bool
 	cdPhysical  bool
 	loopDepth   int               // enclosing loops in this function (break/continue)
@@ -499,7 +500,10 @@ func (r *runner) runExitTrap() {
 		r.exiting = false
 		r.exitCalled = false
 		r.inTrap = true
+		was := r.inExitTrap
+		r.inExitTrap = true
 		r.runScript(t, "")
+		r.inExitTrap = was
 		r.inTrap = false
 		if !r.exitCalled {
 			r.status = st
@@ -510,7 +514,10 @@ func (r *runner) runExitTrap() {
 
 // cancelled reports whether the Run must stop.
 func (r *runner) cancelled() bool {
-	return r.context().Err() != nil || r.rs.fatal.Load() != nil
+	if r.context().Err() != nil && !(r.inExitTrap && signalledJob(r.context())) {
+		return true
+	}
+	return r.rs.fatal.Load() != nil
 }
 
 // runScript parses and runs src statement by statement, like bash reading a
