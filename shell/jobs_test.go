@@ -355,7 +355,7 @@ func TestStopJobs(t *testing.T) {
 func TestJobExitTrapOnSignal(t *testing.T) {
 	tests := []struct{ script, want string }{
 		{`(trap "echo bye" EXIT; sleep 30) & sleep 0.1; kill $!; wait $!; echo $?`, "bye\n143\n"},
-		{`bash -c 'trap "echo bye" EXIT; sleep 30' & sleep 0.1; kill -INT $!; wait $!`, "bye\n"},
+		{`bash -c 'trap "echo bye" EXIT; sleep 30' & sleep 0.1; kill -INT $!; wait $!; :`, "bye\n"},
 		{`(trap "echo bye" EXIT; sleep 30) & sleep 0.1; kill -KILL $!; wait $!; echo $?`, "137\n"},
 	}
 	for _, tt := range tests {
