@@ -155,6 +155,11 @@ type CreateRequest struct {
 	// StandbyAfter is the idle time before automatic hibernation
 	// (default 15s; negative disables it).
 	StandbyAfter Duration `json:"standby_after,omitempty"`
+	// StandbyWithJobs lets the idle timer put the sandbox in standby
+	// while background jobs (`cmd &`) still run, ending them (their
+	// processes show status 143, limit "standby"). Default false: a live
+	// job keeps the sandbox running (not idle) up to its time limit.
+	StandbyWithJobs bool `json:"standby_with_jobs,omitempty"`
 	// TTL deletes the sandbox this long after creation (0: never).
 	TTL Duration `json:"ttl,omitempty"`
 	// Durability is the sandbox's default ack level for execs and file
@@ -442,6 +447,11 @@ type Process struct {
 	StartedAt time.Time   `json:"started_at"`
 	Result    *ExecResult `json:"result,omitempty"` // set once it exited
 	PTY       *PTYSize    `json:"pty,omitempty"`    // its terminal's size, if it has one
+	// Job is set for a background job a script started (`cmd &`): its
+	// number in its shell (%N) and its pid there ($!). Its output is its
+	// log (logs/attach); it has no stdin.
+	Job      int `json:"job,omitempty"`
+	ShellPID int `json:"shell_pid,omitempty"`
 }
 
 // SignalRequest is the body of POST .../processes/{pid}/signal.

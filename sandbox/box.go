@@ -359,6 +359,26 @@ func (m *Manager) putDoc(ctx context.Context, doc stateDoc, fsys *vfs.FS) (strin
 // hibernate persists b and drops its interpreters and filesystem. With
 // idleOnly (the standby timer) it does nothing unless b is still idle.
 func (b *box) hibernate(ctx context.Context, idleOnly bool) error {
+	// Background jobs cannot be kept in a StateRef: they end first, with
+	// the reason recorded in their processes (jobs.go). The standby timer
+	// ends them only when the sandbox allows it (idleLocked).
+	reason := "hibernate"
+	b.mu.Lock()
+	idle, active := b.idleLocked(b.m.now()), b.active
+	busy := b.state == api.StateRunning && active > 0
+	b.mu.Unlock()
+	switch {
+	case idleOnly && !idle:
+		return nil
+	case idleOnly:
+		reason = "standby"
+	case busy:
+		// An exec in flight: refused (as below) without ending any job.
+		return api.Errorf(errdefs.ErrFailedPrecondition, "sandbox %s is busy (%d operations in flight)", b.id, active)
+	}
+	if err := b.stopJobs(ctx, reason); err != nil {
+		return err
+	}
 	var ws *native.Workspace
 	defer func() {
 		if ws != nil {
@@ -383,6 +403,13 @@ func (b *box) hibernate(ctx context.Context, idleOnly bool) error {
 	}
 	if idleOnly && !b.idleLocked(b.m.now()) {
 		return nil
+	}
+	if n := b.liveJobsLocked(); n > 0 {
+		// Started after stopJobs looked (an exec that just ended).
+		if idleOnly {
+			return nil
+		}
+		return api.Errorf(errdefs.ErrFailedPrecondition, "sandbox %s is busy (%d background jobs just started); try again", b.id, n)
 	}
 	if b.ws != nil {
 		// Its last harvest ran at the end of the last native exec, and
@@ -410,7 +437,8 @@ func (b *box) hibernate(ctx context.Context, idleOnly bool) error {
 
 func (b *box) idleLocked(now time.Time) bool {
 	sa := b.cfg.StandbyAfter.Std()
-	return b.state == api.StateRunning && b.active == 0 && sa > 0 && now.Sub(b.lastActive) >= sa
+	return b.state == api.StateRunning && b.active == 0 && sa > 0 && now.Sub(b.lastActive) >= sa &&
+		(b.cfg.StandbyWithJobs || b.liveJobsLocked() == 0)
 }
 
 type dueKind int
@@ -445,6 +473,11 @@ func (b *box) kill() error {
 	}
 	b.state = api.StateDeleted
 	b.runCancel()
+	for _, p := range b.procs {
+		if p.job != nil {
+			p.job.Stop("deleted")
+		}
+	}
 	b.fs, b.sessions = nil, nil
 	b.disarmBudget()
 	ws := b.takeWorkspaceLocked()
@@ -464,6 +497,11 @@ func (b *box) shutdown(ctx context.Context) error {
 	b.mu.Lock()
 	b.closed = true
 	b.runCancel()
+	for _, p := range b.procs {
+		if p.job != nil {
+			p.job.Stop("shutdown")
+		}
+	}
 	ws := b.takeWorkspaceLocked()
 	b.mu.Unlock()
 	if ws != nil {
@@ -632,6 +670,7 @@ func (b *box) sessionConfig(fsys *vfs.FS) SessionConfig {
 	return SessionConfig{
 		FS: fsys, Env: env, Dir: b.cfg.Cwd, Hostname: b.cfg.Hostname, User: b.cfg.User,
 		Limits: b.cfg.Limits, Memory: b.mem, Native: b.m.runNative, Net: b.m.sessionNet(), Commands: b.cfg.Commands,
+		OnJob: b.m.jobStarted,
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/containerd/errdefs"
 	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/shell"
 	"github.com/warren-sandbox/warren/terminal"
 )
 
@@ -215,7 +216,7 @@ func (m *Manager) run(ctx context.Context, b *box, req api.ExecRequest, stdin io
 	if err := b.harvestNative(ctx); err != nil {
 		return api.ExecResult{}, err
 	}
-	ri := &runInfo{b: b}
+	ri := &runInfo{b: b, session: req.Session}
 	lctx, lstats, err := execLadder(ctx, req)
 	if err != nil {
 		return api.ExecResult{}, err
@@ -303,6 +304,7 @@ type process struct {
 	stdin   *stdinPipe
 	out     *outLog
 	tty     *terminal.Term // set for a process on a terminal (pty.go)
+	job     *shell.Job     // set for a script's background job (jobs.go); no stdin
 
 	mu     sync.Mutex
 	cancel context.CancelCauseFunc
@@ -320,6 +322,9 @@ func (p *process) info() api.Process {
 		c, r := p.tty.Size()
 		ap.PTY = &api.PTYSize{Cols: c, Rows: r}
 	}
+	if p.job != nil {
+		ap.Job, ap.ShellPID = p.job.ID(), p.job.PID()
+	}
 	select {
 	case <-p.done:
 		r := p.result
@@ -334,6 +339,12 @@ func (p *process) signal(sig signalCause) error {
 	case <-p.done:
 		return api.Errorf(errdefs.ErrFailedPrecondition, "process %d has exited", p.pid)
 	default:
+	}
+	if p.job != nil {
+		if err := p.job.Signal(sig.name); err != nil {
+			return api.Errorf(errdefs.ErrFailedPrecondition, "process %d has exited", p.pid)
+		}
+		return nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

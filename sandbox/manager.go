@@ -23,6 +23,7 @@ import (
 	"github.com/warren-sandbox/warren/egress"
 	"github.com/warren-sandbox/warren/image"
 	"github.com/warren-sandbox/warren/native"
+	"github.com/warren-sandbox/warren/shell"
 	"github.com/warren-sandbox/warren/vfs"
 )
 
@@ -52,6 +53,9 @@ type SessionConfig struct {
 	Net commands.HTTPClient
 	// Commands is the sandbox's commands policy (CreateRequest.Commands).
 	Commands string
+	// OnJob lists the session's background jobs as the sandbox's
+	// processes (jobs.go); nil: they have no log.
+	OnJob shell.JobHook
 }
 
 // Interpreters builds sessions.

@@ -10,6 +10,7 @@ import (
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/native"
+	"github.com/warren-sandbox/warren/shell"
 	"github.com/warren-sandbox/warren/vfs"
 )
 
@@ -38,9 +39,10 @@ type NativeFunc func(ctx context.Context, inv *commands.Invocation, path string)
 // there (a forked session's hook must not reach its parent) and adds the
 // native CPU time and OOM kills it saw.
 type runInfo struct {
-	b   *box
-	cpu atomic.Int64 // nanoseconds
-	oom atomic.Bool
+	b       *box
+	session string       // the exec's session (jobs.go lists its jobs under it)
+	cpu     atomic.Int64 // nanoseconds
+	oom     atomic.Bool
 }
 
 type runInfoKey struct{}
@@ -85,9 +87,14 @@ func (m *Manager) runNative(ctx context.Context, inv *commands.Invocation, path 
 		return 126
 	}
 	b.nativeRunning.Add(1)
-	b.mu.Lock()
-	b.active++ // a native process keeps the sandbox out of standby
-	b.mu.Unlock()
+	// A native process keeps the sandbox out of standby; one in a
+	// background job does as its job (jobs.go), which hibernate can end.
+	inJob := shell.InJob(ctx)
+	if !inJob {
+		b.mu.Lock()
+		b.active++
+		b.mu.Unlock()
+	}
 	cmd := native.Cmd{
 		Path: path, Args: inv.Args, Env: b.nativeEnv(inv.Env), Dir: inv.Dir,
 		Stdin: inv.Stdin, Stdout: inv.Stdout, Stderr: inv.Stderr,
@@ -97,7 +104,9 @@ func (m *Manager) runNative(ctx context.Context, inv *commands.Invocation, path 
 	}
 	res, err := ws.Exec(ctx, cmd)
 	b.nativeRunning.Add(-1)
-	b.release()
+	if !inJob {
+		b.release()
+	}
 	ri.cpu.Add(int64(res.CPU))
 	b.m.native.cpu.Add(int64(res.CPU))
 	if res.OOMKilled {

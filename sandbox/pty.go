@@ -50,7 +50,7 @@ func (p *ptyShell) RunLine(ctx context.Context, script string, stdin io.Reader, 
 	if err := p.b.harvestNative(ctx); err != nil {
 		return 1, false, err
 	}
-	ri := &runInfo{b: p.b}
+	ri := &runInfo{b: p.b, session: p.s.name}
 	st, exited, err := p.ttyShell.RunLine(withRunInfo(ctx, ri), script, stdin, stdout, stderr)
 	p.m.execs.Add(1)
 	if err != nil {

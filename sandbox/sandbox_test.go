@@ -169,6 +169,8 @@ func TestManager_NoGoroutineLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	sandboxtest.Sh(t, svc, sb.ID, "seq 1 100 | sort -r | head -n 1 >/dev/null & wait")
+	// A background job outlives its exec; Close ends it.
+	sandboxtest.Sh(t, svc, sb.ID, "while :; do sleep 0.01; done &")
 	if _, err := svc.StartProcess(ctx, sb.ID, api.ExecRequest{Script: "read x", Session: "bg"}); err != nil {
 		t.Fatal(err)
 	}

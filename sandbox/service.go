@@ -252,6 +252,9 @@ func (t *tenantView) WriteStdin(ctx context.Context, id string, pid int, data []
 	if p.tty != nil {
 		return p.ttyInput(data, closeStdin)
 	}
+	if p.stdin == nil {
+		return api.Errorf(errdefs.ErrFailedPrecondition, "process %d is a background job of session %q: it has no stdin (its stdin is /dev/null)", pid, p.session)
+	}
 	if len(data) > 0 {
 		if _, err := p.stdin.Write(data); err != nil {
 			return err

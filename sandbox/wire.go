@@ -94,7 +94,10 @@ func ShellConfig(table commands.Table, cfg SessionConfig) shell.Config {
 			MaxStringBytes: clampInt(cfg.Limits.MaxMemoryBytes),
 			MaxHeredoc:     clampInt(cfg.Limits.MaxMemoryBytes),
 			MaxJobs:        clampInt(cfg.Limits.Jobs),
+			// A background job may run as long as an exec (jobs.go).
+			JobTimeout: cfg.Limits.Timeout.Std(),
 		},
+		OnJob: cfg.OnJob,
 	}
 }
 

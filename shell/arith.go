@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -66,7 +67,12 @@ func hasSglQuoted(w *syntax.Word) bool {
 // command's status is 1; nothing is abandoned.
 func (r *runner) arithCmdErr(err error) {
 	if isSyntaxish(err) {
-		r.errf("%s", err.Error())
+		var ae *arithError
+		if errors.As(err, &ae) {
+			r.errf("((: %s", err.Error()) // bash names the command
+		} else {
+			r.errf("%s", err.Error())
+		}
 		r.status = 1
 		return
 	}
@@ -126,6 +132,9 @@ func (r *runner) arithStringDepth(s string, depth int) (int64, error) {
 			return 0, r.nestingFail()
 		}
 		if err != nil || x == nil {
+			if tok, ok := trailingOperator(s); ok {
+				return 0, &arithError{expr: strings.TrimLeft(s, " \t\n"), msg: "syntax error: operand expected", tok: tok}
+			}
 			return 0, &arithError{expr: t, msg: "syntax error: invalid arithmetic operator", tok: t}
 		}
 		if end := int(x.End().Offset()); utf8.ValidString(t) && end < len(t) && strings.TrimSpace(t[end:]) != "" {
@@ -611,4 +620,18 @@ func (c *boundedCache[V]) put(k string, v V) {
 		c.m = make(map[string]V, 64)
 	}
 	c.m[k] = v
+}
+
+// trailingOperator reports an expression that ends in an operator (1 +),
+// and bash's error token: the operator and what follows it.
+func trailingOperator(s string) (string, bool) {
+	end := len(strings.TrimRight(s, " \t\n"))
+	i := end
+	for i > 0 && strings.IndexByte("+-*/%<>=&|^!~,?:", s[i-1]) >= 0 {
+		i--
+	}
+	if i == end || strings.TrimSpace(s[:i]) == "" {
+		return "", false
+	}
+	return s[i:], true
 }

@@ -111,68 +111,97 @@ func biTrap(r *runner, args []string) int {
 	return st
 }
 
-func (r *runner) findJob(spec string) *job {
-	if strings.HasPrefix(spec, "%") {
-		s := spec[1:]
-		if s == "" || s == "%" || s == "+" {
-			if len(r.jobs) > 0 {
-				return r.jobs[len(r.jobs)-1]
+// currentJob is %+ (the newest running job, else the newest).
+func (r *runner) currentJob() *Job {
+	for i := len(r.jobs) - 1; i >= 0; i-- {
+		if r.jobs[i].Running() {
+			return r.jobs[i]
+		}
+	}
+	if len(r.jobs) > 0 {
+		return r.jobs[len(r.jobs)-1]
+	}
+	return nil
+}
+
+// findJob resolves a jobspec (%N, %%, %+, %-, %string, %?string) among
+// this shell's jobs, or a pid among them and then the session's jobs.
+// Newer jobs win: an ended job's number may have been given again.
+func (r *runner) findJob(spec string) *Job {
+	if s, ok := strings.CutPrefix(spec, "%"); ok {
+		switch {
+		case s == "" || s == "%" || s == "+":
+			return r.currentJob()
+		case s == "-":
+			cur := r.currentJob()
+			for i := len(r.jobs) - 1; i >= 0; i-- {
+				if j := r.jobs[i]; j != cur && j.Running() {
+					return j
+				}
 			}
 			return nil
 		}
-		if s == "-" {
-			if len(r.jobs) > 1 {
-				return r.jobs[len(r.jobs)-2]
-			}
-			return nil
-		}
-		n, _ := strconv.Atoi(s)
-		for _, j := range r.jobs {
-			if j.id == n {
+		n, err := strconv.Atoi(s)
+		for i := len(r.jobs) - 1; i >= 0; i-- {
+			j := r.jobs[i]
+			switch {
+			case err == nil && j.id == n,
+				err != nil && strings.HasPrefix(s, "?") && strings.Contains(j.cmd, s[1:]),
+				err != nil && !strings.HasPrefix(s, "?") && strings.HasPrefix(j.cmd, s):
 				return j
 			}
 		}
 		return nil
 	}
-	n, _ := strconv.Atoi(spec)
-	for _, j := range r.jobs {
-		if j.pid == n {
-			return j
+	n, err := strconv.Atoi(spec)
+	if err != nil {
+		return nil
+	}
+	for i := len(r.jobs) - 1; i >= 0; i-- {
+		if r.jobs[i].pid == n {
+			return r.jobs[i]
 		}
 	}
-	return nil
+	return r.sh.jobs.byPid(n)
+}
+
+// forget drops j from this shell's table (after wait collected it).
+func (r *runner) forget(j *Job) {
+	r.jobs = slices.DeleteFunc(r.jobs, func(x *Job) bool { return x == j })
 }
 
 func biWait(r *runner, args []string) int {
 	args = args[1:]
 	waitN := false
-	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") && len(args[0]) > 1 {
+		if args[0] == "--" {
+			args = args[1:]
+			break
+		}
 		if args[0] == "-n" {
 			waitN = true
 		}
 		args = args[1:]
 	}
 	if waitN {
-		if len(r.jobs) == 0 {
+		var live []*Job
+		for _, j := range r.jobs {
+			live = append(live, j)
+		}
+		if len(live) == 0 {
 			return 127
 		}
-		cases := make([]chan struct{}, len(r.jobs))
-		for i, j := range r.jobs {
-			cases[i] = j.done
-		}
 		for {
-			for i, j := range r.jobs {
-				select {
-				case <-j.done:
-					r.jobs = slices.Delete(r.jobs, i, i+1)
+			for _, j := range live {
+				if !j.Running() {
+					r.forget(j)
 					return j.status
-				default:
 				}
 			}
 			select {
 			case <-r.context().Done():
 				return 1
-			case <-time.After(50 * time.Microsecond):
+			case <-time.After(time.Millisecond):
 			}
 		}
 	}
@@ -191,7 +220,11 @@ func biWait(r *runner, args []string) int {
 	for _, a := range args {
 		j := r.findJob(a)
 		if j == nil {
-			r.errf("wait: pid %s is not a child of this shell", a)
+			if strings.HasPrefix(a, "%") {
+				r.errf("wait: %s: no such job", a)
+			} else {
+				r.errf("wait: pid %s is not a child of this shell", a)
+			}
 			st = 127
 			continue
 		}
@@ -216,15 +249,22 @@ func biKill(r *runner, args []string) int {
 	}
 	if len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		sig = args[0][1:]
-		if sig == "s" && len(args) > 1 {
+		if (sig == "s" || sig == "n") && len(args) > 1 {
 			sig = args[1]
 			args = args[1:]
 		}
 		args = args[1:]
 	}
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
 	if len(args) == 0 {
-		r.errf("kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ...")
+		r.errf("kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]")
 		return 2
+	}
+	if _, ok := normSig(sig); !ok {
+		r.errf("kill: %s: invalid signal specification", sig)
+		return 1
 	}
 	st := 0
 	for _, a := range args {
@@ -234,29 +274,103 @@ func biKill(r *runner, args []string) int {
 				r.selfSignal(sig)
 				continue
 			}
-			r.errf("kill: (%s) - No such process", a)
+			if strings.HasPrefix(a, "%") {
+				r.errf("kill: %s: no such job", a)
+			} else if _, err := strconv.Atoi(a); err != nil {
+				r.errf("kill: %s: arguments must be process or job IDs", a)
+			} else {
+				r.errf("kill: (%s) - No such process", a)
+			}
 			st = 1
 			continue
 		}
-		if n, ok := normSig(sig); ok && slices.Contains(otherSigs, n) {
-			continue // ignored by default (a trap in the job is not modelled)
+		if err := j.Signal(sig); err != nil {
+			r.errf("kill: (%d) - No such process", j.pid)
+			st = 1
 		}
-		j.cancel()
 	}
 	return st
 }
 
 func biJobs(r *runner, args []string) int {
-	for _, j := range r.jobs {
-		state := "Running"
-		select {
-		case <-j.done:
-			state = "Done"
-		default:
+	long, pids, running, stopped := false, false, false, false
+	args = args[1:]
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") && len(args[0]) > 1 {
+		if args[0] == "--" {
+			args = args[1:]
+			break
 		}
-		r.outf("[%d]+  %s                 %s\n", j.id, state, j.cmd)
+		for _, c := range args[0][1:] {
+			switch c {
+			case 'l':
+				long = true
+			case 'p':
+				pids = true
+			case 'r':
+				running = true
+			case 's':
+				stopped = true
+			case 'n', 'x':
+			default:
+				r.errf("jobs: -%c: invalid option\njobs: usage: jobs [-lnprs] [jobspec ...] or jobs -x command [args]", c)
+				return 2
+			}
+		}
+		args = args[1:]
 	}
-	return 0
+	_ = running
+	if stopped {
+		return 0 // no job is ever stopped
+	}
+	// A non-interactive bash reaps ended jobs silently: jobs lists the
+	// running ones, and forgets the others (wait PID still finds them).
+	list := make([]*Job, 0, len(r.jobs))
+	for _, j := range r.jobs {
+		if j.Running() {
+			list = append(list, j)
+		}
+	}
+	st := 0
+	if len(args) > 0 {
+		list = list[:0]
+		for _, a := range args {
+			j := r.findJob(a)
+			if j == nil || !j.Running() {
+				r.errf("jobs: %s: no such job", a)
+				st = 1
+				continue
+			}
+			list = append(list, j)
+		}
+	}
+	cur := r.currentJob()
+	var prev *Job
+	if p := r.findJob("%-"); p != nil {
+		prev = p
+	}
+	for _, j := range list {
+		if pids {
+			r.outf("%d\n", j.pid)
+			continue
+		}
+		mark := ' '
+		switch j {
+		case cur:
+			mark = '+'
+		case prev:
+			mark = '-'
+		}
+		text := j.cmd
+		if j.Running() {
+			text += " &"
+		}
+		if long {
+			r.outf("[%d]%c %d %-24s%s\n", j.id, mark, j.pid, jobState(j), text)
+		} else {
+			r.outf("[%d]%c  %-24s%s\n", j.id, mark, jobState(j), text)
+		}
+	}
+	return st
 }
 
 // selfSignal delivers a signal to the shell itself (kill -SIG $$): a trap

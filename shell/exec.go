@@ -383,7 +383,7 @@ func (r *runner) system() commands.System {
 }
 
 // procs lists the sandbox processes: the shell, the subshell the command
-// runs in, the Run's live background jobs and the calling command.
+// runs in, the session's live background jobs and the calling command.
 func (r *runner) procs() []commands.Proc {
 	ps := []commands.Proc{{Pid: r.pid, PPid: r.ppid, Cmd: "bash", Started: r.start}}
 	parent := r.pid
@@ -391,12 +391,8 @@ func (r *runner) procs() []commands.Proc {
 		ps = append(ps, commands.Proc{Pid: r.bashpid, PPid: r.pid, Cmd: "bash", Started: r.start})
 		parent = r.bashpid
 	}
-	if rs := r.rs; rs != nil {
-		rs.procMu.Lock()
-		for _, j := range rs.procTab {
-			ps = append(ps, commands.Proc{Pid: j.pid, PPid: r.pid, Cmd: j.cmd, Started: r.start})
-		}
-		rs.procMu.Unlock()
+	for _, j := range r.sh.jobs.list() {
+		ps = append(ps, commands.Proc{Pid: j.pid, PPid: r.pid, Cmd: j.cmd, Started: j.started})
 	}
 	slices.SortFunc(ps, func(a, b commands.Proc) int { return a.Pid - b.Pid })
 	if len(r.curArgs) > 0 {
@@ -409,32 +405,18 @@ func (r *runner) procs() []commands.Proc {
 // (TERM, KILL, INT, HUP...), signal 0 probes, the shell's own pid is
 // refused (a command cannot signal the shell that waits for it).
 func (r *runner) killPid(pid int, sig string) error {
-	var j *job
-	if rs := r.rs; rs != nil {
-		rs.procMu.Lock()
-		j = rs.procTab[pid]
-		rs.procMu.Unlock()
-	}
+	j := r.sh.jobs.byPid(pid)
 	if j == nil {
 		if pid == r.pid || pid == r.bashpid {
 			return syscall.EPERM
 		}
 		return syscall.ESRCH
 	}
-	select {
-	case <-j.done:
-		return syscall.ESRCH
-	default:
-	}
-	if sig == "0" {
-		return nil
-	}
-	n, ok := normSig(sig)
-	if !ok {
+	if _, ok := normSig(sig); !ok {
 		return syscall.EINVAL
 	}
-	if !slices.Contains(otherSigs, n) {
-		j.cancel()
+	if j.Signal(sig) != nil {
+		return syscall.ESRCH
 	}
 	return nil
 }
@@ -794,7 +776,7 @@ func (r *runner) nestedShell(args, extraEnv []string) int {
 	}
 	n.runScript(script, "")
 	n.runExitTrap()
-	n.waitJobs()
+	// Its background jobs outlive it, as bash's do (jobs.go).
 	if r.cancelled() {
 		r.exiting = true
 	}

@@ -307,7 +307,8 @@ func (r *runner) cmdSubst(w io.Writer, cs *syntax.CmdSubst) error {
 	defer sub.closeMem()
 	mw := &memWriter{m: r.sh.memory()}
 	defer mw.release()
-	sub.fds[1] = &fdesc{w: &capWriter{w: w, max: r.rs.lim.MaxStringBytes, rs: r.rs, mem: mw}, path: "pipe:[0]"}
+	cw := &capWriter{w: w, max: r.rs.lim.MaxStringBytes, rs: r.rs, mem: mw}
+	sub.fds[1] = &fdesc{w: cw, path: "pipe:[0]"}
 	if !r.shopts["inherit_errexit"] {
 		sub.opts[optErrexit] = false
 	}
@@ -339,6 +340,9 @@ func (r *runner) cmdSubst(w io.Writer, cs *syntax.CmdSubst) error {
 	}
 	sub.stmts(sub.substAliases(cs.Stmts))
 	sub.runExitTrap()
+	// Jobs holding the capture are waited for, as bash reads the pipe
+	// until they close it.
+	r.sh.jobs.waitHolding(r.context(), cw)
 	r.substStat = sub.status
 	if r.cancelled() {
 		return errCancelled

@@ -17,7 +17,7 @@ import (
 // the same Run); O_RDWR does not wait. Readers and writers of one fifo
 // meet in one of the shell's pipes: a read after the last writer closed is
 // end of file, a write after the last reader closed is EPIPE. Fifos are
-// per Run (an exec is the unit of everything a sandbox runs at once).
+// per session: a Run and the background jobs of earlier Runs meet in them.
 
 type fifo struct {
 	mu      sync.Mutex
@@ -29,19 +29,40 @@ type fifo struct {
 	wopens  int
 }
 
-// fifoFor returns the Run's fifo for path.
+// maxIdleFifos is how many fifos a session keeps before it forgets the
+// ones nobody holds open.
+const maxIdleFifos = 256
+
+// fifoTable is a session's fifos by path: its Runs and its background
+// jobs (which outlive Runs) meet in them.
+type fifoTable struct {
+	mu sync.Mutex
+	m  map[string]*fifo
+}
+
+// fifoFor returns the session's fifo for path.
 func (r *runner) fifoFor(path string) *fifo {
-	rs := r.rs
-	rs.fifoMu.Lock()
-	defer rs.fifoMu.Unlock()
-	if rs.fifos == nil {
-		rs.fifos = map[string]*fifo{}
+	t := &r.sh.fifos
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = map[string]*fifo{}
 	}
-	f := rs.fifos[path]
+	f := t.m[path]
 	if f == nil {
+		if len(t.m) >= maxIdleFifos {
+			// Forget the fifos nobody holds open (a session lives long).
+			for k, g := range t.m {
+				g.mu.Lock()
+				if g.readers == 0 && g.writers == 0 && g.p == nil {
+					delete(t.m, k)
+				}
+				g.mu.Unlock()
+			}
+		}
 		f = &fifo{}
 		f.cond.L = &f.mu
-		rs.fifos[path] = f
+		t.m[path] = f
 	}
 	return f
 }

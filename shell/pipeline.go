@@ -3,10 +3,8 @@ package shell
 // Pipelines and background jobs.
 
 import (
-	"context"
 	"io"
 	"strconv"
-	"strings"
 	"sync"
 
 	"mvdan.cc/sh/v3/expand"
@@ -141,59 +139,5 @@ func (r *runner) startJob() bool {
 }
 
 func (r *runner) endJob() { r.rs.jobs.Add(-1) }
-
-func (r *runner) background(st *syntax.Stmt) {
-	cp := *st
-	cp.Background = false
-	sub := r.subshellRunner()
-	sub.own() // the parent goes on writing its maps
-	r.own()
-	if len(sub.fds) > 0 && r.opts[optMonitor] == false {
-		// stdin of a background job is /dev/null in a non-interactive shell
-		sub.fds[0] = &fdesc{r: strings.NewReader(""), path: "/dev/null"}
-	}
-	if !r.startJob() {
-		r.status = 1
-		return
-	}
-	ctx, cancel := context.WithCancel(r.rs.ctx)
-	j := &job{id: len(r.jobs) + 1, pid: sub.bashpid, done: make(chan struct{}), cancel: cancel, cmd: jobText(&cp)}
-	sub.jobCtx = ctx
-	sub.pid = r.pid
-	r.jobs = append(r.jobs, j)
-	r.lastBg = j.pid
-	r.rs.procMu.Lock()
-	if r.rs.procTab == nil {
-		r.rs.procTab = map[int]*job{}
-	}
-	r.rs.procTab[j.pid] = j
-	r.rs.procMu.Unlock()
-	r.rs.wg.Add(1)
-	goWork(func() {
-		defer r.rs.wg.Done()
-		defer r.endJob()
-		defer cancel()
-		defer sub.closeMem()
-		defer sub.recoverPanic()
-		sub.stmt(&cp)
-		sub.runExitTrap()
-		j.status = sub.status
-		if ctx.Err() != nil && r.rs.ctx.Err() == nil {
-			j.status = 143 // killed with SIGTERM
-		}
-		r.rs.procMu.Lock()
-		delete(r.rs.procTab, j.pid)
-		r.rs.procMu.Unlock()
-		close(j.done)
-	})
-	r.status = 0
-}
-
-func (r *runner) waitJobs() {
-	for _, j := range r.jobs {
-		<-j.done
-	}
-	r.jobs = nil
-}
 
 // ---- helpers for output of builtins ----

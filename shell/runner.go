@@ -51,8 +51,8 @@ type runState struct {
 	ctx      context.Context
 	commands atomic.Int64
 	loops    atomic.Int64
-	jobs     atomic.Int64 // live goroutines
-	out      atomic.Int64 // output bytes
+	jobs     *atomic.Int64 // live goroutines of the session (Shell.goroutines)
+	out      atomic.Int64  // output bytes
 	lim      *Limits
 	fatal    atomic.Pointer[limitError]
 	wg       sync.WaitGroup
@@ -61,11 +61,9 @@ type runState struct {
 	stderr   io.Writer
 	stdinTop io.Reader
 	outMu    sync.Mutex
-	procMu   sync.Mutex
-	procTab  map[int]*job // live background jobs of the Run, by pid (ps, kill from commands)
-	fifoMu   sync.Mutex
-	fifos    map[string]*fifo // fifos opened in the Run, by path (fifo.go)
-	ladder   ladder           // the Run's commands policy and rung counts (ladder.go)
+	top      [2]io.Writer // the Run's own stdout and stderr (a job writing there writes to its log: jobs.go)
+	term     *runTerm     // the same, for jobs, until the Run ends
+	ladder   ladder       // the Run's commands policy and rung counts (ladder.go)
 }
 
 func (rs *runState) fail(le *limitError) {
@@ -82,15 +80,6 @@ type fdesc struct {
 	c    io.Closer // closed when the last reference goes (only for files we opened)
 	path string
 	refs *int32
-}
-
-// job is a background job.
-type job struct {
-	id, pid int
-	done    chan struct{}
-	status  int
-	cmd     string
-	cancel  context.CancelFunc
 }
 
 // runner executes shell code. The session (vars, funcs, options...) lives in
@@ -121,7 +110,7 @@ type runner struct {
 	seed     uint64
 	start    time.Time
 	shlvl    int
-	jobs     []*job
+	jobs     []*Job // this shell's jobs (%N), the ended ones kept for wait PID (jobs.go)
 	pidNext  *atomic.Int64
 	subshell int
 
@@ -150,6 +139,8 @@ type runner struct {
 	outErr      error
 	inBracket   bool
 	jobCtx      context.Context // a background job's own context (kill %N)
+	jobGroup    *jobGroup       // the group of the job this runner runs in (nil: none; jobs.go)
+	inExitTrap  bool            // running the EXIT trap (a job ended by TERM or INT still runs it)
 	exitCalled  bool
 	cdPhysical  bool
 	loopDepth   int               // enclosing loops in this function (break/continue)
@@ -451,7 +442,7 @@ func (r *runner) runTopWith(ctx context.Context, stdin io.Reader, stdout, stderr
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, lim.Timeout, r.sh.timeoutErr)
 	defer cancel()
-	rs := &runState{ctx: ctx, lim: &lim, ladder: newLadder(ctx, &r.sh.cfg)}
+	rs := &runState{ctx: ctx, lim: &lim, jobs: &r.sh.goroutines, ladder: newLadder(ctx, &r.sh.cfg)}
 	rs.stderr = stderr
 	stop := context.AfterFunc(ctx, rs.closePipes)
 	defer stop()
@@ -459,17 +450,18 @@ func (r *runner) runTopWith(ctx context.Context, stdin io.Reader, stdout, stderr
 	ow := &limitWriter{w: stdout, rs: rs}
 	ew := &limitWriter{w: stderr, rs: rs}
 	r.fds = []*fdesc{{r: stdin, path: "/dev/stdin"}, {w: ow, path: "/dev/stdout"}, {w: ew, path: "/dev/stderr"}}
+	rs.top = [2]io.Writer{ow, ew}
+	rs.term = &runTerm{w: rs.top}
 	r.exiting, r.breakN, r.contN, r.returning = false, 0, 0, false
 	r.callDepth = 0
 	r.safe(body)
 	if !r.inTrap {
 		r.runExitTrap()
 	}
-	// Background jobs end with the Run.
-	// Background jobs (and their children) end with the Run: it waits for
-	// them, bounded by the Run's time limit, as a harness waiting for the
-	// script's stdout to close would.
-	r.waitJobs()
+	// Background jobs outlive the Run (jobs.go): from now on they write
+	// to their logs only. What else the Run started (process
+	// substitutions) ends with it.
+	rs.term.detach()
 	rs.wg.Wait()
 	ctxErr, cause := ctx.Err(), context.Cause(ctx)
 	cancel()
@@ -508,7 +500,10 @@ func (r *runner) runExitTrap() {
 		r.exiting = false
 		r.exitCalled = false
 		r.inTrap = true
+		was := r.inExitTrap
+		r.inExitTrap = true
 		r.runScript(t, "")
+		r.inExitTrap = was
 		r.inTrap = false
 		if !r.exitCalled {
 			r.status = st
@@ -519,7 +514,10 @@ func (r *runner) runExitTrap() {
 
 // cancelled reports whether the Run must stop.
 func (r *runner) cancelled() bool {
-	return r.context().Err() != nil || r.rs.fatal.Load() != nil
+	if r.context().Err() != nil && !(r.inExitTrap && signalledJob(r.context())) {
+		return true
+	}
+	return r.rs.fatal.Load() != nil
 }
 
 // runScript parses and runs src statement by statement, like bash reading a

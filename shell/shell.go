@@ -4,9 +4,9 @@
 // no host files, no host environment, no host pids, no OS pipes.
 //
 // It leaves out: interactive features (prompts, history, completion, job
-// control with terminals), real signals (kill delivers to sandbox jobs only)
-// and processes that outlive a Run (background jobs are waited for, or
-// cancelled when the Run's context ends).
+// control with terminals: fg, bg, suspend) and real signals (kill delivers
+// to the session's jobs only). Background jobs outlive the Run that started
+// them (jobs.go).
 package shell
 
 import (
@@ -16,6 +16,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/warren-sandbox/warren/commands"
@@ -41,7 +42,8 @@ type Limits struct {
 	MaxArrayElems  int           // elements of one array; default 1,000,000
 	MaxExpansion   int           // fields from one brace or glob expansion; default 1,000,000
 	MaxHeredoc     int           // bytes of one here-doc/here-string; default 64 MiB
-	MaxJobs        int           // concurrent goroutines (background jobs, pipeline stages); default 256
+	MaxJobs        int           // concurrent goroutines of a session (its background jobs, pipeline stages); default 256
+	JobTimeout     time.Duration // wall time of one background job (jobs.go); default Timeout
 }
 
 // DefaultLimits are the limits used for zero fields.
@@ -90,6 +92,10 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxJobs > 0 {
 		d.MaxJobs = l.MaxJobs
 	}
+	d.JobTimeout = d.Timeout
+	if l.JobTimeout > 0 {
+		d.JobTimeout = l.JobTimeout
+	}
 	return d
 }
 
@@ -127,6 +133,10 @@ type Config struct {
 	// the fields above. Empty fields are filled from the fields above; nil
 	// Procs and Kill are the shell's own pid space and job table.
 	Sys *commands.System
+	// OnJob, when set, is told of every background job as it starts and
+	// gives its log (jobs.go); nil: a job's output reaches only the Run
+	// that started it, while that Run runs.
+	OnJob JobHook
 }
 
 // Shell is one sandbox's session: variables, functions, cwd, options and
@@ -139,6 +149,9 @@ type Shell struct {
 	st  *runner // the session state between runs
 	// timeoutErr is the cause of a Run's deadline (built once: immutable)
 	timeoutErr *limitError
+	jobs       jobTable     // the session's live background jobs (jobs.go)
+	goroutines atomic.Int64 // the session's live goroutines, for MaxJobs
+	fifos      fifoTable    // the session's fifos (fifo.go)
 }
 
 // New returns a fresh session for cfg.

@@ -198,5 +198,82 @@ func toggleCase(s string, all bool) string {
 func parseRewrite(src string) (string, bool) {
 	q, a := quoteSubscripts(src)
 	q, b := rewriteToggles(q)
-	return q, a || b
+	q, c := quoteBadArith(q)
+	return q, a || b || c
+}
+
+// mvdan's parser refuses a malformed arithmetic expression ((( 1 + )),
+// $(( 2 * ))) for the whole script, where bash reports it when the command
+// runs and goes on. A script the parser refused gets such expressions
+// double-quoted, (("1 + ")): the parser takes the string, and the shell
+// evaluates its text at run time and reports bash's error there.
+func quoteBadArith(src string) (string, bool) {
+	if !strings.Contains(src, "((") {
+		return src, false
+	}
+	var b strings.Builder
+	changed, last := false, 0
+	for i := 0; i+1 < len(src); i++ {
+		if src[i] != '(' || src[i+1] != '(' {
+			continue
+		}
+		expansion := i > 0 && src[i-1] == '$'
+		if !expansion && !arithCmdStart(src, i) {
+			continue
+		}
+		depth, j := 0, i+2
+		for ; j+1 < len(src); j++ {
+			c := src[j]
+			if c == '\n' || c == '"' || c == '\'' || c == '`' || c == '\\' {
+				j = len(src)
+				break
+			}
+			if c == '(' {
+				depth++
+			} else if c == ')' {
+				if depth == 0 {
+					break
+				}
+				depth--
+			}
+		}
+		if j+1 >= len(src) || src[j+1] != ')' {
+			continue
+		}
+		inner := src[i+2 : j]
+		if strings.TrimSpace(inner) == "" {
+			continue
+		}
+		if _, err := parseArith(inner); err == nil {
+			continue
+		}
+		b.WriteString(src[last : i+2])
+		b.WriteString(`"` + inner + `"`)
+		last = j
+		changed = true
+		i = j + 1
+	}
+	if !changed {
+		return src, false
+	}
+	b.WriteString(src[last:])
+	return b.String(), true
+}
+
+// arithCmdStart reports whether (( at i starts an arithmetic command: at a
+// command's start or after a keyword that takes a command (not `for ((`).
+func arithCmdStart(src string, i int) bool {
+	if atCommandStart(src, i) {
+		return true
+	}
+	before := strings.TrimRight(src[:i], " \t")
+	for _, kw := range []string{"if", "elif", "while", "until", "then", "else", "do", "!", "&&", "||"} {
+		if strings.HasSuffix(before, kw) {
+			k := len(before) - len(kw)
+			if k == 0 || strings.IndexByte(" \t\n;&|(){", before[k-1]) >= 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -301,6 +301,27 @@ func splitIFS(s, ifs string, n int, raw bool) []string {
 				end--
 			}
 			rest = rest[:end]
+			// One field and one trailing separator: the separator goes
+			// (bash: "a:b:" with IFS=: gives the last variable "b",
+			// "a:b::" and "a:b:c:" keep theirs).
+			j := 0
+			for j < len(rest) && !isIFS(rest[j]) {
+				if !raw && rest[j] == '\\' && j+1 < len(rest) {
+					j++
+				}
+				j++
+			}
+			if fieldEnd := j; j < len(rest) {
+				for j < len(rest) && isWS(rest[j]) {
+					j++
+				}
+				if j < len(rest) && isIFS(rest[j]) && !isWS(rest[j]) {
+					j++
+				}
+				if j == len(rest) {
+					rest = rest[:fieldEnd]
+				}
+			}
 			if !raw {
 				rest = unbackslash(rest)
 			}

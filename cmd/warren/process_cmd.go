@@ -50,7 +50,7 @@ until it exits.`,
 	start.Flags().StringVar(&session, "session", "", "run in this shell session, holding it until the process exits (default: a throwaway copy of main)")
 
 	ps := &cobra.Command{
-		Use: "ps ID", Short: "list a sandbox's background processes", Args: cobra.ExactArgs(1),
+		Use: "ps ID", Short: "list a sandbox's background processes: those started with `start` and the jobs scripts started with &", Args: cobra.ExactArgs(1),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			cl, err := c.client()
 			if err != nil {
@@ -61,7 +61,7 @@ until it exits.`,
 				return err
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PID\tSTATUS\tSESSION\tSTARTED\tCOMMAND")
+			fmt.Fprintln(tw, "PID\tSTATUS\tSESSION\tJOB\tSTARTED\tCOMMAND")
 			for _, p := range procs {
 				st := "running"
 				if !p.Running && p.Result != nil {
@@ -70,7 +70,13 @@ until it exits.`,
 						st += " (" + p.Result.Limit + ")"
 					}
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", p.PID, st, p.Session, p.StartedAt.Local().Format(time.DateTime), oneLine(p.Command, 60))
+				// A script's background job (`cmd &`): its number and pid
+				// in its shell, for kill %N / kill PID in a later exec.
+				job := "-"
+				if p.Job > 0 {
+					job = fmt.Sprintf("%%%d(pid %d)", p.Job, p.ShellPID)
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", p.PID, st, p.Session, job, p.StartedAt.Local().Format(time.DateTime), oneLine(p.Command, 60))
 			}
 			return tw.Flush()
 		}),
@@ -124,7 +130,7 @@ until it exits.`,
 	var follow bool
 	logs := &cobra.Command{
 		Use:   "logs ID PID",
-		Short: "print a background process's output kept so far (the last 1 MiB); -f follows it until it exits",
+		Short: "print a background process's or job's output kept so far (the last 1 MiB; at most ~2 s of a process that keeps writing); -f follows it until it exits",
 		Args:  cobra.ExactArgs(2),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			pid, err := pidArg(args[1])
@@ -146,6 +152,10 @@ until it exits.`,
 				defer cancel()
 				quiet = newQuietCancel(300*time.Millisecond, cancel)
 				defer quiet.stop()
+				// A job that writes all the time (a dev server) is never
+				// quiet: stop after what is kept has had time to arrive.
+				capT := time.AfterFunc(logsCap, quiet.fire)
+				defer capT.Stop()
 				stdout, stderr = quiet.wrap(stdout), quiet.wrap(stderr)
 			}
 			_, err = cl.AttachProcess(ctx, args[0], pid, stdout, stderr)
@@ -159,7 +169,7 @@ until it exits.`,
 
 	var signal string
 	kill := &cobra.Command{
-		Use: "kill ID PID", Short: "send a signal to a background process (default TERM)", Args: cobra.ExactArgs(2),
+		Use: "kill ID PID", Short: "send a signal to a background process or job (PID as `ps` lists it; default TERM)", Args: cobra.ExactArgs(2),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			pid, err := pidArg(args[1])
 			if err != nil {
@@ -197,23 +207,31 @@ func oneLine(s string, max int) string {
 	return string(r)
 }
 
-// quietCancel calls cancel once no write came for d.
+// logsCap bounds `logs` without -f: the kept output arrives in one burst;
+// what comes later is the process going on.
+const logsCap = 2 * time.Second
+
+// quietCancel calls cancel once no write came for d (or fire is called).
 type quietCancel struct {
-	mu   sync.Mutex
-	t    *time.Timer
-	d    time.Duration
-	done bool
+	mu     sync.Mutex
+	t      *time.Timer
+	d      time.Duration
+	done   bool
+	cancel context.CancelFunc
 }
 
 func newQuietCancel(d time.Duration, cancel context.CancelFunc) *quietCancel {
-	q := &quietCancel{d: d}
-	q.t = time.AfterFunc(d, func() {
-		q.mu.Lock()
-		q.done = true
-		q.mu.Unlock()
-		cancel()
-	})
+	q := &quietCancel{d: d, cancel: cancel}
+	q.t = time.AfterFunc(d, q.fire)
 	return q
+}
+
+// fire cancels now, as if the stream had gone quiet.
+func (q *quietCancel) fire() {
+	q.mu.Lock()
+	q.done = true
+	q.mu.Unlock()
+	q.cancel()
 }
 
 func (q *quietCancel) fired() bool {
@@ -226,6 +244,9 @@ func (q *quietCancel) stop() { q.t.Stop() }
 
 func (q *quietCancel) wrap(w io.Writer) io.Writer {
 	return writerFunc(func(p []byte) (int, error) {
+		if q.fired() {
+			return len(p), nil // past the end: not printed
+		}
 		q.t.Reset(q.d)
 		return w.Write(p)
 	})

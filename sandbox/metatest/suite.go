@@ -182,6 +182,7 @@ func fullRecord(id string) sandbox.Record {
 	r.Config.Durability = "committed"
 	r.Config.NodeSelector = map[string]string{"zone": "z1"}
 	r.Config.StandbyAfter = -1
+	r.Config.StandbyWithJobs = true
 	r.Config.TTL = 3600
 	r.Config.Network = &api.NetworkPolicy{Allow: []string{"api.example.com", "*.example.org:443"}, Deny: []string{"10.0.0.0/8"}}
 	r.Config.FromGeneration = &api.GenerationRef{Sandbox: "sb-source", Generation: 7}
