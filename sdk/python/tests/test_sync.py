@@ -87,6 +87,16 @@ def test_background_process(tenant):
     assert h2.wait().exit_code != 0
 
 
+def test_shell_jobs_are_processes(tenant):
+    # A job started with & outlives its exec and is listed with its %N and $!.
+    sb = Sandbox.create(standby_with_jobs=True)
+    shell_pid = int(sb.commands.run("sleep 100 & echo $!").stdout)
+    jobs = [p for p in sb.commands.list() if p.get("job")]
+    assert [(p["job"], p["shell_pid"], p["running"]) for p in jobs] == [(1, shell_pid, True)]
+    assert sb.commands.run("jobs").stdout.startswith("[1]+  Running")
+    sb.commands.run("kill %1")
+
+
 def test_lifecycle(tenant):
     sb = Sandbox.create()
     sb.commands.run("echo kept > /k; V=1")

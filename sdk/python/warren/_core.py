@@ -489,7 +489,7 @@ def label_params(labels) -> list:
 
 
 def create_body(image=None, snapshot=None, envs=None, cwd=None, labels=None, limits=None, ttl=None, *,
-                user=None, hostname=None, standby_after=None, durability=None, security=None, commands=None,
+                user=None, hostname=None, standby_after=None, standby_with_jobs=False, durability=None, security=None, commands=None,
                 node_selector=None, network=None, secrets=None, from_generation=None, retention=None) -> dict:
     body: Dict[str, Any] = {}
     for k, v in (("image", image), ("snapshot", snapshot), ("env", envs), ("cwd", cwd), ("labels", labels), ("limits", limits),
@@ -501,6 +501,8 @@ def create_body(image=None, snapshot=None, envs=None, cwd=None, labels=None, lim
         body["ttl"] = duration(ttl)
     if standby_after is not None:
         body["standby_after"] = duration(standby_after)
+    if standby_with_jobs:
+        body["standby_with_jobs"] = True
     check_durability(durability)
     if durability:
         body["durability"] = durability

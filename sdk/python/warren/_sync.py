@@ -303,7 +303,7 @@ class Sandbox:
                ttl: Optional[float] = None, network: Union[core.NetworkPolicy, Dict[str, List[str]], None] = None,
                secrets: Optional[List[Union[Secret, Dict[str, Any]]]] = None, durability: Optional[str] = None,
                from_generation: Union[Generation, tuple, Dict[str, Any], None] = None,
-               retention: Union[Retention, Dict[str, Any], None] = None, standby_after: Optional[float] = None,
+               retention: Union[Retention, Dict[str, Any], None] = None, standby_after: Optional[float] = None, standby_with_jobs: bool = False,
                user: Optional[str] = None, hostname: Optional[str] = None, security: Optional[str] = None,
                commands: Optional[str] = None, node_selector: Optional[Dict[str, str]] = None,
                api_url: Optional[str] = None, api_key: Optional[str] = None) -> "Sandbox":
@@ -315,7 +315,7 @@ class Sandbox:
         generations stay. ttl and standby_after are in seconds."""
         t = _Transport(api_url, api_key)
         body = core.create_body(image, snapshot, envs, cwd, labels, limits, ttl, user=user, hostname=hostname,
-                                standby_after=standby_after, durability=durability, security=security, commands=commands,
+                                standby_after=standby_after, standby_with_jobs=standby_with_jobs, durability=durability, security=security, commands=commands,
                                 node_selector=node_selector, network=network, secrets=secrets,
                                 from_generation=from_generation, retention=retention)
         return cls(t.json(core.request("create", json_body=body)), t)

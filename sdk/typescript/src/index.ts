@@ -432,6 +432,9 @@ export interface ProcessInfo {
   command: string;
   running: boolean;
   started_at: string;
+  /** For a background job of a session: its job number (%N) and the pid the shell gave it ($!). */
+  job?: number;
+  shell_pid?: number;
   /** Set for a process on a terminal. */
   pty?: { cols: number; rows: number };
   /** Once it exited: its exec result as the server sends it (exit, limit, durability, generation, ...). */
@@ -794,6 +797,8 @@ export interface CreateOptions extends ConnectionOptions {
   retention?: Retention;
   /** Idle time before standby (negative: never). */
   standbyAfterMs?: number;
+  /** Let the idle timer put the sandbox in standby while background jobs run (standby ends them). */
+  standbyWithJobs?: boolean;
   user?: string;
   hostname?: string;
   /** Native tier confinement: "default" or "relaxed" (trusted images). */
@@ -814,6 +819,7 @@ function createBody(o: CreateOptions): Record<string, unknown> {
   if (o.limits) body.limits = o.limits;
   if (o.ttlMs) body.ttl = `${Math.round(o.ttlMs)}ms`;
   if (o.standbyAfterMs !== undefined) body.standby_after = `${Math.round(o.standbyAfterMs)}ms`;
+  if (o.standbyWithJobs) body.standby_with_jobs = true;
   if (o.user) body.user = o.user;
   if (o.hostname) body.hostname = o.hostname;
   if (o.security) body.security = o.security;

@@ -78,6 +78,15 @@ test("files: binary-safe round trips and the rest", async () => {
   await assert.rejects(sb.files.read("/w/bin", { format: "yaml" }), InvalidArgumentError);
 });
 
+test("a shell job outlives its exec and is listed with its %N and $!", async () => {
+  const sb = await Sandbox.create({ ...conn, standbyWithJobs: true });
+  const shellPid = Number((await sb.commands.run("sleep 100 & echo $!")).stdout);
+  const jobs = (await sb.commands.list()).filter((p) => p.job);
+  assert.deepEqual(jobs.map((p) => [p.job, p.shell_pid, p.running]), [[1, shellPid, true]]);
+  assert.match((await sb.commands.run("jobs")).stdout, /^\[1\]\+  Running/);
+  await sb.commands.run("kill %1");
+});
+
 test("background processes: stdin, wait, kill", async () => {
   const sb = await Sandbox.create(conn);
   const h = await sb.commands.run("while read l; do echo got $l; done; exit 4", { background: true });
