@@ -1,9 +1,6 @@
 package coreutils_test
 
 import (
-	"context"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -12,35 +9,12 @@ import (
 	"github.com/warren-sandbox/warren/conformance/differential"
 )
 
-// gnuDiff runs each script in real bash with the Debian tools and in
-// warren's shell with the resident commands (the differential harness's
-// runner) and requires the same stdout, status, files and presence of
-// stderr. need names the Debian tools the scripts compare with.
+// gnuDiff compares scripts in real bash with the Debian tools named by need
+// and in warren's shell over the same input files (differential.CheckAgainst).
 func gnuDiff(t *testing.T, need []string, scripts []string) {
 	t.Helper()
-	for _, tool := range append([]string{"bash"}, need...) {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s not installed: the reference for this test (scripts/test-packages.txt)", tool)
-			}
-			t.Skipf("%s not installed: nothing to compare with", tool)
-		}
-	}
-	r, err := differential.NewRunner(std.Table())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	const files = "printf 'hello world\\nSecond Line\\n' > in; printf 'no newline' > nonl; printf '1 2048 x\\n-3 1.5K y\\n' > nums\n"
-	for _, s := range scripts {
-		b, w, err := r.Both(context.Background(), files+s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v, why := differential.Compare(b, w); v != differential.Match {
-			t.Errorf("%s: %s: %s\nGNU:    %q %q %d\nwarren: %q %q %d", s, v, why, b.Stdout, b.Stderr, b.Status, w.Stdout, w.Stderr, w.Status)
-		}
-	}
+	differential.CheckAgainst(t, std.Table(), need, files, scripts)
 }
 
 func TestDdAgainstGNU(t *testing.T) {

@@ -1,9 +1,6 @@
 package sed_test
 
 import (
-	"context"
-	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/warren-sandbox/warren/commands/std"
@@ -13,20 +10,7 @@ import (
 // TestAgainstGNU runs each script in bash with GNU sed and in warren's
 // shell (the differential harness's runner): the BusyBox-suite findings.
 func TestAgainstGNU(t *testing.T) {
-	for _, tool := range []string{"bash", "sed"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s not installed: the reference for this test", tool)
-			}
-			t.Skipf("%s not installed: nothing to compare with", tool)
-		}
-	}
-	r, err := differential.NewRunner(std.Table())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	for _, s := range []string{
+	differential.CheckAgainst(t, std.Table(), []string{"sed"}, "", []string{
 		`printf 'a\nb\nc\nd\n' | sed '1d;1,3p'`,
 		`printf 'a\nb\nc\nd\n' | sed -n '2d;2,3p'`,
 		`printf 'a\nb\nc\nd\n' | sed -n '1d;1,/c/p'`,
@@ -44,13 +28,5 @@ func TestAgainstGNU(t *testing.T) {
 		`printf 'a\nb\n' | sed 'a\\thello'`,
 		`printf 'a\nb\n' | sed 'a hello\tworld'`,
 		`printf 'ab' | sed 's/b/c/'`,
-	} {
-		b, w, err := r.Both(context.Background(), s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v, why := differential.Compare(b, w); v != differential.Match {
-			t.Errorf("%s: %s: %s\nGNU:    %q\nwarren: %q %q", s, v, why, b.Stdout, w.Stdout, w.Stderr)
-		}
-	}
+	})
 }
