@@ -188,6 +188,9 @@ type CreateRequest struct {
 	// plus per-command overrides NAME=native|resident|resident-only
 	// ("native-first,git=resident", "git=native,python=native").
 	Commands string `json:"commands,omitempty"`
+	// Volumes are attached at create (api/volumes.go): at most one live
+	// sandbox holds a volume read-write; forks start without them.
+	Volumes []VolumeMount `json:"volumes,omitempty"`
 }
 
 // NetworkPolicy is a sandbox's egress policy. Entries are names
