@@ -89,6 +89,7 @@ func newSandboxCmd() *cobra.Command {
 	create.Flags().StringVar(&image, "image", "", "base image (default: the embedded one)")
 	create.Flags().StringVar(&snapshot, "snapshot", "", "start from this snapshot")
 	genOpts = generationFlags(create)
+	genOpts = withVolumeFlags(create, genOpts) // --volume NAME:/path[:ro] (volume_cmd.go)
 	create.Flags().StringArrayVar(&labels, "label", nil, "k=v label (repeatable)")
 	create.Flags().StringArrayVar(&env, "env", nil, "K=V environment variable (repeatable)")
 	create.Flags().DurationVar(&standby, "standby-after", 0, "idle time before hibernation (default: the server's)")
