@@ -1,6 +1,8 @@
 package vfs
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"io/fs"
 	"strings"
@@ -206,6 +208,36 @@ func TestMountNotInForkOrChanges(t *testing.T) {
 	}
 	if _, err := vol.Stat("/forked"); err == nil {
 		t.Errorf("a fork's write reached the volume")
+	}
+	// Persist (hibernate, snapshot, commit) of the root stores none of
+	// the volume; the volume persists and loads on its own.
+	st := newMemStore()
+	ref, err := root.Persist(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range st.m {
+		if bytes.Contains(v, []byte("volume bytes")) {
+			t.Errorf("the root's persist wrote the volume's data (%s)", k)
+		}
+	}
+	back, err := Load(context.Background(), Options{}, st, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := back.Stat("/data/secret"); err == nil {
+		t.Errorf("the root's generation holds the volume's file")
+	}
+	vref, err := vol.Persist(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vback, err := Load(context.Background(), Options{}, st, vref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := vback.ReadFile("/secret"); err != nil || string(b) != "volume bytes" {
+		t.Errorf("the volume's own generation: %q %v", b, err)
 	}
 	if err := root.Unmount("/data"); err != nil {
 		t.Fatal(err)
