@@ -118,7 +118,7 @@ func quota(inv *commands.Invocation) (int64, int64) {
 }
 
 func df(ctx context.Context, inv *commands.Invocation) int {
-	opts, _, err := newOpts("hHikTPaB:lx:t:", "human-readable:h", "si:H", "inodes:i", "print-type:T",
+	opts, operands, err := newOpts("hHikTPaB:lx:t:", "human-readable:h", "si:H", "inodes:i", "print-type:T",
 		"portability:P", "all:a", "block-size=:B", "local:l", "output?", "total", "exclude-type=:x", "type=:t").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
@@ -179,12 +179,34 @@ func df(ctx context.Context, inv *commands.Invocation) int {
 		return r
 	}
 	maxB, maxI := quota(inv)
-	rows := []row{head, mkrow("warren", "/", inv.FS.Usage(), maxB, maxI)}
+	all := []row{mkrow("warren", "/", inv.FS.Usage(), maxB, maxI)}
 	// Volumes mounted in the vfs (vfs.FS.Mount), each its own filesystem.
-	for _, m := range inv.FS.Mounts() {
+	mounts := inv.FS.Mounts()
+	for _, m := range mounts {
 		mb, mi := m.FS.Quota()
 		name := strings.TrimPrefix(m.Name, "volume ")
-		rows = append(rows, mkrow(name, m.Path, m.FS.Usage(), mb, mi))
+		all = append(all, mkrow(name, m.Path, m.FS.Usage(), mb, mi))
+	}
+	rows := []row{head}
+	if len(operands) == 0 {
+		rows = append(rows, all...)
+	}
+	status := 0
+	for _, op := range operands {
+		// The filesystem holding op: the longest mount path over it.
+		p := path.Clean(inv.Abs(op))
+		if _, err := inv.FS.Stat(p); err != nil {
+			inv.Errorf("%s: %s", op, commands.Strerror(err))
+			status = 1
+			continue
+		}
+		best, bestLen := 0, 0
+		for i, m := range mounts {
+			if (p == m.Path || strings.HasPrefix(p, m.Path+"/")) && len(m.Path) > bestLen {
+				best, bestLen = i+1, len(m.Path)
+			}
+		}
+		rows = append(rows, all[best])
 	}
 	wfs, wt, ws, wu, wa, wp := 0, 0, 0, 0, 0, 0
 	for _, x := range rows {
@@ -204,7 +226,7 @@ func df(ctx context.Context, inv *commands.Invocation) int {
 		}
 	}
 	io.WriteString(inv.Stdout, b.String())
-	return 0
+	return status
 }
 
 // ---- tree ----
