@@ -96,6 +96,22 @@ func TestE2E_Volumes(t *testing.T) {
 		t.Errorf("volume ls:\n%s", out)
 	}
 
+	// Hibernate drops the tree and resume mounts the committed one again;
+	// a fork starts without the volume (an empty mount point of its own).
+	run(0, "sandbox", "hibernate", b)
+	if out, _ = run(0, "sandbox", "exec", b, "-c", "cat /mnt/data/f"); out != "kept\n" {
+		t.Errorf("after hibernate: %q", out)
+	}
+	out, _ = run(0, "sandbox", "fork", b)
+	child := strings.Fields(out)[0]
+	if out, _ = run(0, "sandbox", "exec", child, "-c", "ls -A /mnt/data | wc -l; echo mine > /mnt/data/child; df | grep -c /mnt/data; true"); out != "0\n0\n" {
+		t.Errorf("a fork sees %q under the mount point, want nothing and no mount", out)
+	}
+	if out, _ = run(0, "sandbox", "exec", b, "-c", "ls /mnt/data"); strings.Contains(out, "child") {
+		t.Errorf("a fork's write reached the volume: %q", out)
+	}
+	run(0, "sandbox", "rm", child)
+
 	// A clean restart of serve keeps it (the sandbox hibernates, its
 	// volume commits), and the holder keeps its lease.
 	p.stop(t)
