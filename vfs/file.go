@@ -390,7 +390,7 @@ func (h *File) Stat() (fs.FileInfo, error) {
 	if in == nil {
 		return nil, perr("stat", h.name, syscall.EBADF)
 	}
-	return in.info(baseName(&loc{}, h.name)), nil
+	return h.fs.tagged(in.info(baseName(&loc{}, h.name))), nil
 }
 
 // ReadDir reads the directory like os.File.ReadDir: n <= 0 returns all

@@ -29,6 +29,7 @@ type FS struct {
 	mmu    sync.Mutex              // serialises Mount and Unmount
 	mounts atomic.Pointer[[]mount] // mount.go; longest path first
 	qname  atomic.Pointer[string]  // names its quota in errors once mounted
+	inoTag atomic.Uint64           // mixed into reported inode numbers once mounted
 }
 
 // New returns an FS over opts.Base with an empty delta.
@@ -303,7 +304,7 @@ func (f *FS) stat(op, name string, follow int) (_ fs.FileInfo, err error) {
 	if e != 0 {
 		return nil, perr(op, name, e)
 	}
-	return l.in.info(baseName(&l, name)), nil
+	return f.tagged(l.in.info(baseName(&l, name))), nil
 }
 
 func (f *FS) Stat(name string) (fs.FileInfo, error)  { return f.stat("stat", name, rFollow) }
@@ -332,7 +333,7 @@ func (d *dirEntry) Info() (fi fs.FileInfo, err error) {
 	if in == nil {
 		return nil, perr("lstat", d.name, syscall.ENOENT)
 	}
-	return in.info(d.name), nil
+	return d.f.tagged(in.info(d.name)), nil
 }
 
 // list returns the merged, sorted entries of directory d.

@@ -6,6 +6,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -23,10 +24,15 @@ import (
 //     removes, as on Linux); removing or renaming a mount point is EBUSY;
 //   - a read-only mount refuses every change with EROFS.
 //
+// Inode numbers stay distinct across trees (a mounted tree's carry a tag in
+// their top 16 bits), so cp, mv, du and tar, which compare inode numbers,
+// never take a volume's file for one of the sandbox's own (there is no
+// st_dev).
+//
 // Limits (documented, not hidden): a symlink is resolved within the tree
 // that holds it, so a symlink outside a mount pointing into it (or an
 // absolute symlink inside a volume pointing out) does not cross the
-// boundary; inode numbers are per tree (no st_dev).
+// boundary.
 
 // MountOptions describe one mount.
 type MountOptions struct {
@@ -84,6 +90,7 @@ func (f *FS) Mount(dir string, m *FS, opts MountOptions) error {
 	if opts.Name != "" {
 		m.qname.Store(&opts.Name)
 	}
+	m.inoTag.CompareAndSwap(0, (mountTags.Add(1)%0xffff+1)<<48)
 	f.mmu.Lock()
 	defer f.mmu.Unlock()
 	ms := append([]mount(nil), f.mountList()...)
@@ -186,6 +193,18 @@ func mountErr(err error, name string, m *mount) error {
 		return &e
 	}
 	return err
+}
+
+// mountTags numbers mounted trees for their inode tags.
+var mountTags atomic.Uint64
+
+// tagged marks fi's inode number with f's mount tag (none for a tree that
+// was never mounted).
+func (f *FS) tagged(fi *fileInfo) *fileInfo {
+	if t := f.inoTag.Load(); t != 0 {
+		fi.st.Ino ^= t
+	}
+	return fi
 }
 
 func (f *FS) quotaName() string {

@@ -249,3 +249,45 @@ func TestMountNotInForkOrChanges(t *testing.T) {
 		t.Errorf("second unmount: %v", got)
 	}
 }
+
+// TestMountInodesDistinct: a tree numbers its inodes from the same start as
+// any other, so a mounted tree's are tagged: cp and mv compare them.
+func TestMountInodesDistinct(t *testing.T) {
+	root := New(Options{})
+	vol := New(Options{})
+	if err := root.Mount("/data", vol, MountOptions{Name: "volume data"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/a", "/data/a"} {
+		if err := root.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ino := func(fi fs.FileInfo) uint64 { return fi.Sys().(*Stat).Ino }
+	ra, _ := root.Stat("/a")
+	rawA, _ := vol.Stat("/a")
+	va, err := root.Stat("/data/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ino(ra) == ino(va) {
+		t.Fatalf("/a and /data/a share inode %d", ino(ra))
+	}
+	if ino(rawA) != ino(va) {
+		t.Errorf("the volume reports %d directly and %d through the mount", ino(rawA), ino(va))
+	}
+	ents, err := root.ReadDir("/data")
+	if err != nil || len(ents) != 1 {
+		t.Fatal(ents, err)
+	}
+	ei, _ := ents[0].Info()
+	h, err := root.Open("/data/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	hi, _ := h.Stat()
+	if ino(ei) != ino(va) || ino(hi) != ino(va) {
+		t.Errorf("inode via ReadDir %d, via a handle %d, via Stat %d", ino(ei), ino(hi), ino(va))
+	}
+}
