@@ -274,6 +274,15 @@ func (b *box) commitVolume(ctx context.Context, v *boxVolume) error {
 	if mark == v.mark {
 		return nil
 	}
+	// A node that lost the sandbox (fenced) does not publish its volumes
+	// either. The volume's head has no epoch of its own yet: a node that
+	// has not noticed the takeover can still commit (README "Volumes").
+	b.dmu.Lock()
+	fenced := b.ds.fenced
+	b.dmu.Unlock()
+	if fenced != nil {
+		return fmt.Errorf("volume %q not committed: %w", v.spec.Name, fenced)
+	}
 	vm, err := b.m.volumeMeta()
 	if err != nil {
 		return err
