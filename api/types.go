@@ -325,6 +325,8 @@ type Sandbox struct {
 	Parent   string   `json:"parent,omitempty"`   // the sandbox this one was forked from
 	Snapshot string   `json:"snapshot,omitempty"` // the snapshot it was created from
 	Sessions []string `json:"sessions,omitempty"`
+	// Volumes are the volumes attached at create (api/volumes.go).
+	Volumes []VolumeMount `json:"volumes,omitempty"`
 	// DiskBytes and DiskInodes are the delta's usage (known when running).
 	DiskBytes  int64 `json:"disk_bytes"`
 	DiskInodes int64 `json:"disk_inodes"`

@@ -127,6 +127,7 @@ func (b *box) info() api.Sandbox {
 		StandbyAfter: b.cfg.StandbyAfter, TTL: b.cfg.TTL, CreatedAt: b.created,
 		LastActive: b.lastActive, Parent: b.parent, Snapshot: b.snapshot,
 		Durability: b.cfg.Durability, Security: b.cfg.Security, Network: b.networkPolicy(), Commands: b.cfg.Commands,
+		Volumes: b.cfg.Volumes,
 	}
 	if s.Security == "" { // a record from before the field
 		s.Security = api.SecurityDefault

@@ -290,6 +290,7 @@ func printSandbox(w io.Writer, sb api.Sandbox) {
 	row("snapshot", sb.Snapshot)
 	row("state ref", sb.StateRef)
 	row("sessions", strings.Join(sb.Sessions, ","))
+	row("volumes", volumeMounts(sb.Volumes)) // volume_cmd.go
 	l := sb.Limits
 	row("limits", fmt.Sprintf("timeout %s, output %s, memory %s, disk %s", l.Timeout.Std(), sizeString(l.MaxOutputBytes), sizeString(l.MaxMemoryBytes), sizeString(l.DiskBytes)))
 	if sb.State == api.StateRunning {

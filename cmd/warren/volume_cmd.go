@@ -190,3 +190,16 @@ func parseVolumeMount(s string) (api.VolumeMount, error) {
 	}
 	return m, nil
 }
+
+// volumeMounts prints a sandbox's volumes as --volume takes them.
+func volumeMounts(vs []api.VolumeMount) string {
+	var parts []string
+	for _, v := range vs {
+		s := v.Name + ":" + v.Path
+		if v.ReadOnly {
+			s += ":ro"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ",")
+}

@@ -96,6 +96,10 @@ func TestE2E_Volumes(t *testing.T) {
 		t.Errorf("volume ls:\n%s", out)
 	}
 
+	if out, _ = run(0, "sandbox", "get", b); !regexp.MustCompile(`(?m)^volumes: +data:/mnt/data$`).MatchString(out) {
+		t.Errorf("sandbox get does not list the volume:\n%s", out)
+	}
+
 	// Hibernate drops the tree and resume mounts the committed one again;
 	// a fork starts without the volume (an empty mount point of its own).
 	run(0, "sandbox", "hibernate", b)
