@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,5 +78,43 @@ func TestVolumeGC(t *testing.T) {
 	}
 	if swept < 300000 {
 		t.Errorf("a deleted volume's objects: %d bytes swept, want its data (>= 300000)", swept)
+	}
+}
+
+// TestVolumeStaleLease: a lease whose holder has no sandbox record (a
+// crash between a delete and its release) is taken over by the next
+// attach and does not block a delete; a live holder's does.
+func TestVolumeStaleLease(t *testing.T) {
+	ctx := context.Background()
+	p := openParts(t, t.TempDir())
+	defer p.close()
+	m := newManager(t, p)
+	defer m.Close(ctx)
+	svc := m.For("t")
+	vs := svc.(api.VolumeService)
+	vm := any(p.meta).(sandbox.VolumeMeta)
+	for _, n := range []string{"a", "b"} {
+		if _, err := vs.CreateVolume(ctx, api.VolumeCreate{Name: n, Size: 1 << 20}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := vm.UpdateVolume(ctx, "t", n, func(r *sandbox.VolumeRecord) error {
+			r.Holder, r.Readers = "sb-ghost", []string{"sb-ghost2"}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb, err := svc.Create(ctx, api.CreateRequest{StandbyAfter: -1, Volumes: []api.VolumeMount{{Name: "a", Path: "/a"}}})
+	if err != nil {
+		t.Fatalf("attach over a stale lease: %v", err)
+	}
+	if v, _ := vs.GetVolume(ctx, "a"); v.AttachedTo != sb.ID {
+		t.Errorf("holder after takeover: %+v", v)
+	}
+	if err := vs.DeleteVolume(ctx, "b"); err != nil {
+		t.Errorf("delete with only stale leases: %v", err)
+	}
+	if err := vs.DeleteVolume(ctx, "a"); err == nil || !strings.Contains(err.Error(), sb.ID) {
+		t.Errorf("delete with a live holder: %v", err)
 	}
 }
