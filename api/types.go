@@ -193,6 +193,9 @@ type CreateRequest struct {
 	// plus per-command overrides NAME=native|resident|resident-only
 	// ("native-first,git=resident", "git=native,python=native").
 	Commands string `json:"commands,omitempty"`
+	// Volumes are attached at create (api/volumes.go): at most one live
+	// sandbox holds a volume read-write; forks start without them.
+	Volumes []VolumeMount `json:"volumes,omitempty"`
 }
 
 // NetworkPolicy is a sandbox's egress policy. Entries are names
@@ -327,6 +330,8 @@ type Sandbox struct {
 	Parent   string   `json:"parent,omitempty"`   // the sandbox this one was forked from
 	Snapshot string   `json:"snapshot,omitempty"` // the snapshot it was created from
 	Sessions []string `json:"sessions,omitempty"`
+	// Volumes are the volumes attached at create (api/volumes.go).
+	Volumes []VolumeMount `json:"volumes,omitempty"`
 	// DiskBytes and DiskInodes are the delta's usage (known when running).
 	DiskBytes  int64 `json:"disk_bytes"`
 	DiskInodes int64 `json:"disk_inodes"`

@@ -51,6 +51,7 @@ type box struct {
 	nextPID    int
 	ws         *native.Workspace // the native workspace (nil until an ELF exec)
 	wsFS       *vfs.FS           // the filesystem ws syncs with
+	vols       []*boxVolume      // volumes mounted in fs (volumes.go)
 
 	net *egress.Sandbox // its egress (nil: the node has none); network.go
 
@@ -126,6 +127,7 @@ func (b *box) info() api.Sandbox {
 		StandbyAfter: b.cfg.StandbyAfter, TTL: b.cfg.TTL, CreatedAt: b.created,
 		LastActive: b.lastActive, Parent: b.parent, Snapshot: b.snapshot,
 		Durability: b.cfg.Durability, Security: b.cfg.Security, Network: b.networkPolicy(), Commands: b.cfg.Commands,
+		Volumes: b.cfg.Volumes,
 	}
 	if s.Security == "" { // a record from before the field
 		s.Security = api.SecurityDefault
@@ -179,6 +181,7 @@ func (b *box) use(ctx context.Context) (release func(), err error) {
 }
 
 func (b *box) release() {
+	b.volumesAfterCall() // the call's volume writes are committed when it answers
 	b.mu.Lock()
 	b.active--
 	b.lastActive = b.m.now()
@@ -258,6 +261,9 @@ func (b *box) resumeLocked(ctx context.Context) error {
 		b.ds.startChain(fsys, seq, true)
 		b.dmu.Unlock()
 		b.m.armBudget(b, fsys, fsys.Usage().Bytes)
+	}
+	if err := b.mountVolumesLocked(ctx, fsys); err != nil {
+		return err
 	}
 	b.ref = ref
 	b.fs, b.sessions, b.state = fsys, sessions, api.StateRunning
@@ -416,6 +422,9 @@ func (b *box) hibernate(ctx context.Context, idleOnly bool) error {
 		// none runs now (active == 0): the vfs holds everything.
 		ws = b.takeWorkspaceLocked()
 	}
+	if err := b.dropVolumesLocked(ctx); err != nil {
+		return err
+	}
 	var ref string
 	var err error
 	if b.m.dur != nil {
@@ -477,6 +486,9 @@ func (b *box) kill() error {
 		if p.job != nil {
 			p.job.Stop("deleted")
 		}
+	}
+	if err := b.dropVolumesLocked(context.Background()); err != nil {
+		b.m.log.Warn("delete: a volume's last writes were not committed", "sandbox", b.id, "err", err)
 	}
 	b.fs, b.sessions = nil, nil
 	b.disarmBudget()
@@ -586,7 +598,7 @@ func (b *box) fork(ctx context.Context, count int) ([]*box, error) {
 	now := b.m.now()
 	child := func() *box {
 		c := b.m.newBox(Record{
-			ID: newID("sb-"), Tenant: b.tenant, Config: b.cfg, ImageDigest: b.imageDigest,
+			ID: newID("sb-"), Tenant: b.tenant, Config: withoutVolumes(b.cfg), ImageDigest: b.imageDigest,
 			Parent: b.id, Snapshot: b.snapshot, CreatedAt: now,
 		})
 		c.procs = map[int]*process{}

@@ -250,6 +250,9 @@ func (mk *marker) roots(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := mk.volumeRoots(ctx); err != nil {
+		return err
+	}
 	recs, err := m.cfg.Meta.Sandboxes(ctx)
 	if err != nil {
 		return fmt.Errorf("gc: cannot list sandboxes: %w", err)

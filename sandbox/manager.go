@@ -599,6 +599,7 @@ func (m *Manager) destroy(ctx context.Context, b *box) error {
 	if err := m.cfg.Meta.DeleteSandbox(ctx, b.id); err != nil {
 		return fmt.Errorf("cannot delete record of %s: %w", b.id, err)
 	}
+	m.releaseVolumes(ctx, b.tenant, b.id, b.cfg.Volumes)
 	return nil
 }
 

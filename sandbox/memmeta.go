@@ -25,6 +25,7 @@ type memMeta struct {
 	snaps   map[[2]string]SnapshotRecord
 	custody map[string]CustodyRecord
 	nodes   map[string]NodeRecord
+	vols    map[[2]string]VolumeRecord // memmeta_volumes.go
 }
 
 // NewMemMeta returns a DurableMeta that forgets everything with the process.

@@ -61,6 +61,7 @@ func (t *tenantView) Create(ctx context.Context, req api.CreateRequest) (api.San
 			base.Network = req.Network
 		}
 		base.Secrets = req.Secrets
+		base.Volumes = req.Volumes
 		base.TTL = req.TTL
 		base.Snapshot = req.Snapshot
 		req = base
@@ -88,6 +89,9 @@ func (t *tenantView) Create(ctx context.Context, req api.CreateRequest) (api.San
 	r := Record{
 		ID: newID("sb-"), Tenant: t.tenant, Config: req, ImageDigest: img.Digest,
 		State: api.StateRunning, CreatedAt: m.now(),
+	}
+	if err := m.leaseVolumes(ctx, t.tenant, r.ID, req.Volumes); err != nil {
+		return api.Sandbox{}, err
 	}
 	if req.Snapshot != "" {
 		r.State, r.StateRef, r.Snapshot, r.ImageDigest = api.StateStandby, snap.StateRef, snap.Name, snap.Image
@@ -120,10 +124,12 @@ func (t *tenantView) Create(ctx context.Context, req api.CreateRequest) (api.San
 		// load, so it starts running (create -> first exec stays cheap).
 		b.state = api.StateStandby
 		if err := b.resume(ctx); err != nil {
+			m.releaseVolumes(context.WithoutCancel(ctx), t.tenant, r.ID, req.Volumes)
 			return api.Sandbox{}, err
 		}
 	}
 	if err := m.add(ctx, b); err != nil {
+		m.releaseVolumes(context.WithoutCancel(ctx), t.tenant, r.ID, req.Volumes)
 		return api.Sandbox{}, err
 	}
 	return b.info(), nil
@@ -469,6 +475,7 @@ func (t *tenantView) CreateSnapshot(ctx context.Context, id, name string) (api.S
 		StateRef: ref, CreatedAt: t.m.now(),
 	}
 	s.Config.Snapshot = ""
+	s.Config = withoutVolumes(s.Config)
 	if err := t.m.addSnapshot(ctx, s); err != nil {
 		return api.Snapshot{}, err
 	}

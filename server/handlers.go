@@ -43,6 +43,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, svc api.Service)
 	if err := s.decode(w, r, &req, true); err != nil {
 		return err
 	}
+	if len(req.Volumes) > 0 {
+		if _, err := volumeService(svc); err != nil { // volumes.go
+			return err
+		}
+	}
 	sb, err := svc.Create(r.Context(), req)
 	if err != nil {
 		return err

@@ -199,6 +199,11 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/images", s.listImages, authTenant},
 		{"POST", "/v1/images", s.buildImage, authTenant},
 		{"DELETE", "/v1/images/{name}", s.deleteImage, authTenant},
+		{"POST", "/v1/volumes", s.createVolume, authTenant}, // volumes.go
+		{"GET", "/v1/volumes", s.listVolumes, authTenant},
+		{"GET", "/v1/volumes/{name}", s.getVolume, authTenant},
+		{"PATCH", "/v1/volumes/{name}", s.resizeVolume, authTenant},
+		{"DELETE", "/v1/volumes/{name}", s.deleteVolume, authTenant},
 		{"POST", "/v1/mcp", s.mcp, authTenant},
 		{"GET", "/v1/nodes", s.listNodes, authAdmin},
 		{"POST", "/v1/nodes/{id}/drain", s.drainNode, authAdmin},

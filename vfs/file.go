@@ -18,6 +18,17 @@ func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (*File, error) {
 		return nil, perr("open", name, syscall.EINVAL)
 	}
 	writing := acc != O_RDONLY || flag&(O_CREATE|O_TRUNC) != 0
+	if g, rel, m := f.mountedRead(name); m != nil {
+		if writing && m.opts.ReadOnly {
+			return nil, roErr("open", name)
+		}
+		h, err := g.OpenFile(rel, flag, perm)
+		if err != nil {
+			return nil, mountErr(err, name, m)
+		}
+		h.name = name
+		return h, nil
+	}
 	h := &File{fs: f, name: name, flag: flag}
 	follow := rFollow
 	if flag&O_NOFOLLOW != 0 || flag&(O_CREATE|O_EXCL) == O_CREATE|O_EXCL {
@@ -379,7 +390,7 @@ func (h *File) Stat() (fs.FileInfo, error) {
 	if in == nil {
 		return nil, perr("stat", h.name, syscall.EBADF)
 	}
-	return in.info(baseName(&loc{}, h.name)), nil
+	return h.fs.tagged(in.info(baseName(&loc{}, h.name))), nil
 }
 
 // ReadDir reads the directory like os.File.ReadDir: n <= 0 returns all

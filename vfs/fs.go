@@ -25,6 +25,11 @@ type FS struct {
 	lin     *lineage                     // shared with forks: what Persist may reuse
 	lastGen atomic.Pointer[genMemo]      // the generation last persisted or loaded
 	gate    atomic.Pointer[func() error] // SetWriteGate
+
+	mmu    sync.Mutex              // serialises Mount and Unmount
+	mounts atomic.Pointer[[]mount] // mount.go; longest path first
+	qname  atomic.Pointer[string]  // names its quota in errors once mounted
+	inoTag atomic.Uint64           // mixed into reported inode numbers once mounted
 }
 
 // New returns an FS over opts.Base with an empty delta.
@@ -103,9 +108,14 @@ type QuotaError struct {
 	Limit string // "bytes" or "inodes"
 	Max   int64
 	Want  int64
+	// Name is the mounted tree whose quota it is ("" = the delta itself).
+	Name string
 }
 
 func (e *QuotaError) Error() string {
+	if e.Name != "" {
+		return e.Name + " " + e.Limit + " quota exceeded (" + itoa(e.Want) + " > " + itoa(e.Max) + "): " + e.Errno.Error()
+	}
 	return "delta " + e.Limit + " quota exceeded (" + itoa(e.Want) + " > " + itoa(e.Max) + "): " + e.Errno.Error()
 }
 func (e *QuotaError) Unwrap() error { return e.Errno }
@@ -187,10 +197,10 @@ func (f *FS) update(op, name string, fn func(w *walk) error) (err error) {
 
 func (f *FS) checkQuota(old, t *tree) error {
 	if m := f.maxBytes.Load(); m > 0 && t.usage.Bytes > m && t.usage.Bytes > old.usage.Bytes {
-		return &QuotaError{Errno: syscall.ENOSPC, Limit: "bytes", Max: m, Want: t.usage.Bytes}
+		return &QuotaError{Errno: syscall.ENOSPC, Limit: "bytes", Max: m, Want: t.usage.Bytes, Name: f.quotaName()}
 	}
 	if m := f.maxInodes.Load(); m > 0 && t.usage.Inodes > m && t.usage.Inodes > old.usage.Inodes {
-		return &QuotaError{Errno: syscall.EDQUOT, Limit: "inodes", Max: m, Want: t.usage.Inodes}
+		return &QuotaError{Errno: syscall.EDQUOT, Limit: "inodes", Max: m, Want: t.usage.Inodes, Name: f.quotaName()}
 	}
 	return nil
 }
@@ -278,6 +288,10 @@ func baseName(l *loc, p string) string {
 }
 
 func (f *FS) stat(op, name string, follow int) (_ fs.FileInfo, err error) {
+	if g, rel, m := f.mountedRead(name); m != nil {
+		fi, err := g.stat(op, rel, follow)
+		return fi, mountErr(err, name, m)
+	}
 	// No closure here: Stat is the shell's hottest call and the walk stays
 	// on the stack.
 	defer catchLoad(&err, op, name)
@@ -290,7 +304,7 @@ func (f *FS) stat(op, name string, follow int) (_ fs.FileInfo, err error) {
 	if e != 0 {
 		return nil, perr(op, name, e)
 	}
-	return l.in.info(baseName(&l, name)), nil
+	return f.tagged(l.in.info(baseName(&l, name))), nil
 }
 
 func (f *FS) Stat(name string) (fs.FileInfo, error)  { return f.stat("stat", name, rFollow) }
@@ -319,7 +333,7 @@ func (d *dirEntry) Info() (fi fs.FileInfo, err error) {
 	if in == nil {
 		return nil, perr("lstat", d.name, syscall.ENOENT)
 	}
-	return in.info(d.name), nil
+	return d.f.tagged(in.info(d.name)), nil
 }
 
 // list returns the merged, sorted entries of directory d.
@@ -376,6 +390,10 @@ func (w *walk) isEmpty(d *inode) bool {
 }
 
 func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if g, rel, m := f.mountedRead(name); m != nil {
+		ents, err := g.ReadDir(rel)
+		return ents, mountErr(err, name, m)
+	}
 	var out []fs.DirEntry
 	err := f.view("readdirent", name, func(w *walk) error {
 		l, e := w.resolve(name, rFollow)
@@ -488,6 +506,11 @@ func (w *walk) parentFor(name string) (loc, error) {
 }
 
 func (f *FS) Mkdir(name string, perm fs.FileMode) error {
+	if g, rel, m, err := f.mountedWrite("mkdir", name); err != nil {
+		return err
+	} else if m != nil {
+		return mountErr(g.Mkdir(rel, perm), name, m)
+	}
 	return f.update("mkdir", name, func(w *walk) error {
 		l, err := w.parentFor(name)
 		if err != nil {
@@ -500,6 +523,11 @@ func (f *FS) Mkdir(name string, perm fs.FileMode) error {
 
 // MkdirAll creates name and any missing parents, like os.MkdirAll.
 func (f *FS) MkdirAll(name string, perm fs.FileMode) error {
+	if g, rel, m, err := f.mountedWrite("mkdir", name); err != nil {
+		return err
+	} else if m != nil {
+		return mountErr(g.MkdirAll(rel, perm), name, m)
+	}
 	fi, err := f.Stat(name)
 	if err == nil {
 		if fi.IsDir() {
@@ -531,6 +559,11 @@ func (f *FS) MkdirAll(name string, perm fs.FileMode) error {
 }
 
 func (f *FS) Symlink(target, linkname string) error {
+	if g, rel, m, err := f.mountedWrite("symlink", linkname); err != nil {
+		return err
+	} else if m != nil {
+		return mountErr(g.Symlink(target, rel), linkname, m)
+	}
 	return f.update("symlink", linkname, func(w *walk) error {
 		l, err := w.parentFor(linkname)
 		if err != nil {
@@ -557,6 +590,11 @@ func (f *FS) Symlink(target, linkname string) error {
 // Mknod creates a fifo, socket, device node or empty regular file (mode
 // carries the type bits).
 func (f *FS) Mknod(name string, mode fs.FileMode, dev uint64) error {
+	if g, rel, m, err := f.mountedWrite("mknod", name); err != nil {
+		return err
+	} else if m != nil {
+		return mountErr(g.Mknod(rel, mode, dev), name, m)
+	}
 	return f.update("mknod", name, func(w *walk) error {
 		typ := mode.Type()
 		switch typ {
@@ -584,6 +622,9 @@ func (f *FS) Mknod(name string, mode fs.FileMode, dev uint64) error {
 }
 
 func (f *FS) Link(oldname, newname string) error {
+	if done, err := f.crossing("link", oldname, newname, func(g *FS, o, n string) error { return g.Link(o, n) }); done {
+		return err
+	}
 	return f.update("link", newname, func(w *walk) error {
 		ol, e := w.resolve(oldname, rNoFollow)
 		if e != 0 {
@@ -617,6 +658,14 @@ func (f *FS) Link(oldname, newname string) error {
 // ---- removing ----
 
 func (f *FS) Remove(name string) error {
+	if f.isMountPoint(name) {
+		return perr("remove", name, syscall.EBUSY)
+	}
+	if g, rel, m, err := f.mountedWrite("remove", name); err != nil {
+		return err
+	} else if m != nil {
+		return mountErr(g.Remove(rel), name, m)
+	}
 	return f.update("remove", name, func(w *walk) error {
 		l, e := w.resolve(name, rParent)
 		if e != 0 {
@@ -668,6 +717,14 @@ func lastIsDotDot(p string) bool {
 // RemoveAll removes name and everything under it, like os.RemoveAll: a
 // missing name is not an error.
 func (f *FS) RemoveAll(name string) error {
+	if f.isMountPoint(name) {
+		return perr("remove", name, syscall.EBUSY)
+	}
+	if g, rel, m, err := f.mountedWrite("remove", name); err != nil {
+		return err
+	} else if m != nil {
+		return mountErr(g.RemoveAll(rel), name, m)
+	}
 	if name == "." || len(name) >= 2 && name[len(name)-2:] == "/." {
 		return perr("RemoveAll", name, syscall.EINVAL)
 	}
@@ -716,6 +773,9 @@ func (w *walk) removeTree(dir uint64, name string, in *inode, depth int) error {
 // ---- rename ----
 
 func (f *FS) Rename(oldname, newname string) error {
+	if done, err := f.crossing("rename", oldname, newname, func(g *FS, o, n string) error { return g.Rename(o, n) }); done {
+		return err
+	}
 	return f.update("rename", oldname, func(w *walk) error {
 		ol, e := w.resolve(oldname, rParent)
 		if e != 0 {
@@ -782,6 +842,10 @@ func (f *FS) Rename(oldname, newname string) error {
 // ---- symlinks, attributes ----
 
 func (f *FS) Readlink(name string) (string, error) {
+	if g, rel, m := f.mountedRead(name); m != nil {
+		t, err := g.Readlink(rel)
+		return t, mountErr(err, name, m)
+	}
 	var target string
 	err := f.view("readlink", name, func(w *walk) error {
 		l, e := w.resolve(name, rNoFollow)
@@ -802,6 +866,10 @@ func (f *FS) Readlink(name string) (string, error) {
 
 // Realpath resolves every symlink and ".." in name to an absolute clean path.
 func (f *FS) Realpath(name string) (string, error) {
+	if g, rel, m := f.mountedRead(name); m != nil {
+		p, err := g.Realpath(rel)
+		return realpathMounted(m, p, mountErr(err, name, m))
+	}
 	var p string
 	err := f.view("realpath", name, func(w *walk) error {
 		l, e := w.resolve(name, rFollow)
@@ -824,6 +892,11 @@ func (f *FS) Realpath(name string) (string, error) {
 // modify applies fn to the inode name resolves to (following symlinks
 // unless follow is false).
 func (f *FS) modify(op, name string, follow int, fn func(c *inode) error) error {
+	if g, rel, m, err := f.mountedWrite(op, name); err != nil {
+		return err
+	} else if m != nil {
+		return mountErr(g.modify(op, rel, follow, fn), name, m)
+	}
 	return f.update(op, name, func(w *walk) error {
 		l, e := w.resolve(name, follow)
 		if e != 0 {
@@ -887,6 +960,11 @@ func (f *FS) Chtimes(name string, atime, mtime time.Time) error {
 }
 
 func (f *FS) Truncate(name string, size int64) error {
+	if g, rel, m, err := f.mountedWrite("truncate", name); err != nil {
+		return err
+	} else if m != nil {
+		return mountErr(g.Truncate(rel, size), name, m)
+	}
 	if size < 0 {
 		return perr("truncate", name, syscall.EINVAL)
 	}
@@ -925,6 +1003,10 @@ const (
 )
 
 func (f *FS) GetXattr(name, attr string) ([]byte, error) {
+	if g, rel, m := f.mountedRead(name); m != nil {
+		v, err := g.GetXattr(rel, attr)
+		return v, mountErr(err, name, m)
+	}
 	var v []byte
 	err := f.view("getxattr", name, func(w *walk) error {
 		l, e := w.resolve(name, rFollow)
@@ -946,6 +1028,11 @@ func (f *FS) GetXattr(name, attr string) ([]byte, error) {
 }
 
 func (f *FS) SetXattr(name, attr string, value []byte) error {
+	if g, rel, m, err := f.mountedWrite("setxattr", name); err != nil {
+		return err
+	} else if m != nil {
+		return mountErr(g.SetXattr(rel, attr, value), name, m)
+	}
 	if attr == "" || len(attr) > maxXattrName {
 		return perr("setxattr", name, syscall.ERANGE)
 	}
@@ -972,6 +1059,10 @@ func (f *FS) SetXattr(name, attr string, value []byte) error {
 }
 
 func (f *FS) ListXattr(name string) ([]string, error) {
+	if g, rel, m := f.mountedRead(name); m != nil {
+		v, err := g.ListXattr(rel)
+		return v, mountErr(err, name, m)
+	}
 	var names []string
 	err := f.view("listxattr", name, func(w *walk) error {
 		l, e := w.resolve(name, rFollow)
@@ -990,6 +1081,11 @@ func (f *FS) ListXattr(name string) ([]string, error) {
 }
 
 func (f *FS) RemoveXattr(name, attr string) error {
+	if g, rel, m, err := f.mountedWrite("removexattr", name); err != nil {
+		return err
+	} else if m != nil {
+		return mountErr(g.RemoveXattr(rel, attr), name, m)
+	}
 	return f.modify("removexattr", name, rFollow, func(c *inode) error {
 		for i, x := range c.xattrs {
 			if x.name == attr {
@@ -1006,6 +1102,10 @@ func (f *FS) RemoveXattr(name, attr string) error {
 // ---- whole files ----
 
 func (f *FS) ReadFile(name string) ([]byte, error) {
+	if g, rel, m := f.mountedRead(name); m != nil {
+		b, err := g.ReadFile(rel)
+		return b, mountErr(err, name, m)
+	}
 	var data []byte
 	err := f.view("open", name, func(w *walk) error {
 		l, e := w.resolve(name, rFollow)
@@ -1055,6 +1155,11 @@ func (f *FS) readInode(in *inode, p []byte, off int64) error {
 }
 
 func (f *FS) WriteFile(name string, data []byte, perm fs.FileMode) error {
+	if g, rel, m, err := f.mountedWrite("write", name); err != nil {
+		return err
+	} else if m != nil {
+		return mountErr(g.WriteFile(rel, data, perm), name, m)
+	}
 	h, err := f.OpenFile(name, O_WRONLY|O_CREATE|O_TRUNC, perm)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/std"
+	"github.com/warren-sandbox/warren/vfs"
 )
 
 // TestDf reports the sandbox delta, never the host's disks.
@@ -23,6 +24,34 @@ func TestDf(t *testing.T) {
 	out, _, _ = runIn(fsys, std.Table(), []string{"df", "-h"}, "")
 	if !strings.Contains(out, "Size") || !strings.Contains(out, " 1.0M ") || !strings.Contains(out, "% /\n") {
 		t.Errorf("df -h with a 1 MiB quota: %q", out)
+	}
+}
+
+// TestDfMounts: a volume mounted in the vfs is its own row, and an operand
+// picks the filesystem holding it.
+func TestDfMounts(t *testing.T) {
+	fsys := newSandbox(t, nil, nil)
+	vol := vfs.New(vfs.Options{MaxBytes: 2 << 20})
+	if err := vol.WriteFile("/w", []byte(strings.Repeat("x", 5000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.Mount("/models", vol, vfs.MountOptions{Name: "volume weights"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+		code int
+	}{
+		{[]string{"df", "-h"}, "Filesystem Size Used Avail Use% Mounted on\nwarren        -    0     -    - /\nweights    2.0M 4.9K  2.0M   1% /models\n", 0},
+		{[]string{"df", "/models/w"}, "Filesystem 1K-blocks Used Available Use% Mounted on\nweights         2048    5      2043   1% /models\n", 0},
+		{[]string{"df", "/"}, "Filesystem 1K-blocks Used Available Use% Mounted on\nwarren             -    0         -    - /\n", 0},
+		{[]string{"df", "/nope"}, "Filesystem 1K-blocks Used Available Use% Mounted on\n", 1},
+	} {
+		out, _, code := runIn(fsys, std.Table(), tc.args, "")
+		if out != tc.want || code != tc.code {
+			t.Errorf("%v: %q %d, want %q %d", tc.args, out, code, tc.want, tc.code)
+		}
 	}
 }
 

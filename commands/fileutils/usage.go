@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/vfs"
 )
 
 type duConf struct {
@@ -117,7 +118,7 @@ func quota(inv *commands.Invocation) (int64, int64) {
 }
 
 func df(ctx context.Context, inv *commands.Invocation) int {
-	opts, _, err := newOpts("hHikTPaB:lx:t:", "human-readable:h", "si:H", "inodes:i", "print-type:T",
+	opts, operands, err := newOpts("hHikTPaB:lx:t:", "human-readable:h", "si:H", "inodes:i", "print-type:T",
 		"portability:P", "all:a", "block-size=:B", "local:l", "output?", "total", "exclude-type=:x", "type=:t").Parse(inv.Args[1:])
 	if err != nil {
 		return badUsage(inv, err, 1)
@@ -133,8 +134,6 @@ func df(ctx context.Context, inv *commands.Invocation) int {
 			showType = true
 		}
 	}
-	u := inv.FS.Usage()
-	maxB, maxI := quota(inv)
 	type row struct{ fs, typ, size, used, avail, pct, mnt string }
 	pct := func(used, size int64) string {
 		if size <= 0 {
@@ -143,37 +142,72 @@ func df(ctx context.Context, inv *commands.Invocation) int {
 		p := (used*100 + size - 1) / size
 		return strconv.FormatInt(p, 10) + "%"
 	}
-	r := row{fs: "warren", typ: "warren", mnt: "/"}
 	head := row{"Filesystem", "Type", "1K-blocks", "Used", "Available", "Use%", "Mounted on"}
-	switch {
-	case inodes:
+	if inodes {
 		head = row{"Filesystem", "Type", "Inodes", "IUsed", "IFree", "IUse%", "Mounted on"}
-		r.used = strconv.FormatInt(u.Inodes, 10)
-		if maxI > 0 {
-			r.size, r.avail, r.pct = strconv.FormatInt(maxI, 10), strconv.FormatInt(max(0, maxI-u.Inodes), 10), pct(u.Inodes, maxI)
-		} else {
-			r.size, r.avail, r.pct = "-", "-", "-"
-		}
-	case human:
+	} else if human {
 		head.size, head.avail = "Size", "Avail"
-		r.used = humanSize(u.Bytes)
-		if u.Bytes == 0 {
-			r.used = "0"
-		}
-		if maxB > 0 {
-			r.size, r.avail, r.pct = humanSize(maxB), humanSize(max(0, maxB-u.Bytes)), pct(u.Bytes, maxB)
-		} else {
-			r.size, r.avail, r.pct = "-", "-", "-"
-		}
-	default:
-		r.used = strconv.FormatInt((u.Bytes+1023)/1024, 10)
-		if maxB > 0 {
-			r.size, r.avail, r.pct = strconv.FormatInt(maxB/1024, 10), strconv.FormatInt(max(0, maxB-u.Bytes)/1024, 10), pct(u.Bytes, maxB)
-		} else {
-			r.size, r.avail, r.pct = "-", "-", "-"
-		}
 	}
-	rows := []row{head, r}
+	mkrow := func(name, mnt string, u vfs.Usage, maxB, maxI int64) row {
+		r := row{fs: name, typ: "warren", mnt: mnt}
+		switch {
+		case inodes:
+			r.used = strconv.FormatInt(u.Inodes, 10)
+			if maxI > 0 {
+				r.size, r.avail, r.pct = strconv.FormatInt(maxI, 10), strconv.FormatInt(max(0, maxI-u.Inodes), 10), pct(u.Inodes, maxI)
+			} else {
+				r.size, r.avail, r.pct = "-", "-", "-"
+			}
+		case human:
+			r.used = humanSize(u.Bytes)
+			if u.Bytes == 0 {
+				r.used = "0"
+			}
+			if maxB > 0 {
+				r.size, r.avail, r.pct = humanSize(maxB), humanSize(max(0, maxB-u.Bytes)), pct(u.Bytes, maxB)
+			} else {
+				r.size, r.avail, r.pct = "-", "-", "-"
+			}
+		default:
+			r.used = strconv.FormatInt((u.Bytes+1023)/1024, 10)
+			if maxB > 0 {
+				r.size, r.avail, r.pct = strconv.FormatInt(maxB/1024, 10), strconv.FormatInt(max(0, maxB-u.Bytes)/1024, 10), pct(u.Bytes, maxB)
+			} else {
+				r.size, r.avail, r.pct = "-", "-", "-"
+			}
+		}
+		return r
+	}
+	maxB, maxI := quota(inv)
+	all := []row{mkrow("warren", "/", inv.FS.Usage(), maxB, maxI)}
+	// Volumes mounted in the vfs (vfs.FS.Mount), each its own filesystem.
+	mounts := inv.FS.Mounts()
+	for _, m := range mounts {
+		mb, mi := m.FS.Quota()
+		name := strings.TrimPrefix(m.Name, "volume ")
+		all = append(all, mkrow(name, m.Path, m.FS.Usage(), mb, mi))
+	}
+	rows := []row{head}
+	if len(operands) == 0 {
+		rows = append(rows, all...)
+	}
+	status := 0
+	for _, op := range operands {
+		// The filesystem holding op: the longest mount path over it.
+		p := path.Clean(inv.Abs(op))
+		if _, err := inv.FS.Stat(p); err != nil {
+			inv.Errorf("%s: %s", op, commands.Strerror(err))
+			status = 1
+			continue
+		}
+		best, bestLen := 0, 0
+		for i, m := range mounts {
+			if (p == m.Path || strings.HasPrefix(p, m.Path+"/")) && len(m.Path) > bestLen {
+				best, bestLen = i+1, len(m.Path)
+			}
+		}
+		rows = append(rows, all[best])
+	}
 	wfs, wt, ws, wu, wa, wp := 0, 0, 0, 0, 0, 0
 	for _, x := range rows {
 		wfs, wt, ws = max(wfs, len(x.fs)), max(wt, len(x.typ)), max(ws, len(x.size))
@@ -192,7 +226,7 @@ func df(ctx context.Context, inv *commands.Invocation) int {
 		}
 	}
 	io.WriteString(inv.Stdout, b.String())
-	return 0
+	return status
 }
 
 // ---- tree ----

@@ -33,7 +33,8 @@ var (
 	bucketCommits   = []byte("commits")     // commit id -> genKey
 	bucketCustody   = []byte("custody")     // upload id -> CustodyRecord
 	bucketNodes     = []byte("nodes")       // node id -> NodeRecord
-	allBuckets      = [][]byte{bucketSandboxes, bucketSnapshots, bucketKeys, bucketHeads, bucketGens, bucketCommits, bucketCustody, bucketNodes}
+	bucketVolumes   = []byte("volumes")     // tenant \0 name -> VolumeRecord (volumes.go)
+	allBuckets      = [][]byte{bucketSandboxes, bucketSnapshots, bucketKeys, bucketHeads, bucketGens, bucketCommits, bucketCustody, bucketNodes, bucketVolumes}
 )
 
 // DB is a bbolt-backed sandbox.DurableMeta and key store.

@@ -63,6 +63,9 @@ func RunSuite(t *testing.T, newStore func(t *testing.T) Fixture) {
 		{"Nodes", testNodes},
 		{"NodeLeaseExpiry", testNodeLeaseExpiry},
 		{"Reopen", testReopen},
+		{"VolumeRoundTrip", testVolumeRoundTrip},
+		{"VolumeUpdateDelete", testVolumeUpdateDelete},
+		{"VolumeLeaseRace", testVolumeLeaseRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -179,6 +182,7 @@ func fullRecord(id string) sandbox.Record {
 	r.Config.Limits.Jobs = 32
 	r.Config.Security = "relaxed"
 	r.Config.Commands = "native-first,git=resident"
+	r.Config.Volumes = []api.VolumeMount{{Name: "data", Path: "/data"}, {Name: "ref", Path: "/ref", ReadOnly: true}}
 	r.Config.Durability = "committed"
 	r.Config.NodeSelector = map[string]string{"zone": "z1"}
 	r.Config.StandbyAfter = -1

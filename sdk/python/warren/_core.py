@@ -63,6 +63,11 @@ ABSENT: Dict[str, str] = {
     "GET /v1/nodes": "fleet operators' call (admin key, a fleet node only): warren node ls; not what a sandbox user does",
     "POST /v1/nodes/{id}/drain": "fleet operators' call (admin key, a fleet node only): warren node drain",
     "GET /v1/sandboxes/{id}/processes/{pid}/pty": "the WebSocket is for browsers; sandbox.pty uses stdin, attach and resize (httpx has no WebSocket)",
+    "POST /v1/volumes": "volumes: not in the SDKs yet",
+    "GET /v1/volumes": "volumes: not in the SDKs yet",
+    "GET /v1/volumes/{name}": "volumes: not in the SDKs yet",
+    "PATCH /v1/volumes/{name}": "volumes: not in the SDKs yet",
+    "DELETE /v1/volumes/{name}": "volumes: not in the SDKs yet",
 }
 
 

@@ -56,6 +56,11 @@ export const ABSENT: Record<string, string> = {
   "POST /v1/nodes/{id}/drain": "fleet operators' call (admin key, a fleet node only): warren node drain",
   "GET /v1/sandboxes/{id}/processes/{pid}/pty":
     "the WebSocket is for browsers (the console); sandbox.pty uses stdin, attach and resize, which need no WebSocket (Node 18+)",
+  "POST /v1/volumes": "volumes: not in the SDKs yet",
+  "GET /v1/volumes": "volumes: not in the SDKs yet",
+  "GET /v1/volumes/{name}": "volumes: not in the SDKs yet",
+  "PATCH /v1/volumes/{name}": "volumes: not in the SDKs yet",
+  "DELETE /v1/volumes/{name}": "volumes: not in the SDKs yet",
 };
 
 export const DEFAULT_API_URL = "http://127.0.0.1:7711";
