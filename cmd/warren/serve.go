@@ -137,7 +137,7 @@ AWS_SESSION_TOKEN).`,
 			}
 			if wf.workers != 0 {
 				setProcs(log, procs, cmd.Flags().Changed("procs"))
-				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json", durability, commitBytes, commitDelay, metricsKey, egressOpts, budget})
+				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json", durability, commitBytes, commitDelay, metricsKey, egressOpts, budget, cacheMemN, cacheDiskN, fetchTimeout})
 			}
 			if metaURL == "" {
 				if err := workerpool.Adopt(ctx, data, 0); err != nil { // sandboxes of an earlier --workers start

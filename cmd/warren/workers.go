@@ -71,6 +71,10 @@ type serveSettings struct {
 	metricsKey           string
 	egress               egress.Options
 	budget               sandbox.Budget
+	// The chunk cache (node.Options' sizes: negative off); the workers
+	// share each tier.
+	cacheMemory, cacheDisk int64
+	fetchTimeout           time.Duration
 }
 
 // serveWorkers is serve in worker mode: the HTTP front and its keys here,
@@ -96,7 +100,8 @@ func serveWorkers(ctx context.Context, cmd *cobra.Command, log *slog.Logger, w w
 			Workers: w.workers, Data: s.data, MemoryLimit: mem, NoCPUWeights: !w.cpuWeights, StandbyAfter: s.standbyAfter,
 			MaxFileBytes: s.maxUpload, Fsync: s.fsync, NativeRunDir: runDir, LogJSON: s.logJSON,
 			Durability: s.durability, CommitBytes: s.commitBytes, CommitDelay: s.commitDelay, Budget: s.budget,
-			Egress: s.egress,
+			Egress:           s.egress,
+			ChunkCacheMemory: s.cacheMemory, ChunkCacheDisk: s.cacheDisk, ChunkFetchTimeout: s.fetchTimeout,
 			Logger: log, Stderr: cmd.ErrOrStderr(),
 			// Each worker schedules as the front does (--procs, or a
 			// GOMAXPROCS from the environment, set by setProcs before).

@@ -44,6 +44,7 @@ import (
 
 	"github.com/containerd/errdefs"
 	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/chunkcache"
 	"github.com/warren-sandbox/warren/client"
 	"github.com/warren-sandbox/warren/image"
 	"github.com/warren-sandbox/warren/sandbox"
@@ -82,6 +83,14 @@ type Options struct {
 	CommitDelay time.Duration
 	// Budget is node.Options' (a worker's node budget is its own).
 	Budget sandbox.Budget
+	// ChunkCacheMemory and ChunkCacheDisk are the node's chunk cache
+	// (node.Options' meaning: 0 the default, negative off); each worker
+	// gets 1/Workers of each tier, in DATA/workers/wN/chunks, so the node
+	// uses what the operator sized whichever worker holds the data (a
+	// tenant's sandboxes, and so its chunks, live on its home worker).
+	ChunkCacheMemory, ChunkCacheDisk int64
+	// ChunkFetchTimeout is node.Options' (0: the vfs default).
+	ChunkFetchTimeout time.Duration
 	// NativeRunDir is the parent of the workers' native run directories
 	// (DIR/wN each); empty: no native tier in the workers.
 	NativeRunDir string
@@ -588,6 +597,20 @@ func (p *Pool) argv(w *worker) []string {
 	}
 	if b := o.Budget; b != (sandbox.Budget{}) {
 		a = append(a, "--budget-sandbox", strconv.FormatInt(b.Sandbox, 10), "--budget-node", strconv.FormatInt(b.Node, 10), "--budget-wait", b.Wait.String())
+	}
+	share := func(n, def int64) int64 {
+		switch {
+		case n < 0:
+			return -1
+		case n == 0:
+			n = def
+		}
+		return max(1, n/int64(o.Workers))
+	}
+	a = append(a, "--chunk-cache-memory", strconv.FormatInt(share(o.ChunkCacheMemory, chunkcache.DefaultMemory), 10),
+		"--chunk-cache-disk", strconv.FormatInt(share(o.ChunkCacheDisk, chunkcache.DefaultDisk), 10))
+	if o.ChunkFetchTimeout > 0 {
+		a = append(a, "--chunk-fetch-timeout", o.ChunkFetchTimeout.String())
 	}
 	if o.NativeRunDir == "" {
 		a = append(a, "--no-native")
