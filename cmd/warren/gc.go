@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/sandbox/node"
+	"github.com/warren-sandbox/warren/sandbox/workerpool"
 )
 
 func init() { verbs = append(verbs, newGCCmd) }
@@ -40,7 +41,7 @@ metadata, a running warren serve holds DATA/meta.db and runs gc itself every
 			ctx := cmd.Context()
 			if metaURL == "" {
 				if ents, _ := os.ReadDir(filepath.Join(data, "workers")); len(ents) > 0 {
-					return fmt.Errorf("%s holds sandboxes of worker processes (%s): their metadata is split across the workers and gc over the shared blobs needs all of it; start warren serve --workers 0 once to adopt them, then run gc", data, filepath.Join(data, "workers"))
+					return fmt.Errorf("%s holds sandboxes of worker processes (%s): warren serve collects them itself (--gc-interval, with every worker's roots); to collect once offline, start warren serve --workers 0 once to adopt them, then run gc", data, filepath.Join(data, "workers"))
 				}
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
@@ -88,8 +89,7 @@ metadata, a running warren serve holds DATA/meta.db and runs gc itself every
 	return cmd
 }
 
-// serveGC is serve's periodic collection (in-process sandboxes only:
-// worker processes split the metadata).
+// serveGC is serve's periodic collection with in-process sandboxes.
 func serveGC(ctx context.Context, log *slog.Logger, m *sandbox.Manager, interval, grace time.Duration) {
 	if interval <= 0 {
 		log.Info("gc off (--gc-interval 0)")
@@ -97,4 +97,15 @@ func serveGC(ctx context.Context, log *slog.Logger, m *sandbox.Manager, interval
 	}
 	log.Info("gc", "interval", interval, "grace", grace)
 	go m.RunGC(ctx, interval, sandbox.GCOptions{Grace: grace})
+}
+
+// serveGCWorkers is serve's periodic collection in worker mode: the
+// front collects over the shared blobs with every worker's roots.
+func serveGCWorkers(ctx context.Context, log *slog.Logger, p *workerpool.Pool, interval, grace time.Duration) {
+	if interval <= 0 {
+		log.Info("gc off (--gc-interval 0)")
+		return
+	}
+	log.Info("gc", "interval", interval, "grace", grace, "roots", "every worker")
+	go p.RunGC(ctx, interval, sandbox.GCOptions{Grace: grace})
 }

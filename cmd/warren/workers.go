@@ -75,6 +75,7 @@ type serveSettings struct {
 	// share each tier.
 	cacheMemory, cacheDisk int64
 	fetchTimeout           time.Duration
+	gcInterval, gcGrace    time.Duration
 }
 
 // serveWorkers is serve in worker mode: the HTTP front and its keys here,
@@ -129,6 +130,7 @@ func serveWorkers(ctx context.Context, cmd *cobra.Command, log *slog.Logger, w w
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "warren listening on http://%s (%d workers)\n", ln.Addr(), w.workers)
 	printKeyFile(out, f.AdminKey != "", f.KeyFile)
+	serveGCWorkers(ctx, log, f.Pool, s.gcInterval, s.gcGrace)
 	blobs := &blobGauge{count: dirCounter(filepath.Join(s.data, "blobs", "data"))} // store/dir keeps objects under data/
 	srv := &http.Server{Handler: server.MetricsFront(f.Handler, s.metricsKey, blobs.write), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)

@@ -147,6 +147,7 @@ type Pool struct {
 	// snapMu serialises snapshot creation so a name stays unique across
 	// workers (each worker checks only its own).
 	snapMu sync.Mutex
+	gcMu   sync.Mutex // one collection at a time
 }
 
 // worker is one worker process and its supervision state.

@@ -183,6 +183,19 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(n.Manager.Stats())
 	})
+	mux.HandleFunc("GET "+gcRootsPath, func(w http.ResponseWriter, r *http.Request) {
+		if !secretOK(secret, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")) {
+			http.Error(w, "unauthenticated", http.StatusUnauthorized)
+			return
+		}
+		roots, err := n.Manager.GCRoots(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(roots)
+	})
 	mux.Handle("/", apiSrv)
 	os.Remove(f.socket)
 	ln, err := net.Listen("unix", f.socket)
