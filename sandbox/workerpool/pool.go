@@ -491,7 +491,13 @@ func (w *worker) start() (*generation, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if w.cg != nil && w.cg.v2 {
 		// v2: born in the cgroup (clone3 CLONE_INTO_CGROUP), nothing
-		// charged elsewhere.
+		// charged elsewhere; emptied of what the last worker made in it.
+		if err := w.cg.resetV2(); err != nil {
+			pw.Close()
+			out.Close()
+			in.Close()
+			return nil, fmt.Errorf("worker %d: %w", w.index, err)
+		}
 		fd, err := syscall.Open(w.cg.dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 		if err != nil {
 			pw.Close()
