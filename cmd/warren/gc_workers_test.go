@@ -146,6 +146,29 @@ func TestE2E_GCWorkers(t *testing.T) {
 		worker = workerPID(t, p.cmd.Process.Pid, worker.index)
 	}
 	check("hibernated sandbox after its worker's restart", oc, hib.ID, hibData)
+
+	// Offline: `warren gc` refuses the directory while serve holds it,
+	// and on the stopped one collects with every worker's roots (it opens
+	// each worker's node): what it keeps reads back in the next serve.
+	if _, errs, err := runGC(t, dir, "--grace", "1ns"); err == nil || !strings.Contains(errs, "is warren serve running") {
+		t.Fatalf("gc on a served data dir: %v %s", err, errs)
+	}
+	p.stop(t)
+	for range 2 {
+		if st, errs, err := runGC(t, dir, "--grace", "1ns"); err != nil {
+			t.Fatalf("offline gc: %+v %v %s", st, err, errs)
+		}
+	}
+	p = startServe(t, dir, "--no-native", "--workers", "2", "--gc-interval", "0", "--chunk-cache-memory", "0", "--chunk-cache-disk", "0")
+	if c, err = client.New(p.url, p.adminKey(t)); err != nil {
+		t.Fatal(err)
+	}
+	if oc, err = client.New(p.url, ok.Key); err != nil {
+		t.Fatal(err)
+	}
+	check("running sandbox after offline gc", c, live.ID, liveData)
+	check("hibernated sandbox after offline gc", oc, hib.ID, hibData)
+	check("sandbox from the snapshot after offline gc", c, fromSnap.ID, snapData)
 	p.stop(t)
 }
 
