@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -78,6 +79,16 @@ func detectCgroups(name string) (*cgroups, error) {
 			return nil, fmt.Errorf("cannot create cgroup %s: %w", h.parent, err)
 		}
 		if h.v2 {
+			// v2's "no internal processes" rule: a cgroup that holds a
+			// process cannot enable controllers for its children, and
+			// this process sits in the cgroup warren's parent is made
+			// under (a worker in its memory group): move it into a leaf
+			// of its own first (the root cgroup is exempt).
+			if own := filepath.Dir(h.parent); filepath.Clean(own) != filepath.Clean(h.mount) {
+				if err := moveToLeaf(own, os.Getpid()); err != nil {
+					return nil, err
+				}
+			}
 			if err := enableV2(h, filepath.Dir(h.parent), cg); err != nil {
 				return nil, err
 			}
@@ -206,6 +217,30 @@ func parseCgroups(mi, self []byte, name string, v2ctrls func(mount string) []str
 		cg.hier = append(cg.hier, h)
 	}
 	return cg, nil
+}
+
+// selfLeaf is the v2 leaf moveToLeaf puts the process in.
+const selfLeaf = "leaf"
+
+// moveToLeaf moves process pid (all its threads) from v2 cgroup dir into
+// dir/leaf when dir holds it, so dir can delegate controllers. Other
+// processes in dir are not ours to move: enableV2 then names the problem.
+func moveToLeaf(dir string, pid int) error {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return fmt.Errorf("cannot read the processes of cgroup %s: %w", dir, err)
+	}
+	if !slices.Contains(strings.Fields(string(b)), strconv.Itoa(pid)) {
+		return nil
+	}
+	leaf := filepath.Join(dir, selfLeaf)
+	if err := os.MkdirAll(leaf, 0o755); err != nil {
+		return fmt.Errorf("cannot create cgroup %s: %w", leaf, err)
+	}
+	if err := os.WriteFile(filepath.Join(leaf, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+		return fmt.Errorf("cannot move process %d into cgroup %s (v2 lets a cgroup that holds processes delegate no controller): %w", pid, leaf, err)
+	}
+	return nil
 }
 
 // enableV2 turns on, in dir's children, the controllers warren takes from v2.

@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/containerd/errdefs"
 	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/store"
 	"github.com/warren-sandbox/warren/vfs"
 )
 
@@ -118,14 +120,39 @@ func (m *Manager) CollectGarbage(ctx context.Context, o GCOptions) (GCStats, err
 	if err := m.RetainAll(ctx); err != nil {
 		return st, fmt.Errorf("gc: retention: %w", err)
 	}
-	mk := &marker{m: m, marked: map[string]bool{}, refs: map[string]bool{}}
+	mk := &marker{m: m, blobs: m.cfg.Blobs, marked: map[string]bool{}, refs: map[string]bool{}}
 	if err := mk.roots(ctx); err != nil {
 		return st, err
 	}
 	if err := mk.live(ctx); err != nil {
 		return st, err
 	}
-	prev, err := m.gcLoad(ctx)
+	// Hold this process's uploads off, mark what moved since, then sweep.
+	return collect(ctx, gcRun{blobs: bl, log: m.log, mk: mk, o: o, remark: func(ctx context.Context) (string, error) {
+		m.gc.uploads.Lock()
+		return m.gcHeld(ctx, mk)
+	}, unlock: m.gc.uploads.Unlock})
+}
+
+// gcRun is one collection's sweep: list, mark again (remark, after which
+// nothing this collector cannot see may publish), sweep what stayed
+// unmarked for two runs a grace apart.
+type gcRun struct {
+	blobs gcBlobs
+	log   interface {
+		Info(string, ...any)
+		Warn(string, ...any)
+	}
+	mk     *marker
+	o      GCOptions
+	remark func(ctx context.Context) (held string, err error)
+	unlock func() // after the sweep (nil: nothing to let go)
+}
+
+func collect(ctx context.Context, r gcRun) (GCStats, error) {
+	var st GCStats
+	mk, o, bl := r.mk, r.o, r.blobs
+	prev, err := gcLoad(ctx, mk.blobs, r.log)
 	if err != nil {
 		return st, err
 	}
@@ -141,29 +168,11 @@ func (m *Manager) CollectGarbage(ctx context.Context, o GCOptions) (GCStats, err
 		}
 	}
 	st.Objects = len(objs)
-	// Hold this process's uploads off, mark what moved since, then sweep.
-	m.gc.uploads.Lock()
-	defer m.gc.uploads.Unlock()
-	// Custody before heads (docs/format.md "Garbage collection
-	// ordering"): an upload whose custody is gone by now has published.
-	// Custody protects exactly its keys; only a record naming none yet
-	// (an upload that has written nothing, or a writer from before keys)
-	// holds the whole sweep.
-	held := ""
-	if cs, err := m.meta.ListCustody(ctx); err != nil {
-		return st, fmt.Errorf("gc: cannot list custody: %w", err)
-	} else {
-		var keyless []CustodyRecord
-		for _, c := range cs {
-			if len(c.Keys) == 0 {
-				keyless = append(keyless, c)
-			}
-		}
-		if len(keyless) > 0 {
-			held = fmt.Sprintf("%d upload(s) in flight naming no objects yet (custody of %s on node %s)", len(keyless), keyless[0].Upload, keyless[0].Node)
-		}
+	held, err := r.remark(ctx)
+	if r.unlock != nil {
+		defer r.unlock()
 	}
-	if err := mk.roots(ctx); err != nil {
+	if err != nil {
 		return st, err
 	}
 	st.Roots, st.Marked = len(mk.refs), len(mk.marked)
@@ -189,23 +198,54 @@ func (m *Manager) CollectGarbage(ctx context.Context, o GCOptions) (GCStats, err
 		}
 		if err := bl.Delete(ctx, ob.key); err != nil {
 			next.Seen[ob.key] = first
-			m.log.Warn("gc: cannot delete", "key", ob.key, "err", err)
+			r.log.Warn("gc: cannot delete", "key", ob.key, "err", err)
 		}
 	}
 	if held != "" && st.Candidates > 0 {
 		st.Held = held
 	}
-	if err := m.gcSave(ctx, next); err != nil {
+	if err := gcSave(ctx, mk.blobs, next); err != nil {
 		return st, err
 	}
-	m.log.Info("gc", "dry_run", o.DryRun, "roots", st.Roots, "marked", st.Marked, "objects", st.Objects,
+	r.log.Info("gc", "dry_run", o.DryRun, "roots", st.Roots, "marked", st.Marked, "objects", st.Objects,
 		"candidates", st.Candidates, "swept", st.Swept, "swept_bytes", st.SweptBytes, "held", st.Held)
 	return st, nil
 }
 
+// gcHeld marks the roots again, custody first (docs/format.md "Garbage
+// collection ordering": an upload whose custody is gone by now has
+// published), and says why the sweep is held ("" when it is not).
+// Custody protects exactly its keys; only a record naming none yet (an
+// upload that has written nothing, or a writer from before keys) holds
+// the whole sweep.
+func (m *Manager) gcHeld(ctx context.Context, mk *marker) (string, error) {
+	cs, err := m.meta.ListCustody(ctx)
+	if err != nil {
+		return "", fmt.Errorf("gc: cannot list custody: %w", err)
+	}
+	if err := mk.roots(ctx); err != nil {
+		return "", err
+	}
+	return keylessHeld(cs), nil
+}
+
+func keylessHeld(cs []CustodyRecord) string {
+	var keyless []CustodyRecord
+	for _, c := range cs {
+		if len(c.Keys) == 0 {
+			keyless = append(keyless, c)
+		}
+	}
+	if len(keyless) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d upload(s) in flight naming no objects yet (custody of %s on node %s)", len(keyless), keyless[0].Upload, keyless[0].Node)
+}
+
 // marker marks from roots; a second call marks only what is new.
 type marker struct {
-	m      *Manager
+	m      *Manager // nil for a collector without sandboxes (CollectGarbageFrom)
+	blobs  Blobs
 	marked map[string]bool
 	refs   map[string]bool // StateRefs and vfs refs walked
 }
@@ -317,7 +357,7 @@ func (mk *marker) custodyKey(ctx context.Context, c CustodyRecord, k string) err
 	if !isDoc && !(isGen && isLoadCustody(c)) || isDoc && mk.refs["s:"+hexRef] || isGen && mk.refs["d:vfs2:"+genHex] {
 		return nil // nothing to walk, or walked already
 	}
-	if ok, err := mk.m.cfg.Blobs.Has(ctx, k); err != nil {
+	if ok, err := mk.blobs.Has(ctx, k); err != nil {
 		return fmt.Errorf("gc: custody %s: %w", c.Upload, err)
 	} else if !ok {
 		return nil
@@ -335,7 +375,7 @@ func (mk *marker) stateRef(ctx context.Context, ref string) error {
 	if ref == "" || mk.refs["s:"+ref] {
 		return nil
 	}
-	doc, err := mk.m.loadState(ctx, ref)
+	doc, err := loadStateFrom(ctx, mk.blobs, ref)
 	if err != nil {
 		return fmt.Errorf("gc: root %s: %w", ref, err)
 	}
@@ -355,9 +395,9 @@ func (mk *marker) delta(ctx context.Context, ref string) error {
 	if err != nil {
 		return fmt.Errorf("gc: delta %q: %w", ref, err)
 	}
-	src, ok := mk.m.cfg.Blobs.(vfs.BlobStore)
+	src, ok := mk.blobs.(vfs.BlobStore)
 	if !ok {
-		return fmt.Errorf("gc: the blob store (%T) cannot be read by vfs", mk.m.cfg.Blobs)
+		return fmt.Errorf("gc: the blob store (%T) cannot be read by vfs", mk.blobs)
 	}
 	if err := vfs.Reachable(ctx, src, r, func(k string) error { mk.marked[k] = true; return nil }); err != nil {
 		return fmt.Errorf("gc: delta %s: %w", ref, err)
@@ -366,9 +406,9 @@ func (mk *marker) delta(ctx context.Context, ref string) error {
 	return nil
 }
 
-func (m *Manager) gcLoad(ctx context.Context) (gcRecord, error) {
+func gcLoad(ctx context.Context, blobs Blobs, log interface{ Warn(string, ...any) }) (gcRecord, error) {
 	rec := gcRecord{Seen: map[string]int64{}}
-	rc, err := m.cfg.Blobs.Get(ctx, gcStateKey)
+	rc, err := blobs.Get(ctx, gcStateKey)
 	if errors.Is(err, fs.ErrNotExist) || errdefs.IsNotFound(err) {
 		return rec, nil
 	}
@@ -382,7 +422,7 @@ func (m *Manager) gcLoad(ctx context.Context) (gcRecord, error) {
 	}
 	if err != nil {
 		// A torn or foreign state: start over (objects are only delayed).
-		m.log.Warn("gc: unreadable state; every unmarked object starts its grace again", "err", err)
+		log.Warn("gc: unreadable state; every unmarked object starts its grace again", "err", err)
 		return gcRecord{Seen: map[string]int64{}}, nil
 	}
 	if rec.Seen == nil {
@@ -391,12 +431,12 @@ func (m *Manager) gcLoad(ctx context.Context) (gcRecord, error) {
 	return rec, nil
 }
 
-func (m *Manager) gcSave(ctx context.Context, rec gcRecord) error {
+func gcSave(ctx context.Context, blobs Blobs, rec gcRecord) error {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
-	if err := m.cfg.Blobs.Put(ctx, gcStateKey, bytes.NewReader(data)); err != nil {
+	if err := blobs.Put(ctx, gcStateKey, bytes.NewReader(data)); err != nil {
 		return fmt.Errorf("gc: cannot write %s: %w", gcStateKey, err)
 	}
 	return nil
@@ -419,4 +459,167 @@ func (m *Manager) RunGC(ctx context.Context, interval time.Duration, o GCOptions
 			m.log.Warn("gc failed; the next run tries again", "err", err)
 		}
 	}
+}
+
+// loadStateFrom reads StateRef ref's document from blobs (Manager's
+// loadState without a Manager).
+func loadStateFrom(ctx context.Context, blobs Blobs, ref string) (stateDoc, error) {
+	var doc stateDoc
+	rc, err := blobs.Get(ctx, "staterefs/"+ref)
+	if err != nil {
+		return doc, fmt.Errorf("cannot read StateRef %s: %w", ref, err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, 16<<20))
+	if err != nil {
+		return doc, fmt.Errorf("cannot read StateRef %s: %w", ref, err)
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return doc, fmt.Errorf("corrupt StateRef %s: %w", ref, err)
+	}
+	if doc.Version != stateDocVersion {
+		return doc, fmt.Errorf("StateRef %s has version %d; this warren reads %d", ref, doc.Version, stateDocVersion)
+	}
+	return doc, nil
+}
+
+// GCRoots are one Manager's roots, for a collector in another process
+// (the front of worker mode gathers every worker's): custody first, read
+// before the rest (the ordering rule), then every StateRef its metadata
+// names and the StateRefs and generations its running sandboxes hold.
+type GCRoots struct {
+	Custody   []CustodyRecord `json:"custody"`
+	StateRefs []string        `json:"staterefs"`
+	Deltas    []string        `json:"deltas"` // vfs refs (generations a delta reuses)
+}
+
+// GCRoots runs retention and returns this Manager's roots (no marking:
+// the collector walks them over the shared blob store).
+func (m *Manager) GCRoots(ctx context.Context) (GCRoots, error) {
+	var r GCRoots
+	if m.dur == nil {
+		return r, api.Errorf(errdefs.ErrFailedPrecondition, "garbage collection needs the durable write path (heads and generations)")
+	}
+	if err := m.RetainAll(ctx); err != nil {
+		return r, fmt.Errorf("gc: retention: %w", err)
+	}
+	cs, err := m.meta.ListCustody(ctx)
+	if err != nil {
+		return r, fmt.Errorf("gc: cannot list custody: %w", err)
+	}
+	r.Custody = cs
+	heads, err := m.meta.ListHeads(ctx)
+	if err != nil {
+		return r, fmt.Errorf("gc: cannot list heads: %w", err)
+	}
+	for _, h := range heads {
+		r.StateRefs = append(r.StateRefs, h.Ref)
+		gens, err := m.meta.Generations(ctx, h.Sandbox)
+		if err != nil && !errdefs.IsNotFound(err) {
+			return r, fmt.Errorf("gc: generations of %s: %w", h.Sandbox, err)
+		}
+		for _, g := range gens {
+			r.StateRefs = append(r.StateRefs, g.Ref)
+		}
+	}
+	snaps, err := m.cfg.Meta.Snapshots(ctx)
+	if err != nil {
+		return r, fmt.Errorf("gc: cannot list snapshots: %w", err)
+	}
+	for _, s := range snaps {
+		r.StateRefs = append(r.StateRefs, s.StateRef)
+	}
+	recs, err := m.cfg.Meta.Sandboxes(ctx)
+	if err != nil {
+		return r, fmt.Errorf("gc: cannot list sandboxes: %w", err)
+	}
+	for _, rec := range recs {
+		r.StateRefs = append(r.StateRefs, rec.StateRef)
+	}
+	m.mu.RLock()
+	boxes := make([]*box, 0, len(m.boxes))
+	for _, b := range m.boxes {
+		boxes = append(boxes, b)
+	}
+	m.mu.RUnlock()
+	for _, b := range boxes {
+		b.mu.Lock()
+		r.StateRefs = append(r.StateRefs, b.ref, b.origin)
+		var fss []*vfs.FS
+		if b.fs != nil {
+			fss = append(fss, b.fs)
+		}
+		b.mu.Unlock()
+		b.dmu.Lock()
+		if b.ds.snap != nil {
+			fss = append(fss, b.ds.snap)
+		}
+		b.dmu.Unlock()
+		for _, f := range fss {
+			if g, ok := f.LastGeneration(); ok {
+				r.Deltas = append(r.Deltas, g.String())
+			}
+		}
+	}
+	return r, nil
+}
+
+// mark marks from roots gathered elsewhere.
+func (mk *marker) mark(ctx context.Context, r GCRoots) error {
+	for _, c := range r.Custody {
+		for _, k := range c.Keys {
+			if err := mk.custodyKey(ctx, c, k); err != nil {
+				return err
+			}
+		}
+	}
+	for _, ref := range r.StateRefs {
+		if err := mk.stateRef(ctx, ref); err != nil {
+			return err
+		}
+	}
+	for _, d := range r.Deltas {
+		if err := mk.delta(ctx, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CollectGarbageFrom runs one collection over blobs for a collector that
+// holds no sandboxes of its own: roots gathers every metadata store's
+// roots (it is called twice, before the listing and after; an error from
+// either call, such as a store that cannot answer, means nothing is
+// swept). The caller makes it the only collector of blobs.
+func CollectGarbageFrom(ctx context.Context, blobs store.Store, roots func(ctx context.Context) ([]GCRoots, error), o GCOptions, log *slog.Logger) (GCStats, error) {
+	var st GCStats
+	bl, ok := blobs.(gcBlobs)
+	if !ok {
+		return st, api.Errorf(errdefs.ErrFailedPrecondition, "the blob store cannot list and delete objects (%T)", blobs)
+	}
+	if o.Grace <= 0 {
+		o.Grace = DefaultGCGrace
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	mk := &marker{blobs: blobs, marked: map[string]bool{}, refs: map[string]bool{}}
+	markAll := func(ctx context.Context) (string, error) {
+		rs, err := roots(ctx)
+		if err != nil {
+			return "", err
+		}
+		var cs []CustodyRecord
+		for _, r := range rs {
+			if err := mk.mark(ctx, r); err != nil {
+				return "", err
+			}
+			cs = append(cs, r.Custody...)
+		}
+		return keylessHeld(cs), nil
+	}
+	if _, err := markAll(ctx); err != nil {
+		return st, err
+	}
+	return collect(ctx, gcRun{blobs: bl, log: log, mk: mk, o: o, remark: markAll})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/sandbox/node"
+	"github.com/warren-sandbox/warren/sandbox/workerpool"
 )
 
 func init() { verbs = append(verbs, newGCCmd) }
@@ -33,17 +34,26 @@ sandboxes (StateRefs, session states, vfs packs; never images) that were
 unmarked in two runs at least --grace apart (the first run only notes them).
 --dry-run reports what would go and deletes nothing. With the embedded
 metadata, a running warren serve holds DATA/meta.db and runs gc itself every
---gc-interval; with --meta postgres://..., one collector runs at a time
-(an advisory lock) whichever node starts it.`,
+--gc-interval (with worker processes, the front with every worker's roots);
+on a stopped one that ran worker processes gc opens every worker's metadata
+too. With --meta postgres://..., one collector runs at a time (an advisory
+lock) whichever node starts it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if metaURL == "" {
-				if ents, _ := os.ReadDir(filepath.Join(data, "workers")); len(ents) > 0 {
-					return fmt.Errorf("%s holds sandboxes of worker processes (%s): their metadata is split across the workers and gc over the shared blobs needs all of it; start warren serve --workers 0 once to adopt them, then run gc", data, filepath.Join(data, "workers"))
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			if metaURL == "" && blobs == "" {
+				if ws, _ := filepath.Glob(filepath.Join(data, "workers", "w*", "meta.db")); len(ws) > 0 {
+					st, err := gcWorkerDirs(ctx, log, data, ws, sandbox.GCOptions{DryRun: dry, Grace: grace})
+					if err != nil {
+						return err
+					}
+					return json.NewEncoder(cmd.OutOrStdout()).Encode(struct {
+						DryRun bool `json:"dry_run"`
+						sandbox.GCStats
+					}{dry, st})
 				}
 			}
-			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			opts := node.Options{Dir: data, Meta: metaURL, Logger: log, Native: nil}
 			closeBlobs := func() error { return nil }
 			if blobs != "" {
@@ -88,8 +98,7 @@ metadata, a running warren serve holds DATA/meta.db and runs gc itself every
 	return cmd
 }
 
-// serveGC is serve's periodic collection (in-process sandboxes only:
-// worker processes split the metadata).
+// serveGC is serve's periodic collection with in-process sandboxes.
 func serveGC(ctx context.Context, log *slog.Logger, m *sandbox.Manager, interval, grace time.Duration) {
 	if interval <= 0 {
 		log.Info("gc off (--gc-interval 0)")
@@ -97,4 +106,61 @@ func serveGC(ctx context.Context, log *slog.Logger, m *sandbox.Manager, interval
 	}
 	log.Info("gc", "interval", interval, "grace", grace)
 	go m.RunGC(ctx, interval, sandbox.GCOptions{Grace: grace})
+}
+
+// serveGCWorkers is serve's periodic collection in worker mode: the
+// front collects over the shared blobs with every worker's roots.
+func serveGCWorkers(ctx context.Context, log *slog.Logger, p *workerpool.Pool, interval, grace time.Duration) {
+	if interval <= 0 {
+		log.Info("gc off (--gc-interval 0)")
+		return
+	}
+	log.Info("gc", "interval", interval, "grace", grace, "roots", "every worker")
+	go p.RunGC(ctx, interval, sandbox.GCOptions{Grace: grace})
+}
+
+// gcWorkerDirs is `warren gc` over the data directory of a stopped serve
+// that ran worker processes: the in-process node's (DATA: the front's
+// keys, and any records an earlier --workers 0 start left there) and
+// every worker's node are opened here (metadata, write log, sandboxes),
+// and one collection runs over the shared DATA/blobs with roots from all
+// of them. Holding DATA/meta.db keeps a serve from starting meanwhile.
+func gcWorkerDirs(ctx context.Context, log *slog.Logger, data string, metas []string, o sandbox.GCOptions) (sandbox.GCStats, error) {
+	var st sandbox.GCStats
+	var nodes []*node.Node
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for i := len(nodes) - 1; i >= 0; i-- {
+			if cerr := nodes[i].Close(cctx); cerr != nil {
+				log.Warn("gc: closing a node", "err", cerr)
+			}
+		}
+	}()
+	for i, d := range append([]string{data}, metas...) {
+		if i > 0 {
+			d = filepath.Dir(d)
+		}
+		// The cache tiers off: a collection reads the store, and a disk
+		// tier would be emptied for nothing.
+		n, err := node.Open(ctx, node.Options{Dir: d, Logger: log, ChunkCacheMemory: -1, ChunkCacheDisk: -1})
+		if err != nil {
+			return st, fmt.Errorf("cannot open %s (is warren serve running on it? it collects by itself): %w", d, err)
+		}
+		if i > 0 {
+			os.Remove(filepath.Join(d, "admin.key")) // as a worker does: it authenticates by secret only
+		}
+		nodes = append(nodes, n)
+	}
+	return sandbox.CollectGarbageFrom(ctx, nodes[0].Blobs, func(ctx context.Context) ([]sandbox.GCRoots, error) {
+		out := make([]sandbox.GCRoots, len(nodes))
+		for i, n := range nodes {
+			r, err := n.Manager.GCRoots(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("gc: %s: %w", filepath.Dir(n.KeyFile), err)
+			}
+			out[i] = r
+		}
+		return out, nil
+	}, o, log)
 }

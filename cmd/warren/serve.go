@@ -137,7 +137,7 @@ AWS_SESSION_TOKEN).`,
 			}
 			if wf.workers != 0 {
 				setProcs(log, procs, cmd.Flags().Changed("procs"))
-				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json", durability, commitBytes, commitDelay, metricsKey, egressOpts, budget})
+				return serveWorkers(ctx, cmd, log, wf, serveSettings{addr, data, keysFile, apiKeys, standbyAfter, maxUpload, fsync, noNative, nativeRunDir, logFormat == "json", durability, commitBytes, commitDelay, metricsKey, egressOpts, budget, cacheMemN, cacheDiskN, fetchTimeout, gcInterval, gcGrace})
 			}
 			if metaURL == "" {
 				if err := workerpool.Adopt(ctx, data, 0); err != nil { // sandboxes of an earlier --workers start
@@ -275,7 +275,7 @@ AWS_SESSION_TOKEN).`,
 	f.StringVar(&cacheDisk, "chunk-cache-disk", "4GiB", "local disk (DATA/cache/chunks) for committed file data that left the memory cache; 0 or off: none")
 	f.DurationVar(&fetchTimeout, "chunk-fetch-timeout", 20*time.Second, "how long a read of committed data that left the cache waits for the blob store (retries included) before it fails with EIO")
 	f.DurationVar(&budgetWait, "budget-wait", sandbox.DefaultBudgetWait, "how long a writer over an uncommitted budget waits for a commit before its write fails")
-	f.DurationVar(&gcInterval, "gc-interval", sandbox.DefaultGCInterval, "run garbage collection this often (0: never; in-process sandboxes only, not with worker processes)")
+	f.DurationVar(&gcInterval, "gc-interval", sandbox.DefaultGCInterval, "run garbage collection this often (0: never; with worker processes the front collects with every worker's roots and skips a run while one is down)")
 	f.DurationVar(&gcGrace, "gc-grace", sandbox.DefaultGCGrace, "least time an unreferenced object stays before gc deletes it")
 	f.StringVar(&logFormat, "log-format", "text", "request log format: text or json")
 	f.BoolVar(&noNative, "no-native", false, "do not run ELF files natively (namespaces, overlay, cgroups)")

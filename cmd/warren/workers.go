@@ -71,6 +71,11 @@ type serveSettings struct {
 	metricsKey           string
 	egress               egress.Options
 	budget               sandbox.Budget
+	// The chunk cache (node.Options' sizes: negative off); the workers
+	// share each tier.
+	cacheMemory, cacheDisk int64
+	fetchTimeout           time.Duration
+	gcInterval, gcGrace    time.Duration
 }
 
 // serveWorkers is serve in worker mode: the HTTP front and its keys here,
@@ -96,7 +101,8 @@ func serveWorkers(ctx context.Context, cmd *cobra.Command, log *slog.Logger, w w
 			Workers: w.workers, Data: s.data, MemoryLimit: mem, NoCPUWeights: !w.cpuWeights, StandbyAfter: s.standbyAfter,
 			MaxFileBytes: s.maxUpload, Fsync: s.fsync, NativeRunDir: runDir, LogJSON: s.logJSON,
 			Durability: s.durability, CommitBytes: s.commitBytes, CommitDelay: s.commitDelay, Budget: s.budget,
-			Egress: s.egress,
+			Egress:           s.egress,
+			ChunkCacheMemory: s.cacheMemory, ChunkCacheDisk: s.cacheDisk, ChunkFetchTimeout: s.fetchTimeout,
 			Logger: log, Stderr: cmd.ErrOrStderr(),
 			// Each worker schedules as the front does (--procs, or a
 			// GOMAXPROCS from the environment, set by setProcs before).
@@ -124,6 +130,7 @@ func serveWorkers(ctx context.Context, cmd *cobra.Command, log *slog.Logger, w w
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "warren listening on http://%s (%d workers)\n", ln.Addr(), w.workers)
 	printKeyFile(out, f.AdminKey != "", f.KeyFile)
+	serveGCWorkers(ctx, log, f.Pool, s.gcInterval, s.gcGrace)
 	blobs := &blobGauge{count: dirCounter(filepath.Join(s.data, "blobs", "data"))} // store/dir keeps objects under data/
 	srv := &http.Server{Handler: server.MetricsFront(f.Handler, s.metricsKey, blobs.write), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)

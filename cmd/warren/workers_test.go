@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +124,31 @@ func TestE2E_WorkerOOM(t *testing.T) {
 	}
 	if !strings.Contains(p.logs(), "memory cgroup OOM kill") {
 		t.Fatalf("serve's log does not record the OOM kill:\n%s", p.logs())
+	}
+	p.stop(t)
+}
+
+// TestE2E_WorkerChunkCache: serve's chunk cache flags reach the worker
+// processes: each worker runs with its share of each tier and the fetch
+// timeout given, its disk tier in its own directory (the tier is emptied
+// at start, so a shared one would be emptied under the other worker).
+func TestE2E_WorkerChunkCache(t *testing.T) {
+	dir := t.TempDir()
+	p := startServe(t, dir, "--no-native", "--workers", "2", "--gc-interval", "0",
+		"--chunk-cache-memory", "64MiB", "--chunk-cache-disk", "100MiB", "--chunk-fetch-timeout", "7s")
+	logs := p.logs()
+	for w := range 2 {
+		chunks := filepath.Join(dir, "workers", "w"+strconv.Itoa(w), "chunks")
+		want := fmt.Sprintf(`msg="chunk cache" worker=%d memory=%d disk=%d dir=%s fetch_timeout=7s`, w, 32<<20, 50<<20, chunks)
+		if !strings.Contains(logs, want) {
+			t.Fatalf("worker %d: no log line %q:\n%s", w, want, logs)
+		}
+		if fi, err := os.Lstat(chunks); err != nil || !fi.IsDir() {
+			t.Fatalf("worker %d's disk tier %s: %v", w, chunks, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cache", "chunks")); err == nil {
+		t.Fatalf("a worker used the shared %s", filepath.Join(dir, "cache", "chunks"))
 	}
 	p.stop(t)
 }

@@ -95,6 +95,11 @@ type Options struct {
 	// cache is the process's (vfs.SetChunkCache): the last node opened in
 	// a process sets it.
 	ChunkCacheMemory, ChunkCacheDisk int64
+	// ChunkCacheDir is the disk tier's directory (default DIR/cache/chunks).
+	// It is emptied at Open, so no two nodes may share one: a worker
+	// process, whose DIR/cache is the node's shared image cache, gives its
+	// own.
+	ChunkCacheDir string
 	// ChunkFetchTimeout bounds one fetch of an evicted chunk (zero: the
 	// vfs default, 20 s); a read past it fails with EIO. Process-wide.
 	ChunkFetchTimeout time.Duration
@@ -270,12 +275,19 @@ func openChunkCache(opts Options) (*chunkcache.Cache, error) {
 		}
 		return v
 	}
-	return chunkcache.Open(chunkcache.Options{
+	co := chunkcache.Options{
 		Memory: size(opts.ChunkCacheMemory, chunkcache.DefaultMemory),
 		Disk:   size(opts.ChunkCacheDisk, chunkcache.DefaultDisk),
-		Dir:    filepath.Join(opts.Dir, "cache", "chunks"),
+		Dir:    opts.ChunkCacheDir,
 		Logger: opts.Logger,
-	})
+	}
+	if co.Dir == "" {
+		co.Dir = filepath.Join(opts.Dir, "cache", "chunks")
+	}
+	if opts.Logger != nil {
+		opts.Logger.Info("chunk cache", "memory", co.Memory, "disk", co.Disk, "dir", co.Dir, "fetch_timeout", opts.ChunkFetchTimeout)
+	}
+	return chunkcache.Open(co)
 }
 
 // nodeID reads DIR/node-id, writing a new random id on first start.

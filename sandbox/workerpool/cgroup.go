@@ -146,6 +146,35 @@ func (g *memGroup) setLimit(limit int64) error {
 	return g.write("memory.limit_in_bytes", v)
 }
 
+// resetV2 readies a v2 group for a new worker: the last one's native
+// tier moved it into wN/leaf and enabled controllers in wN (native
+// moveToLeaf), and a v2 cgroup that delegates controllers can hold no
+// process, so the new worker could not be born in wN. Its processes are
+// gone (killAll), so its descendants go and its controllers are disabled.
+func (g *memGroup) resetV2() error {
+	var dirs []string
+	filepath.WalkDir(g.dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && p != g.dir {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	var errs []error
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := syscall.Rmdir(dirs[i]); err != nil && !errors.Is(err, syscall.ENOENT) {
+			errs = append(errs, fmt.Errorf("cannot remove cgroup %s: %w", dirs[i], err))
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(g.dir, "cgroup.subtree_control"))
+	if on := strings.Fields(string(b)); len(on) > 0 {
+		for i := range on {
+			on[i] = "-" + on[i]
+		}
+		errs = append(errs, g.write("cgroup.subtree_control", strings.Join(on, " ")))
+	}
+	return errors.Join(errs...)
+}
+
 // add moves pid into the group.
 func (g *memGroup) add(pid int) error {
 	return g.write("cgroup.procs", strconv.Itoa(pid))

@@ -35,6 +35,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +45,7 @@ import (
 
 	"github.com/containerd/errdefs"
 	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/chunkcache"
 	"github.com/warren-sandbox/warren/client"
 	"github.com/warren-sandbox/warren/image"
 	"github.com/warren-sandbox/warren/sandbox"
@@ -62,8 +64,11 @@ type Options struct {
 	// limit when lower) divided by Workers, leaving the rest to the front
 	// and the page cache.
 	MemoryLimit int64
-	// GoMemLimit, when above 0, sets each worker's GOMEMLIMIT to this
-	// fraction of MemoryLimit (default off; see start).
+	// GoMemLimit sets each worker's GOMEMLIMIT to this fraction of
+	// MemoryLimit (0: DefaultGoMemLimit; negative: none) and, unless GOGC
+	// is in the environment, its GOGC to WorkerGOGC (with no soft limit
+	// the worker keeps Go's default GOGC 100: at 400 its heap goal, 5x
+	// the live heap, would meet the cgroup kill). See start.
 	GoMemLimit float64
 	// Command is the worker's argv before its flags (default: this binary
 	// and "serve-worker"); tests point it at their own binary.
@@ -82,6 +87,14 @@ type Options struct {
 	CommitDelay time.Duration
 	// Budget is node.Options' (a worker's node budget is its own).
 	Budget sandbox.Budget
+	// ChunkCacheMemory and ChunkCacheDisk are the node's chunk cache
+	// (node.Options' meaning: 0 the default, negative off); each worker
+	// gets 1/Workers of each tier, in DATA/workers/wN/chunks, so the node
+	// uses what the operator sized whichever worker holds the data (a
+	// tenant's sandboxes, and so its chunks, live on its home worker).
+	ChunkCacheMemory, ChunkCacheDisk int64
+	// ChunkFetchTimeout is node.Options' (0: the vfs default).
+	ChunkFetchTimeout time.Duration
 	// NativeRunDir is the parent of the workers' native run directories
 	// (DIR/wN each); empty: no native tier in the workers.
 	NativeRunDir string
@@ -134,6 +147,7 @@ type Pool struct {
 	// snapMu serialises snapshot creation so a name stays unique across
 	// workers (each worker checks only its own).
 	snapMu sync.Mutex
+	gcMu   sync.Mutex // one collection at a time
 }
 
 // worker is one worker process and its supervision state.
@@ -455,16 +469,7 @@ func (w *worker) start() (*generation, error) {
 	args = append(args, w.p.argv(w)...)
 	cmd := exec.Command(o.Command[0], args...)
 	cmd.Env = append(os.Environ(), o.Env...)
-	// No soft limit by default: with GOMEMLIMIT at 90% of the cgroup, a
-	// runaway worker spends its last seconds in back-to-back GCs (the awk
-	// bomb took 18.6 s instead of 5.4 s to be killed) and the neighbours'
-	// heartbeat p99 went from 0.2 s to 2.1 s on a loaded 2-core machine.
-	// Dying fast is the backstop's job; the restart returns the memory.
-	limit := "off"
-	if o.GoMemLimit > 0 {
-		limit = strconv.FormatInt(int64(o.GoMemLimit*float64(o.MemoryLimit)), 10)
-	}
-	cmd.Env = append(cmd.Env, "GOMEMLIMIT="+limit)
+	cmd.Env = append(cmd.Env, workerGCEnv(o)...)
 	// The secret goes down a pipe only once the child is in its cgroup:
 	// the worker does nothing before it has the secret, so everything it
 	// sets up (its node, its native tier's cgroups, which are made under
@@ -486,7 +491,13 @@ func (w *worker) start() (*generation, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if w.cg != nil && w.cg.v2 {
 		// v2: born in the cgroup (clone3 CLONE_INTO_CGROUP), nothing
-		// charged elsewhere.
+		// charged elsewhere; emptied of what the last worker made in it.
+		if err := w.cg.resetV2(); err != nil {
+			pw.Close()
+			out.Close()
+			in.Close()
+			return nil, fmt.Errorf("worker %d: %w", w.index, err)
+		}
 		fd, err := syscall.Open(w.cg.dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 		if err != nil {
 			pw.Close()
@@ -566,6 +577,37 @@ func (w *worker) start() (*generation, error) {
 	return &generation{secret: secret, cmd: cmd, stdout: out, died: make(chan struct{}), hc: &http.Client{Transport: tr}}, nil
 }
 
+// Worker GC settings (Options.GoMemLimit).
+const (
+	// DefaultGoMemLimit is a worker's GOMEMLIMIT as a fraction of its
+	// cgroup limit: room below the kill for what is not Go heap (stacks,
+	// the binary, native children charged to the group) and for the GC
+	// to catch up.
+	DefaultGoMemLimit = 0.7
+	// WorkerGOGC is a worker's GOGC under that limit: the density runs
+	// measured sched->done p99 12-14 ms at GOGC 400 against 24-94 ms at
+	// 100 (bench/README "Density tails"); the soft limit keeps the larger
+	// heap goal below the cgroup's kill.
+	WorkerGOGC = 400
+)
+
+// workerGCEnv is the GC part of a worker's environment.
+func workerGCEnv(o Options) []string {
+	if o.GoMemLimit < 0 || o.NoCgroup {
+		// No soft limit (or no cgroup to derive one from): Go's defaults.
+		return []string{"GOMEMLIMIT=off"}
+	}
+	frac := o.GoMemLimit
+	if frac == 0 {
+		frac = DefaultGoMemLimit
+	}
+	env := []string{"GOMEMLIMIT=" + strconv.FormatInt(int64(frac*float64(o.MemoryLimit)), 10)}
+	if os.Getenv("GOGC") == "" && !slices.ContainsFunc(o.Env, func(e string) bool { return strings.HasPrefix(e, "GOGC=") }) {
+		env = append(env, "GOGC="+strconv.Itoa(WorkerGOGC))
+	}
+	return env
+}
+
 // argv is the worker's command line (read by RunWorker).
 func (p *Pool) argv(w *worker) []string {
 	o := p.opts
@@ -588,6 +630,20 @@ func (p *Pool) argv(w *worker) []string {
 	}
 	if b := o.Budget; b != (sandbox.Budget{}) {
 		a = append(a, "--budget-sandbox", strconv.FormatInt(b.Sandbox, 10), "--budget-node", strconv.FormatInt(b.Node, 10), "--budget-wait", b.Wait.String())
+	}
+	share := func(n, def int64) int64 {
+		switch {
+		case n < 0:
+			return -1
+		case n == 0:
+			n = def
+		}
+		return max(1, n/int64(o.Workers))
+	}
+	a = append(a, "--chunk-cache-memory", strconv.FormatInt(share(o.ChunkCacheMemory, chunkcache.DefaultMemory), 10),
+		"--chunk-cache-disk", strconv.FormatInt(share(o.ChunkCacheDisk, chunkcache.DefaultDisk), 10))
+	if o.ChunkFetchTimeout > 0 {
+		a = append(a, "--chunk-fetch-timeout", o.ChunkFetchTimeout.String())
 	}
 	if o.NativeRunDir == "" {
 		a = append(a, "--no-native")

@@ -54,6 +54,9 @@ type workerFlags struct {
 	commitDelay  time.Duration
 	egress       egress.Options
 	budget       sandbox.Budget
+	cacheMemory  int64
+	cacheDisk    int64
+	fetchTimeout time.Duration
 }
 
 func (f *workerFlags) set(fs *flag.FlagSet) {
@@ -86,6 +89,9 @@ func (f *workerFlags) set(fs *flag.FlagSet) {
 	fs.Int64Var(&f.budget.Sandbox, "budget-sandbox", 0, "uncommitted budget per sandbox, bytes (0: the default; negative: none)")
 	fs.Int64Var(&f.budget.Node, "budget-node", 0, "uncommitted budget of this worker's node, bytes (0: the default; negative: none)")
 	fs.DurationVar(&f.budget.Wait, "budget-wait", 0, "how long a writer over budget waits (0: the default)")
+	fs.Int64Var(&f.cacheMemory, "chunk-cache-memory", 0, "this worker's chunk cache memory tier, bytes (0: the default; negative: off)")
+	fs.Int64Var(&f.cacheDisk, "chunk-cache-disk", 0, "this worker's chunk cache disk tier in DIR/chunks, bytes (0: the default; negative: off)")
+	fs.DurationVar(&f.fetchTimeout, "chunk-fetch-timeout", 0, "bound of one fetch of an evicted chunk (0: the vfs default)")
 }
 
 // RunWorker is the body of a worker process (`warren serve-worker`): it
@@ -145,6 +151,10 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		Dir:    f.dir, Logger: log, Fsync: f.fsync, DefaultStandbyAfter: f.standbyAfter,
 		TickInterval: f.tick, MaxFileBytes: f.maxUpload, Native: rt, Guard: guard,
 		Durability: f.durability, CommitBytes: f.commitBytes, CommitDelay: f.commitDelay, Budget: f.budget,
+		// DIR/cache is the node's shared image cache; the chunk cache's
+		// disk tier is emptied at start, so each worker has its own.
+		ChunkCacheMemory: f.cacheMemory, ChunkCacheDisk: f.cacheDisk, ChunkCacheDir: filepath.Join(f.dir, "chunks"),
+		ChunkFetchTimeout: f.fetchTimeout,
 	})
 	if err != nil {
 		return err
@@ -172,6 +182,19 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(n.Manager.Stats())
+	})
+	mux.HandleFunc("GET "+gcRootsPath, func(w http.ResponseWriter, r *http.Request) {
+		if !secretOK(secret, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")) {
+			http.Error(w, "unauthenticated", http.StatusUnauthorized)
+			return
+		}
+		roots, err := n.Manager.GCRoots(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(roots)
 	})
 	mux.Handle("/", apiSrv)
 	os.Remove(f.socket)
