@@ -536,6 +536,19 @@ func (m *Manager) GCRoots(ctx context.Context) (GCRoots, error) {
 	for _, rec := range recs {
 		r.StateRefs = append(r.StateRefs, rec.StateRef)
 	}
+	// Volumes are trees of their own: a collector elsewhere (offline
+	// warren gc over DATA's node, the front of worker mode) must keep them.
+	if vm, ok := m.cfg.Meta.(VolumeMeta); ok {
+		vs, err := vm.ListVolumes(ctx)
+		if err != nil {
+			return r, fmt.Errorf("gc: cannot list volumes: %w", err)
+		}
+		for _, v := range vs {
+			if v.Ref != "" {
+				r.Deltas = append(r.Deltas, v.Ref)
+			}
+		}
+	}
 	m.mu.RLock()
 	boxes := make([]*box, 0, len(m.boxes))
 	for _, b := range m.boxes {

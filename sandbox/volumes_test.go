@@ -14,7 +14,15 @@ import (
 // TestVolumeGC: a volume's committed tree is a GC root: after its sandbox
 // is deleted and two sweeps with no grace, a new sandbox reads every file
 // back; once the volume is deleted its objects are swept.
+// It runs with the in-process collector and with one that only has the
+// Manager's GCRoots (offline warren gc, the front of worker mode).
 func TestVolumeGC(t *testing.T) {
+	for _, from := range []bool{false, true} {
+		t.Run(map[bool]string{false: "in-process", true: "from-roots"}[from], func(t *testing.T) { volumeGC(t, from) })
+	}
+}
+
+func volumeGC(t *testing.T, fromRoots bool) {
 	ctx := context.Background()
 	d := t.TempDir()
 	p := openParts(t, d)
@@ -44,8 +52,17 @@ func TestVolumeGC(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := sandbox.GCOptions{Grace: time.Nanosecond}
+	collect := func(m *sandbox.Manager) (sandbox.GCStats, error) {
+		if !fromRoots {
+			return m.CollectGarbage(ctx, o)
+		}
+		return sandbox.CollectGarbageFrom(ctx, p.blobs, func(ctx context.Context) ([]sandbox.GCRoots, error) {
+			r, err := m.GCRoots(ctx)
+			return []sandbox.GCRoots{r}, err
+		}, o, nil)
+	}
 	for range 2 {
-		if _, err := m.CollectGarbage(ctx, o); err != nil {
+		if _, err := collect(m); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,7 +87,7 @@ func TestVolumeGC(t *testing.T) {
 	}
 	var swept int64
 	for range 2 {
-		st, err := m.CollectGarbage(ctx, o)
+		st, err := collect(m)
 		if err != nil {
 			t.Fatal(err)
 		}
