@@ -97,6 +97,18 @@ func TestE2E_Jobs(t *testing.T) {
 		t.Fatalf("setsid's job is not in ps:\n%s", out)
 	}
 
+	// --standby-with-jobs lets the idle timer hibernate a sandbox whose job
+	// still runs (without it a live job keeps the sandbox up: sandbox tests).
+	idle := strings.TrimSpace(must("sandbox", "create", "--standby-after", "300ms", "--standby-with-jobs"))
+	must("sandbox", "exec", idle, "-c", "sleep 60 &")
+	standby := regexp.MustCompile(`"state":\s*"standby"`)
+	for deadline := time.Now().Add(15 * time.Second); !standby.MatchString(must("sandbox", "inspect", idle)); {
+		if time.Now().After(deadline) {
+			t.Fatalf("--standby-with-jobs: still not in standby after 15 s:\n%s", must("sandbox", "inspect", idle))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
 	// Native tier: an ELF started with & keeps running after the exec.
 	if os.Geteuid() == 0 {
 		if _, err := exec.LookPath("busybox"); err == nil && !strings.Contains(p.logs(), "native tier unavailable") {

@@ -47,6 +47,7 @@ func newSandboxCmd() *cobra.Command {
 	var image, snapshot string
 	var labels, env []string
 	var standby, ttl time.Duration
+	var standbyWithJobs bool
 	var lf limitFlags
 	var createDurability, createSecurity string
 	var nf networkFlags
@@ -59,7 +60,7 @@ func newSandboxCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			req := api.CreateRequest{Image: image, Snapshot: snapshot, StandbyAfter: api.Duration(standby), TTL: api.Duration(ttl), Durability: createDurability, Security: createSecurity}
+			req := api.CreateRequest{Image: image, Snapshot: snapshot, StandbyAfter: api.Duration(standby), StandbyWithJobs: standbyWithJobs, TTL: api.Duration(ttl), Durability: createDurability, Security: createSecurity}
 			if req.Commands, err = createCommands.value(); err != nil {
 				return err
 			}
@@ -93,6 +94,7 @@ func newSandboxCmd() *cobra.Command {
 	create.Flags().StringArrayVar(&labels, "label", nil, "k=v label (repeatable)")
 	create.Flags().StringArrayVar(&env, "env", nil, "K=V environment variable (repeatable)")
 	create.Flags().DurationVar(&standby, "standby-after", 0, "idle time before hibernation (default: the server's)")
+	create.Flags().BoolVar(&standbyWithJobs, "standby-with-jobs", false, "let the idle timer hibernate the sandbox while background jobs run (standby ends them); by default a live job keeps it running")
 	create.Flags().DurationVar(&ttl, "ttl", 0, "delete the sandbox this long after creation")
 	lf.register(create.Flags()) // the same limit flags as `warren run`
 	create.Flags().StringVar(&createSecurity, "security", "", "native tier confinement: default or relaxed (no seccomp filter, capabilities or /proc masks; trusted images only)")
