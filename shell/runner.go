@@ -93,7 +93,6 @@ type runner struct {
 	funcs   map[string]*syntax.Stmt
 	aliases map[string]string
 	traps   map[string]string
-	shared  bool // maps above are borrowed from a parent: copy before writing
 
 	params   []string
 	arg0     string
@@ -101,7 +100,6 @@ type runner struct {
 	shopts   map[string]bool
 	cwd      string
 	dirs     []string
-	umask    uint32
 	status   int
 	pid      int // $$
 	bashpid  int
@@ -117,10 +115,8 @@ type runner struct {
 	fds []*fdesc
 
 	// control flow
-	exiting     bool
 	breakN      int
 	contN       int
-	returning   bool
 	callDepth   int
 	noErrExit   int // >0 in conditions, where errexit is off
 	funcNames   []string
@@ -130,43 +126,49 @@ type runner struct {
 	curSrc      string // file being read (for functions' BASH_SOURCE)
 	funcFile    map[string]string
 	lineno      int
-	ecfg        expand.Config
 	substStat   int // status of the last command substitution
 	lastArg     string
-	inTrap      bool
 	optind      int // getopts char position within a word
 	fdLinks     map[string]*fdesc
 	outErr      error
-	inBracket   bool
-	jobCtx      context.Context // a background job's own context (kill %N)
-	jobGroup    *jobGroup       // the group of the job this runner runs in (nil: none; jobs.go)
-	inExitTrap  bool            // running the EXIT trap (a job ended by TERM or INT still runs it)
-	exitCalled  bool
-	cdPhysical  bool
+	jobCtx      context.Context   // a background job's own context (kill %N)
+	jobGroup    *jobGroup         // the group of the job this runner runs in (nil: none; jobs.go)
 	loopDepth   int               // enclosing loops in this function (break/continue)
 	envCache    []string          // exported environment, rebuilt after any write
 	parentTraps map[string]string // what `trap` lists in a subshell (bash shows the parent's)
-	andOrFail   bool              // status comes from a short-circuited && / || list
 	pipeOne     int
 	pipeMulti   []int
-	dashC       bool
-	abandonLine bool // a failglob or $(( )) error unwinds to the top-level read loop
-	readDepth   int  // nested runRead loops (1: the script's own)
+	readDepth   int // nested runRead loops (1: the script's own)
 	// returnTrapSets counts `trap ... RETURN`: a function runs the RETURN
 	// trap only when it set it itself (or under functrace), as bash does.
 	returnTrapSets int
 	lineBase       int
 	goptInd        int
-	permRedir      bool
 	procFds        []procEnt
 	curArgs        []string // the resident command running (for ps)
 	hooks          *hooks   // what commands see of this runner; valid when hooksOf == r
 	hooksOf        *runner
-	shoptsOwned    bool                  // shopts is private (else defaultShopts, never written)
 	mem            *commands.Reservation // this runner's memory charges (memory.go); nil until the first
 	trapRunning    map[string]bool       // signals whose trap is running (re-raise is pending, not recursion)
 	trapPending    map[string]bool
 	arithNest      int // strings being evaluated as arithmetic (arith.go)
+
+	// flags, together (a runner is copied per subshell and pipeline stage:
+	// padding between scattered bools made it larger)
+	umask       uint32
+	shared      bool // maps above are borrowed from a parent: copy before writing
+	exiting     bool
+	returning   bool
+	inTrap      bool
+	inBracket   bool
+	inExitTrap  bool // running the EXIT trap (a job ended by TERM or INT still runs it)
+	exitCalled  bool
+	cdPhysical  bool
+	andOrFail   bool // status comes from a short-circuited && / || list
+	dashC       bool
+	abandonLine bool // a failglob or $(( )) error unwinds to the top-level read loop
+	permRedir   bool
+	shoptsOwned bool // shopts is private (else defaultShopts, never written)
 }
 
 // defaultShopts are the shopt settings of a new session, shared by every
@@ -328,7 +330,6 @@ func (r *runner) subshellRunner() *runner {
 	c.mem = nil                             // its own charges, given back when it ends
 	c.subshell++
 	c.bashpid = r.newPid()
-	c.ecfg = expand.Config{}
 	// EXIT traps do not carry into subshells, other traps do.
 	_, e := c.traps["EXIT"]
 	_, d := c.traps["DEBUG"]
@@ -356,7 +357,6 @@ func (r *runner) cloneSession(s *Shell) *runner {
 	c.params = append([]string(nil), r.params...)
 	c.pidNext = new(atomic.Int64)
 	c.pidNext.Store(r.pidNext.Load())
-	c.ecfg = expand.Config{}
 	return &c
 }
 
