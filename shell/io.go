@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +31,7 @@ type pipe struct {
 	epipe   bool // a write failed because the reader was gone
 	id      int
 	rs      *runState
+	slot    int // index in rs.pipes; -1 once forgotten (guarded by rs.pipesMu)
 }
 
 const pipeCap = 64 << 10
@@ -44,12 +46,16 @@ func (r *runner) newPipe() *pipe {
 	p.rcond.L = &p.mu
 	p.wcond.L = &p.mu
 	p.id = r.newPid() + 1000
-	r.rs.pipesMu.Lock()
-	if r.rs.pipes == nil {
-		r.rs.pipes = map[*pipe]struct{}{}
+	rs := r.rs
+	rs.pipesMu.Lock()
+	p.slot = len(rs.pipes)
+	rs.pipes = append(rs.pipes, p)
+	if rs.unpipe == nil {
+		// Registered with the first pipe: a Run without pipes pays for
+		// no AfterFunc.
+		rs.unpipe = context.AfterFunc(rs.ctx, rs.closePipes)
 	}
-	r.rs.pipes[p] = struct{}{}
-	r.rs.pipesMu.Unlock()
+	rs.pipesMu.Unlock()
 	if r.rs.ctx.Err() != nil {
 		p.kill()
 	}
@@ -58,10 +64,7 @@ func (r *runner) newPipe() *pipe {
 
 func (rs *runState) closePipes() {
 	rs.pipesMu.Lock()
-	ps := make([]*pipe, 0, len(rs.pipes))
-	for p := range rs.pipes {
-		ps = append(ps, p)
-	}
+	ps := slices.Clone(rs.pipes)
 	rs.pipesMu.Unlock()
 	for _, p := range ps {
 		p.kill()
@@ -78,9 +81,17 @@ func (p *pipe) kill() {
 
 func (p *pipe) forget() {
 	if p.rs != nil {
-		p.rs.pipesMu.Lock()
-		delete(p.rs.pipes, p)
-		p.rs.pipesMu.Unlock()
+		rs := p.rs
+		rs.pipesMu.Lock()
+		if i := p.slot; i >= 0 && i < len(rs.pipes) && rs.pipes[i] == p {
+			last := len(rs.pipes) - 1
+			rs.pipes[i] = rs.pipes[last]
+			rs.pipes[i].slot = i
+			rs.pipes[last] = nil
+			rs.pipes = rs.pipes[:last]
+			p.slot = -1
+		}
+		rs.pipesMu.Unlock()
 	}
 }
 

@@ -353,6 +353,7 @@ func (r *runner) spawnJob(text string, mine bool, body func(sub *runner)) *Job {
 		jrs.stderr = sub.fds[2].w
 	}
 	stop := context.AfterFunc(tctx, jrs.closePipes)
+	jrs.unpipe = stop // newPipe registers no second one
 	sub.rs = jrs
 	sub.jobGroup = g
 	sub.jobCtx = nil

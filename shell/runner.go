@@ -57,13 +57,16 @@ type runState struct {
 	fatal    atomic.Pointer[limitError]
 	wg       sync.WaitGroup
 	pipesMu  sync.Mutex
-	pipes    map[*pipe]struct{}
+	pipes    []*pipe     // live pipes (pipe.slot is the index), killed when the Run ends
+	unpipe   func() bool // stops the AfterFunc that kills them; registered with the first pipe
 	stderr   io.Writer
 	stdinTop io.Reader
 	outMu    sync.Mutex
 	top      [2]io.Writer // the Run's own stdout and stderr (a job writing there writes to its log: jobs.go)
 	term     *runTerm     // the same, for jobs, until the Run ends
 	ladder   ladder       // the Run's commands policy and rung counts (ladder.go)
+	outW     limitWriter  // the Run's stdout and stderr (in the runState: one allocation less)
+	errW     limitWriter
 }
 
 func (rs *runState) fail(le *limitError) {
@@ -430,7 +433,7 @@ func (r *runner) runTop(ctx context.Context, script string, stdin io.Reader, std
 }
 
 func (r *runner) runTopWith(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, body func()) (int, error) {
-	lim := r.sh.lim
+	lim := &r.sh.lim // never written after New
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
@@ -442,14 +445,14 @@ func (r *runner) runTopWith(ctx context.Context, stdin io.Reader, stdout, stderr
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, lim.Timeout, r.sh.timeoutErr)
 	defer cancel()
-	rs := &runState{ctx: ctx, lim: &lim, jobs: &r.sh.goroutines, ladder: newLadder(ctx, &r.sh.cfg)}
+	rs := &runState{ctx: ctx, lim: lim, jobs: &r.sh.goroutines, ladder: newLadder(ctx, &r.sh.cfg)}
 	rs.stderr = stderr
-	stop := context.AfterFunc(ctx, rs.closePipes)
-	defer stop()
 	r.rs = rs
-	ow := &limitWriter{w: stdout, rs: rs}
-	ew := &limitWriter{w: stderr, rs: rs}
-	r.fds = []*fdesc{{r: stdin, path: "/dev/stdin"}, {w: ow, path: "/dev/stdout"}, {w: ew, path: "/dev/stderr"}}
+	rs.outW = limitWriter{w: stdout, rs: rs}
+	rs.errW = limitWriter{w: stderr, rs: rs}
+	ow, ew := &rs.outW, &rs.errW
+	std := &[3]fdesc{{r: stdin, path: "/dev/stdin"}, {w: ow, path: "/dev/stdout"}, {w: ew, path: "/dev/stderr"}}
+	r.fds = []*fdesc{&std[0], &std[1], &std[2]}
 	rs.top = [2]io.Writer{ow, ew}
 	rs.term = &runTerm{w: rs.top}
 	r.exiting, r.breakN, r.contN, r.returning = false, 0, 0, false
@@ -464,6 +467,14 @@ func (r *runner) runTopWith(ctx context.Context, stdin io.Reader, stdout, stderr
 	rs.term.detach()
 	rs.wg.Wait()
 	ctxErr, cause := ctx.Err(), context.Cause(ctx)
+	// Kill the pipes still open here, rather than by the AfterFunc in a
+	// goroutine of its own once cancel runs.
+	rs.pipesMu.Lock()
+	unpipe := rs.unpipe
+	rs.pipesMu.Unlock()
+	if unpipe != nil && unpipe() {
+		rs.closePipes()
+	}
 	cancel()
 	st := r.status
 	if le := rs.fatal.Load(); le != nil {
