@@ -655,10 +655,13 @@ func (r *runner) procSubst(ps *syntax.ProcSubst) (string, error) {
 		r.setFd(fd, &fdesc{w: &closeOnWrite{p: p}, path: "pipe:[" + strconv.Itoa(p.id) + "]"})
 	}
 	r.procFds = append(r.procFds, procEnt{fd: fd, p: p, out: ps.Op != syntax.CmdIn})
-	r.rs.wg.Add(1)
+	rs := r.rs
+	rs.wg.Add(1)
+	// The goroutine must not keep r: it may be a pipeline stage's runner,
+	// recycled when the stage ends (stagePool).
 	goWork(func() {
-		defer r.rs.wg.Done()
-		defer r.endJob()
+		defer rs.wg.Done()
+		defer rs.jobs.Add(-1) // endJob
 		defer sub.closeMem()
 		defer sub.recoverPanic()
 		sub.stmts(sub.substAliases(ps.Stmts))

@@ -42,7 +42,7 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 		if i == n-1 && lastpipe {
 			sub = r
 		} else {
-			sub = r.subshellRunner()
+			sub = r.stageRunner()
 		}
 		fds := sub.fds
 		if len(fds) < 3 {
@@ -67,6 +67,7 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 					myIn.CloseRead()
 				}
 				statuses[i] = 1
+				sub.releaseStage()
 				inPipe = out
 				in = out
 				continue
@@ -75,6 +76,7 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 			goWork(func() {
 				defer wg.Done()
 				defer r.endJob()
+				defer sub.releaseStage()
 				defer sub.closeMem()
 				defer sub.recoverPanic()
 				sub.stmt(st)
@@ -97,6 +99,9 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 				sub.closeMem()
 			}
 			statuses[i] = sub.status
+			if sub != r {
+				sub.releaseStage()
+			}
 			if myIn != nil {
 				myIn.CloseRead()
 			}

@@ -314,7 +314,14 @@ func (r *runner) ownMaps() {
 // subshell returns a child runner: same state, copy-on-write maps, its own
 // control flow.
 func (r *runner) subshellRunner() *runner {
-	c := *r
+	c := new(runner)
+	r.subshellInto(c)
+	return c
+}
+
+// subshellInto makes c a subshell of r (c's old contents are overwritten).
+func (r *runner) subshellInto(c *runner) {
+	*c = *r
 	c.shared = true
 	r.shared = true // the parent must not write into maps the child reads
 	c.fds = append([]*fdesc(nil), r.fds...)
@@ -342,7 +349,47 @@ func (r *runner) subshellRunner() *runner {
 		delete(c.traps, "EXIT")
 		delete(c.traps, "DEBUG")
 	}
-	return &c
+}
+
+// stagePool recycles the runners of pipeline stages: a runner is 760
+// bytes, copied per stage, and the heartbeat of an idle agent is a
+// pipeline (issue 12). A stage's runner goes back only once its stage has
+// ended, zeroed (releaseStage), so nothing of one sandbox reaches another;
+// what ran in it keeps no pointer to it past its end: the goroutines of
+// process substitutions and jobs keep the runState and the Shell, not the
+// runner.
+var stagePool = sync.Pool{New: func() any { return new(runner) }}
+
+// stageRunner is subshellRunner for a pipeline stage: call releaseStage when
+// the stage has ended.
+func (r *runner) stageRunner() *runner {
+	c := stagePool.Get().(*runner)
+	h, hsh := c.hooks, c.sh
+	r.subshellInto(c)
+	if h != nil && hsh == r.sh {
+		// The hooks of this runner pointer, built for the same Shell: the
+		// same as cmdHooks would build (they depend on the Shell's Config
+		// and the session's start only; their funcs read c when called).
+		c.hooks, c.hooksOf = h, c
+	}
+	return c
+}
+
+// releaseStage zeroes a stage's runner and returns it to stagePool. Only its
+// hooks stay, with the Shell they were built for (stageRunner reuses them
+// for that Shell only).
+func (c *runner) releaseStage() {
+	c.resetStage()
+	stagePool.Put(c)
+}
+
+func (c *runner) resetStage() {
+	h, sh := c.hooks, c.sh
+	if c.hooksOf != c {
+		h, sh = nil, nil
+	}
+	*c = runner{}
+	c.hooks, c.sh = h, sh
 }
 
 // cloneSession copies the session for Shell.Fork.
