@@ -32,6 +32,9 @@ type pipe struct {
 	id      int
 	rs      *runState
 	slot    int // index in rs.pipes; -1 once forgotten (guarded by rs.pipesMu)
+	// ends are a pipeline's descriptors of the pipe (read, write): in the
+	// pipe, one allocation for the three.
+	ends [2]fdesc
 }
 
 const pipeCap = 64 << 10

@@ -49,10 +49,12 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 			fds = append(fds, make([]*fdesc, 3-len(fds))...)
 		}
 		if inPipe != nil {
-			fds[0] = &fdesc{r: in, path: "pipe:[" + strconv.Itoa(inPipe.id) + "]"}
+			inPipe.ends[0] = fdesc{r: in, path: inPipe.ends[1].path}
+			fds[0] = &inPipe.ends[0]
 		}
 		if out != nil {
-			fds[1] = &fdesc{w: out, path: "pipe:[" + strconv.Itoa(out.id) + "]"}
+			out.ends[1] = fdesc{w: out, path: "pipe:[" + strconv.Itoa(out.id) + "]"}
+			fds[1] = &out.ends[1]
 			if all[i] {
 				fds[2] = fds[1]
 			}
