@@ -11,21 +11,28 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-func (r *runner) pipeline(c *syntax.BinaryCmd) {
-	var stages []*syntax.Stmt
-	var all []bool
-	var flatten func(st *syntax.Stmt, pipeAll bool)
-	flatten = func(st *syntax.Stmt, pipeAll bool) {
-		if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) && !st.Negated && !st.Background && len(st.Redirs) == 0 {
-			flatten(b.X, b.Op == syntax.PipeAll)
-			flatten(b.Y, pipeAll)
-			return
-		}
-		stages = append(stages, st)
-		all = append(all, pipeAll)
+// pipeStage is one stage of a pipeline; pipeAll: its stderr goes down the
+// pipe too (|&).
+type pipeStage struct {
+	st      *syntax.Stmt
+	pipeAll bool
+}
+
+// flattenPipe appends the stages of st to stages (a | b | c parses as a
+// tree of binary commands).
+func flattenPipe(stages []pipeStage, st *syntax.Stmt, pipeAll bool) []pipeStage {
+	if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) && !st.Negated && !st.Background && len(st.Redirs) == 0 {
+		stages = flattenPipe(stages, b.X, b.Op == syntax.PipeAll)
+		return flattenPipe(stages, b.Y, pipeAll)
 	}
-	flatten(c.X, c.Op == syntax.PipeAll)
-	flatten(c.Y, false)
+	return append(stages, pipeStage{st, pipeAll})
+}
+
+func (r *runner) pipeline(c *syntax.BinaryCmd) {
+	// A small pipeline's stages stay on the stack (no closure, no growth).
+	var buf [4]pipeStage
+	stages := flattenPipe(buf[:0], c.X, c.Op == syntax.PipeAll)
+	stages = flattenPipe(stages, c.Y, false)
 	n := len(stages)
 	statuses := make([]int, n)
 	r.environ() // built once here, shared by the stages' copies
@@ -33,7 +40,8 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 	var wg sync.WaitGroup
 	var in io.Reader = nil
 	var inPipe *pipe
-	for i, st := range stages {
+	for i, stage := range stages {
+		st := stage.st
 		var out *pipe
 		if i < n-1 {
 			out = r.newPipe()
@@ -55,7 +63,7 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 		if out != nil {
 			out.ends[1] = fdesc{w: out, path: "pipe:[" + strconv.Itoa(out.id) + "]"}
 			fds[1] = &out.ends[1]
-			if all[i] {
+			if stage.pipeAll {
 				fds[2] = fds[1]
 			}
 		}
