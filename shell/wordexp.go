@@ -181,7 +181,8 @@ func (r *runner) ifsValue() string {
 
 // fields expands words into argument fields.
 func (r *runner) fields(words ...*syntax.Word) ([]string, bool) {
-	var out []string
+	// usually a field a word: one allocation, not one per doubling
+	out := make([]string, 0, len(words))
 	// The fields are charged while they are being expanded (their peak:
 	// `echo $x $x $x ...` must not hold many MaxStringBytes at once),
 	// beyond fieldsFree bytes, so that a session whose budget is full can
