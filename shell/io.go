@@ -615,7 +615,12 @@ func (r *runner) openRedirect(fd int, target string, flag int, both bool) bool {
 		r.errf("%s: %s", target, errText(err))
 		return false
 	}
-	d := &fdesc{path: r.abs(target)}
+	// the descriptor and its reference count in one allocation
+	dn := &struct {
+		d fdesc
+		n int32
+	}{d: fdesc{path: r.abs(target)}}
+	d := &dn.d
 	d.r, _ = f.(io.Reader)
 	d.w, _ = f.(io.Writer)
 	if flag&vfs.O_ACCMODE == vfs.O_RDONLY {
@@ -625,8 +630,8 @@ func (r *runner) openRedirect(fd int, target string, flag int, both bool) bool {
 	}
 	if c, ok := f.(io.Closer); ok {
 		d.c = c
-		n := int32(1)
-		d.refs = &n
+		dn.n = 1
+		d.refs = &dn.n
 	}
 	r.setFd(fd, d)
 	if both {

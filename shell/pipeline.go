@@ -28,16 +28,28 @@ func flattenPipe(stages []pipeStage, st *syntax.Stmt, pipeAll bool) []pipeStage 
 	return append(stages, pipeStage{st, pipeAll})
 }
 
+type pipeRun struct {
+	wg sync.WaitGroup
+	st [4]int
+}
+
 func (r *runner) pipeline(c *syntax.BinaryCmd) {
 	// A small pipeline's stages stay on the stack (no closure, no growth).
 	var buf [4]pipeStage
 	stages := flattenPipe(buf[:0], c.X, c.Op == syntax.PipeAll)
 	stages = flattenPipe(stages, c.Y, false)
 	n := len(stages)
-	statuses := make([]int, n)
+	// The stages' goroutines share wg and statuses: one allocation for
+	// both when the pipeline is small ($PIPESTATUS keeps statuses).
+	pr := new(pipeRun)
+	statuses := pr.st[:0]
+	if n > len(pr.st) {
+		statuses = make([]int, 0, n)
+	}
+	statuses = statuses[:n:n]
 	r.environ() // built once here, shared by the stages' copies
 	lastpipe := r.shopts["lastpipe"] && !r.opts[optMonitor]
-	var wg sync.WaitGroup
+	wg := &pr.wg
 	var in io.Reader = nil
 	var inPipe *pipe
 	for i, stage := range stages {
