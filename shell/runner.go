@@ -59,6 +59,7 @@ type runState struct {
 	pipesMu  sync.Mutex
 	pipes    []*pipe     // live pipes (pipe.slot is the index), killed when the Run ends
 	unpipe   func() bool // stops the AfterFunc that kills them; registered with the first pipe
+	pipesBuf [2]*pipe    // pipes' first backing array (a Run's pipes are few)
 	stderr   io.Writer
 	stdinTop io.Reader
 	outMu    sync.Mutex
@@ -494,6 +495,7 @@ func (r *runner) runTopWith(ctx context.Context, stdin io.Reader, stdout, stderr
 	defer cancel()
 	rs := &runState{ctx: ctx, lim: lim, jobs: &r.sh.goroutines, ladder: newLadder(ctx, &r.sh.cfg)}
 	rs.stderr = stderr
+	rs.pipes = rs.pipesBuf[:0]
 	r.rs = rs
 	rs.outW = limitWriter{w: stdout, rs: rs}
 	rs.errW = limitWriter{w: stderr, rs: rs}
