@@ -5,7 +5,9 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -158,4 +160,56 @@ func BenchmarkIdleMemory(b *testing.B) {
 func BenchmarkLoopAssignStd(b *testing.B) {
 	fsys, _ := benchBase(b)
 	benchRunWith(b, fsys, stdTable(), "for i in 1 2 3 4 5 6 7 8 9 10; do x=$i; true > /dev/null; wc -c /etc/passwd > /dev/null; done")
+}
+
+// BenchmarkHeartbeatStd is the density scenario's exec (bench.CmdHeartbeat)
+// on a warm session with the real commands: $RANDOM, an append, a
+// two-stage pipeline. /log is truncated every 10 runs, untimed, as a
+// density agent's log grows by one line a period over its window.
+func BenchmarkHeartbeatStd(b *testing.B) {
+	const script = "echo $RANDOM >> /log; cat /log | wc -l"
+	fsys, _ := benchBase(b)
+	sh, err := New(Config{FS: fsys, Commands: stdTable(), Dir: "/home/user"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	var out strings.Builder
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU(b)
+	for i := 0; i < b.N; i++ {
+		if i%10 == 0 {
+			if err := fsys.WriteFile("/log", nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		out.Reset()
+		t0 := time.Now()
+		st, _ := sh.Run(ctx, script, nil, &out, io.Discard)
+		lat = append(lat, time.Since(t0))
+		if want := strconv.Itoa(i%10+1) + "\n"; st != 0 || out.String() != want {
+			b.Fatalf("run %d: status %d, output %q, want %q", i, st, out.String(), want)
+		}
+	}
+	b.StopTimer()
+	// CPU of the whole process (GC and pipeline goroutines included), the
+	// figure density's cpu µs/exec is made of.
+	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return float64(lat[int(float64(len(lat)-1)*p)].Nanoseconds()) }
+	b.ReportMetric(pct(0.50), "p50-ns")
+	b.ReportMetric(pct(0.95), "p95-ns")
+	b.ReportMetric(pct(0.99), "p99-ns")
+	b.ReportMetric(float64(len(lat)), "n")
+}
+
+// processCPU is the user+system CPU time the process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

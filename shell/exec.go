@@ -302,13 +302,21 @@ func (r *runner) popFuncScope() *scope {
 
 // invocation builds what a resident command sees.
 func (r *runner) invocation(args, extraEnv []string) *commands.Invocation {
+	inv := new(commands.Invocation)
+	r.fillInvocation(inv, args, extraEnv)
+	return inv
+}
+
+// fillInvocation is invocation into inv (runResident's is part of a
+// larger allocation).
+func (r *runner) fillInvocation(inv *commands.Invocation, args, extraEnv []string) {
 	env := r.environ()
 	if len(extraEnv) > 0 {
 		env = append(env[:len(env):len(env)], extraEnv...)
 	}
 	r.curArgs = args
 	h := r.cmdHooks()
-	return &commands.Invocation{
+	*inv = commands.Invocation{
 		Args:     args,
 		Stdin:    r.stdin(),
 		Stdout:   r.stdout(),

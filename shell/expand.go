@@ -179,25 +179,6 @@ func (r *runner) random() int {
 	return int((x * 2685821657736338717) >> 49 & 0x7fff)
 }
 
-// expandConfig prepares the runner's reusable expand.Config.
-func (r *runner) expandConfig() *expand.Config {
-	c := &r.ecfg
-	c.Env = env{r}
-	c.CmdSubst = r.cmdSubst
-	c.ProcSubst = r.procSubst
-	c.ReadDir2 = r.globReadDir
-	if r.opts[optNoglob] {
-		c.ReadDir2 = nil
-	}
-	c.GlobStar = r.shopts["globstar"]
-	c.DotGlob = r.shopts["dotglob"]
-	c.NullGlob = r.shopts["nullglob"]
-	c.NoCaseGlob = r.shopts["nocaseglob"]
-	c.ExtGlob = r.shopts["extglob"]
-	c.NoUnset = r.opts[optNounset]
-	return c
-}
-
 func (r *runner) globReadDir(name string) ([]fs.DirEntry, error) {
 	return r.sh.cfg.FS.ReadDir(r.abs(name))
 }

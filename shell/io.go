@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +31,10 @@ type pipe struct {
 	epipe   bool // a write failed because the reader was gone
 	id      int
 	rs      *runState
+	slot    int // index in rs.pipes; -1 once forgotten (guarded by rs.pipesMu)
+	// ends are a pipeline's descriptors of the pipe (read, write): in the
+	// pipe, one allocation for the three.
+	ends [2]fdesc
 }
 
 const pipeCap = 64 << 10
@@ -44,12 +49,16 @@ func (r *runner) newPipe() *pipe {
 	p.rcond.L = &p.mu
 	p.wcond.L = &p.mu
 	p.id = r.newPid() + 1000
-	r.rs.pipesMu.Lock()
-	if r.rs.pipes == nil {
-		r.rs.pipes = map[*pipe]struct{}{}
+	rs := r.rs
+	rs.pipesMu.Lock()
+	p.slot = len(rs.pipes)
+	rs.pipes = append(rs.pipes, p)
+	if rs.unpipe == nil {
+		// Registered with the first pipe: a Run without pipes pays for
+		// no AfterFunc.
+		rs.unpipe = context.AfterFunc(rs.ctx, rs.closePipes)
 	}
-	r.rs.pipes[p] = struct{}{}
-	r.rs.pipesMu.Unlock()
+	rs.pipesMu.Unlock()
 	if r.rs.ctx.Err() != nil {
 		p.kill()
 	}
@@ -58,10 +67,7 @@ func (r *runner) newPipe() *pipe {
 
 func (rs *runState) closePipes() {
 	rs.pipesMu.Lock()
-	ps := make([]*pipe, 0, len(rs.pipes))
-	for p := range rs.pipes {
-		ps = append(ps, p)
-	}
+	ps := slices.Clone(rs.pipes)
 	rs.pipesMu.Unlock()
 	for _, p := range ps {
 		p.kill()
@@ -78,9 +84,17 @@ func (p *pipe) kill() {
 
 func (p *pipe) forget() {
 	if p.rs != nil {
-		p.rs.pipesMu.Lock()
-		delete(p.rs.pipes, p)
-		p.rs.pipesMu.Unlock()
+		rs := p.rs
+		rs.pipesMu.Lock()
+		if i := p.slot; i >= 0 && i < len(rs.pipes) && rs.pipes[i] == p {
+			last := len(rs.pipes) - 1
+			rs.pipes[i] = rs.pipes[last]
+			rs.pipes[i].slot = i
+			rs.pipes[last] = nil
+			rs.pipes = rs.pipes[:last]
+			p.slot = -1
+		}
+		rs.pipesMu.Unlock()
 	}
 }
 
@@ -601,7 +615,12 @@ func (r *runner) openRedirect(fd int, target string, flag int, both bool) bool {
 		r.errf("%s: %s", target, errText(err))
 		return false
 	}
-	d := &fdesc{path: r.abs(target)}
+	// the descriptor and its reference count in one allocation
+	dn := &struct {
+		d fdesc
+		n int32
+	}{d: fdesc{path: r.abs(target)}}
+	d := &dn.d
 	d.r, _ = f.(io.Reader)
 	d.w, _ = f.(io.Writer)
 	if flag&vfs.O_ACCMODE == vfs.O_RDONLY {
@@ -611,8 +630,8 @@ func (r *runner) openRedirect(fd int, target string, flag int, both bool) bool {
 	}
 	if c, ok := f.(io.Closer); ok {
 		d.c = c
-		n := int32(1)
-		d.refs = &n
+		dn.n = 1
+		d.refs = &dn.n
 	}
 	r.setFd(fd, d)
 	if both {
@@ -644,10 +663,13 @@ func (r *runner) procSubst(ps *syntax.ProcSubst) (string, error) {
 		r.setFd(fd, &fdesc{w: &closeOnWrite{p: p}, path: "pipe:[" + strconv.Itoa(p.id) + "]"})
 	}
 	r.procFds = append(r.procFds, procEnt{fd: fd, p: p, out: ps.Op != syntax.CmdIn})
-	r.rs.wg.Add(1)
+	rs := r.rs
+	rs.wg.Add(1)
+	// The goroutine must not keep r: it may be a pipeline stage's runner,
+	// recycled when the stage ends (stagePool).
 	goWork(func() {
-		defer r.rs.wg.Done()
-		defer r.endJob()
+		defer rs.wg.Done()
+		defer rs.jobs.Add(-1) // endJob
 		defer sub.closeMem()
 		defer sub.recoverPanic()
 		sub.stmts(sub.substAliases(ps.Stmts))

@@ -353,6 +353,7 @@ func (r *runner) spawnJob(text string, mine bool, body func(sub *runner)) *Job {
 		jrs.stderr = sub.fds[2].w
 	}
 	stop := context.AfterFunc(tctx, jrs.closePipes)
+	jrs.unpipe = stop // newPipe registers no second one
 	sub.rs = jrs
 	sub.jobGroup = g
 	sub.jobCtx = nil
@@ -364,8 +365,9 @@ func (r *runner) spawnJob(text string, mine bool, body func(sub *runner)) *Job {
 	r.sh.jobs.add(j)
 	r.sh.jobs.wg.Add(1)
 	count := r.rs.jobs // r.rs is gone once the Run returns
+	sh := r.sh         // and r may be a recycled pipeline stage (stagePool)
 	go func() {
-		defer r.sh.jobs.wg.Done()
+		defer sh.jobs.wg.Done()
 		defer count.Add(-1)
 		defer sub.closeMem()
 		sub.safe(func() {
@@ -393,7 +395,7 @@ func (r *runner) spawnJob(text string, mine bool, body func(sub *runner)) *Job {
 		cancel(nil)
 		g.leave()
 		j.status, j.cause = st, cause
-		r.sh.jobs.remove(j)
+		sh.jobs.remove(j)
 		close(j.done)
 	}()
 	r.status = 0

@@ -369,6 +369,7 @@ func (g *readGuard) WriteTo(w io.Writer) (int64, error) {
 
 // attempt is what the shell keeps of one resident attempt.
 type attempt struct {
+	inv      commands.Invocation
 	guard    readGuard
 	refusals commands.Refusals
 }
@@ -377,9 +378,11 @@ type attempt struct {
 // refuses the invocation.
 func (r *runner) runResident(fn commands.Func, args, extraEnv []string) int {
 	name := args[0][strings.LastIndexByte(args[0], '/')+1:]
-	inv := r.invocation(args, extraEnv)
-	// one allocation for both: this runs for every resident command
-	at := &attempt{guard: readGuard{r: inv.Stdin}}
+	// one allocation for the three: this runs for every resident command
+	at := new(attempt)
+	inv := &at.inv
+	r.fillInvocation(inv, args, extraEnv)
+	at.guard = readGuard{r: inv.Stdin}
 	inv.FallBack, inv.Stdin = &at.refusals, &at.guard
 	guard := &at.guard
 	st := fn(r.context(), inv)

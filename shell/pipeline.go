@@ -11,29 +11,49 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-func (r *runner) pipeline(c *syntax.BinaryCmd) {
-	var stages []*syntax.Stmt
-	var all []bool
-	var flatten func(st *syntax.Stmt, pipeAll bool)
-	flatten = func(st *syntax.Stmt, pipeAll bool) {
-		if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) && !st.Negated && !st.Background && len(st.Redirs) == 0 {
-			flatten(b.X, b.Op == syntax.PipeAll)
-			flatten(b.Y, pipeAll)
-			return
-		}
-		stages = append(stages, st)
-		all = append(all, pipeAll)
+// pipeStage is one stage of a pipeline; pipeAll: its stderr goes down the
+// pipe too (|&).
+type pipeStage struct {
+	st      *syntax.Stmt
+	pipeAll bool
+}
+
+// flattenPipe appends the stages of st to stages (a | b | c parses as a
+// tree of binary commands).
+func flattenPipe(stages []pipeStage, st *syntax.Stmt, pipeAll bool) []pipeStage {
+	if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) && !st.Negated && !st.Background && len(st.Redirs) == 0 {
+		stages = flattenPipe(stages, b.X, b.Op == syntax.PipeAll)
+		return flattenPipe(stages, b.Y, pipeAll)
 	}
-	flatten(c.X, c.Op == syntax.PipeAll)
-	flatten(c.Y, false)
+	return append(stages, pipeStage{st, pipeAll})
+}
+
+type pipeRun struct {
+	wg sync.WaitGroup
+	st [4]int
+}
+
+func (r *runner) pipeline(c *syntax.BinaryCmd) {
+	// A small pipeline's stages stay on the stack (no closure, no growth).
+	var buf [4]pipeStage
+	stages := flattenPipe(buf[:0], c.X, c.Op == syntax.PipeAll)
+	stages = flattenPipe(stages, c.Y, false)
 	n := len(stages)
-	statuses := make([]int, n)
+	// The stages' goroutines share wg and statuses: one allocation for
+	// both when the pipeline is small ($PIPESTATUS keeps statuses).
+	pr := new(pipeRun)
+	statuses := pr.st[:0]
+	if n > len(pr.st) {
+		statuses = make([]int, 0, n)
+	}
+	statuses = statuses[:n:n]
 	r.environ() // built once here, shared by the stages' copies
 	lastpipe := r.shopts["lastpipe"] && !r.opts[optMonitor]
-	var wg sync.WaitGroup
+	wg := &pr.wg
 	var in io.Reader = nil
 	var inPipe *pipe
-	for i, st := range stages {
+	for i, stage := range stages {
+		st := stage.st
 		var out *pipe
 		if i < n-1 {
 			out = r.newPipe()
@@ -42,18 +62,20 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 		if i == n-1 && lastpipe {
 			sub = r
 		} else {
-			sub = r.subshellRunner()
+			sub = r.stageRunner()
 		}
 		fds := sub.fds
 		if len(fds) < 3 {
 			fds = append(fds, make([]*fdesc, 3-len(fds))...)
 		}
 		if inPipe != nil {
-			fds[0] = &fdesc{r: in, path: "pipe:[" + strconv.Itoa(inPipe.id) + "]"}
+			inPipe.ends[0] = fdesc{r: in, path: inPipe.ends[1].path}
+			fds[0] = &inPipe.ends[0]
 		}
 		if out != nil {
-			fds[1] = &fdesc{w: out, path: "pipe:[" + strconv.Itoa(out.id) + "]"}
-			if all[i] {
+			out.ends[1] = fdesc{w: out, path: "pipe:[" + strconv.Itoa(out.id) + "]"}
+			fds[1] = &out.ends[1]
+			if stage.pipeAll {
 				fds[2] = fds[1]
 			}
 		}
@@ -67,6 +89,7 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 					myIn.CloseRead()
 				}
 				statuses[i] = 1
+				sub.releaseStage()
 				inPipe = out
 				in = out
 				continue
@@ -75,6 +98,7 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 			goWork(func() {
 				defer wg.Done()
 				defer r.endJob()
+				defer sub.releaseStage()
 				defer sub.closeMem()
 				defer sub.recoverPanic()
 				sub.stmt(st)
@@ -97,6 +121,9 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 				sub.closeMem()
 			}
 			statuses[i] = sub.status
+			if sub != r {
+				sub.releaseStage()
+			}
 			if myIn != nil {
 				myIn.CloseRead()
 			}

@@ -57,13 +57,17 @@ type runState struct {
 	fatal    atomic.Pointer[limitError]
 	wg       sync.WaitGroup
 	pipesMu  sync.Mutex
-	pipes    map[*pipe]struct{}
+	pipes    []*pipe     // live pipes (pipe.slot is the index), killed when the Run ends
+	unpipe   func() bool // stops the AfterFunc that kills them; registered with the first pipe
+	pipesBuf [2]*pipe    // pipes' first backing array (a Run's pipes are few)
 	stderr   io.Writer
 	stdinTop io.Reader
 	outMu    sync.Mutex
 	top      [2]io.Writer // the Run's own stdout and stderr (a job writing there writes to its log: jobs.go)
 	term     *runTerm     // the same, for jobs, until the Run ends
 	ladder   ladder       // the Run's commands policy and rung counts (ladder.go)
+	outW     limitWriter  // the Run's stdout and stderr (in the runState: one allocation less)
+	errW     limitWriter
 }
 
 func (rs *runState) fail(le *limitError) {
@@ -93,7 +97,6 @@ type runner struct {
 	funcs   map[string]*syntax.Stmt
 	aliases map[string]string
 	traps   map[string]string
-	shared  bool // maps above are borrowed from a parent: copy before writing
 
 	params   []string
 	arg0     string
@@ -101,7 +104,6 @@ type runner struct {
 	shopts   map[string]bool
 	cwd      string
 	dirs     []string
-	umask    uint32
 	status   int
 	pid      int // $$
 	bashpid  int
@@ -117,10 +119,8 @@ type runner struct {
 	fds []*fdesc
 
 	// control flow
-	exiting     bool
 	breakN      int
 	contN       int
-	returning   bool
 	callDepth   int
 	noErrExit   int // >0 in conditions, where errexit is off
 	funcNames   []string
@@ -130,43 +130,49 @@ type runner struct {
 	curSrc      string // file being read (for functions' BASH_SOURCE)
 	funcFile    map[string]string
 	lineno      int
-	ecfg        expand.Config
 	substStat   int // status of the last command substitution
 	lastArg     string
-	inTrap      bool
 	optind      int // getopts char position within a word
 	fdLinks     map[string]*fdesc
 	outErr      error
-	inBracket   bool
-	jobCtx      context.Context // a background job's own context (kill %N)
-	jobGroup    *jobGroup       // the group of the job this runner runs in (nil: none; jobs.go)
-	inExitTrap  bool            // running the EXIT trap (a job ended by TERM or INT still runs it)
-	exitCalled  bool
-	cdPhysical  bool
+	jobCtx      context.Context   // a background job's own context (kill %N)
+	jobGroup    *jobGroup         // the group of the job this runner runs in (nil: none; jobs.go)
 	loopDepth   int               // enclosing loops in this function (break/continue)
 	envCache    []string          // exported environment, rebuilt after any write
 	parentTraps map[string]string // what `trap` lists in a subshell (bash shows the parent's)
-	andOrFail   bool              // status comes from a short-circuited && / || list
 	pipeOne     int
 	pipeMulti   []int
-	dashC       bool
-	abandonLine bool // a failglob or $(( )) error unwinds to the top-level read loop
-	readDepth   int  // nested runRead loops (1: the script's own)
+	readDepth   int // nested runRead loops (1: the script's own)
 	// returnTrapSets counts `trap ... RETURN`: a function runs the RETURN
 	// trap only when it set it itself (or under functrace), as bash does.
 	returnTrapSets int
 	lineBase       int
 	goptInd        int
-	permRedir      bool
 	procFds        []procEnt
 	curArgs        []string // the resident command running (for ps)
 	hooks          *hooks   // what commands see of this runner; valid when hooksOf == r
 	hooksOf        *runner
-	shoptsOwned    bool                  // shopts is private (else defaultShopts, never written)
 	mem            *commands.Reservation // this runner's memory charges (memory.go); nil until the first
 	trapRunning    map[string]bool       // signals whose trap is running (re-raise is pending, not recursion)
 	trapPending    map[string]bool
 	arithNest      int // strings being evaluated as arithmetic (arith.go)
+
+	// flags, together (a runner is copied per subshell and pipeline stage:
+	// padding between scattered bools made it larger)
+	umask       uint32
+	shared      bool // maps above are borrowed from a parent: copy before writing
+	exiting     bool
+	returning   bool
+	inTrap      bool
+	inBracket   bool
+	inExitTrap  bool // running the EXIT trap (a job ended by TERM or INT still runs it)
+	exitCalled  bool
+	cdPhysical  bool
+	andOrFail   bool // status comes from a short-circuited && / || list
+	dashC       bool
+	abandonLine bool // a failglob or $(( )) error unwinds to the top-level read loop
+	permRedir   bool
+	shoptsOwned bool // shopts is private (else defaultShopts, never written)
 }
 
 // defaultShopts are the shopt settings of a new session, shared by every
@@ -309,7 +315,14 @@ func (r *runner) ownMaps() {
 // subshell returns a child runner: same state, copy-on-write maps, its own
 // control flow.
 func (r *runner) subshellRunner() *runner {
-	c := *r
+	c := new(runner)
+	r.subshellInto(c)
+	return c
+}
+
+// subshellInto makes c a subshell of r (c's old contents are overwritten).
+func (r *runner) subshellInto(c *runner) {
+	*c = *r
 	c.shared = true
 	r.shared = true // the parent must not write into maps the child reads
 	c.fds = append([]*fdesc(nil), r.fds...)
@@ -328,7 +341,6 @@ func (r *runner) subshellRunner() *runner {
 	c.mem = nil                             // its own charges, given back when it ends
 	c.subshell++
 	c.bashpid = r.newPid()
-	c.ecfg = expand.Config{}
 	// EXIT traps do not carry into subshells, other traps do.
 	_, e := c.traps["EXIT"]
 	_, d := c.traps["DEBUG"]
@@ -338,7 +350,47 @@ func (r *runner) subshellRunner() *runner {
 		delete(c.traps, "EXIT")
 		delete(c.traps, "DEBUG")
 	}
-	return &c
+}
+
+// stagePool recycles the runners of pipeline stages: a runner is 760
+// bytes, copied per stage, and the heartbeat of an idle agent is a
+// pipeline (issue 12). A stage's runner goes back only once its stage has
+// ended, zeroed (releaseStage), so nothing of one sandbox reaches another;
+// what ran in it keeps no pointer to it past its end: the goroutines of
+// process substitutions and jobs keep the runState and the Shell, not the
+// runner.
+var stagePool = sync.Pool{New: func() any { return new(runner) }}
+
+// stageRunner is subshellRunner for a pipeline stage: call releaseStage when
+// the stage has ended.
+func (r *runner) stageRunner() *runner {
+	c := stagePool.Get().(*runner)
+	h, hsh := c.hooks, c.sh
+	r.subshellInto(c)
+	if h != nil && hsh == r.sh {
+		// The hooks of this runner pointer, built for the same Shell: the
+		// same as cmdHooks would build (they depend on the Shell's Config
+		// and the session's start only; their funcs read c when called).
+		c.hooks, c.hooksOf = h, c
+	}
+	return c
+}
+
+// releaseStage zeroes a stage's runner and returns it to stagePool. Only its
+// hooks stay, with the Shell they were built for (stageRunner reuses them
+// for that Shell only).
+func (c *runner) releaseStage() {
+	c.resetStage()
+	stagePool.Put(c)
+}
+
+func (c *runner) resetStage() {
+	h, sh := c.hooks, c.sh
+	if c.hooksOf != c {
+		h, sh = nil, nil
+	}
+	*c = runner{}
+	c.hooks, c.sh = h, sh
 }
 
 // cloneSession copies the session for Shell.Fork.
@@ -356,7 +408,6 @@ func (r *runner) cloneSession(s *Shell) *runner {
 	c.params = append([]string(nil), r.params...)
 	c.pidNext = new(atomic.Int64)
 	c.pidNext.Store(r.pidNext.Load())
-	c.ecfg = expand.Config{}
 	return &c
 }
 
@@ -430,7 +481,7 @@ func (r *runner) runTop(ctx context.Context, script string, stdin io.Reader, std
 }
 
 func (r *runner) runTopWith(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, body func()) (int, error) {
-	lim := r.sh.lim
+	lim := &r.sh.lim // never written after New
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
@@ -442,14 +493,15 @@ func (r *runner) runTopWith(ctx context.Context, stdin io.Reader, stdout, stderr
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, lim.Timeout, r.sh.timeoutErr)
 	defer cancel()
-	rs := &runState{ctx: ctx, lim: &lim, jobs: &r.sh.goroutines, ladder: newLadder(ctx, &r.sh.cfg)}
+	rs := &runState{ctx: ctx, lim: lim, jobs: &r.sh.goroutines, ladder: newLadder(ctx, &r.sh.cfg)}
 	rs.stderr = stderr
-	stop := context.AfterFunc(ctx, rs.closePipes)
-	defer stop()
+	rs.pipes = rs.pipesBuf[:0]
 	r.rs = rs
-	ow := &limitWriter{w: stdout, rs: rs}
-	ew := &limitWriter{w: stderr, rs: rs}
-	r.fds = []*fdesc{{r: stdin, path: "/dev/stdin"}, {w: ow, path: "/dev/stdout"}, {w: ew, path: "/dev/stderr"}}
+	rs.outW = limitWriter{w: stdout, rs: rs}
+	rs.errW = limitWriter{w: stderr, rs: rs}
+	ow, ew := &rs.outW, &rs.errW
+	std := &[3]fdesc{{r: stdin, path: "/dev/stdin"}, {w: ow, path: "/dev/stdout"}, {w: ew, path: "/dev/stderr"}}
+	r.fds = []*fdesc{&std[0], &std[1], &std[2]}
 	rs.top = [2]io.Writer{ow, ew}
 	rs.term = &runTerm{w: rs.top}
 	r.exiting, r.breakN, r.contN, r.returning = false, 0, 0, false
@@ -464,6 +516,14 @@ func (r *runner) runTopWith(ctx context.Context, stdin io.Reader, stdout, stderr
 	rs.term.detach()
 	rs.wg.Wait()
 	ctxErr, cause := ctx.Err(), context.Cause(ctx)
+	// Kill the pipes still open here, rather than by the AfterFunc in a
+	// goroutine of its own once cancel runs.
+	rs.pipesMu.Lock()
+	unpipe := rs.unpipe
+	rs.pipesMu.Unlock()
+	if unpipe != nil && unpipe() {
+		rs.closePipes()
+	}
 	cancel()
 	st := r.status
 	if le := rs.fatal.Load(); le != nil {

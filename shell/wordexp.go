@@ -181,7 +181,8 @@ func (r *runner) ifsValue() string {
 
 // fields expands words into argument fields.
 func (r *runner) fields(words ...*syntax.Word) ([]string, bool) {
-	var out []string
+	// usually a field a word: one allocation, not one per doubling
+	out := make([]string, 0, len(words))
 	// The fields are charged while they are being expanded (their peak:
 	// `echo $x $x $x ...` must not hold many MaxStringBytes at once),
 	// beyond fieldsFree bytes, so that a session whose budget is full can
@@ -213,10 +214,15 @@ func (r *runner) fields(words ...*syntax.Word) ([]string, bool) {
 			}
 		}
 		for _, bw := range ws {
-			fs, err := r.expandWord(bw, modeFields)
-			if err != nil {
-				r.expandErr(err)
-				return nil, false
+			var fs []field
+			if s, ok := plainLit(bw); ok {
+				out = append(out, s) // nothing to expand (wc, -l, /log)
+			} else {
+				var err error
+				if fs, err = r.expandWord(bw, modeFields); err != nil {
+					r.expandErr(err)
+					return nil, false
+				}
 			}
 			for _, f := range fs {
 				if !r.opts[optNoglob] && f.hasGlob(r.shopts["extglob"]) {
@@ -264,6 +270,20 @@ func (r *runner) fields(words ...*syntax.Word) ([]string, bool) {
 		}
 	}
 	return out, true
+}
+
+// plainLit returns the text of a word that expands to itself: one literal
+// with no escapes, tilde, glob or extglob characters or braces (brace
+// expansion has run, but a '{' left over is literal anyway).
+func plainLit(w *syntax.Word) (string, bool) {
+	if len(w.Parts) != 1 {
+		return "", false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	if !ok || l.Value == "" || l.Value[0] == '~' || strings.ContainsAny(l.Value, "\\*?[({~") {
+		return "", false
+	}
+	return l.Value, true
 }
 
 func hasBraceLit(w *syntax.Word) bool {
