@@ -68,24 +68,28 @@ var hostileNesting = []hostile{
 }
 
 // Heartbeat bounds: every heartbeat must succeed, and under the hostiles
-// its p95 stay within ciP95 and its p99 within ciP99, always asserted. The
-// server under test is the warren binary built without -race
-// (warrenBinary) and the heartbeat runs in a client process of its own, so
-// the bounds mean the same under `go test -race`.
+// the time each heartbeat spends in the neighbour's worker (the part
+// warren's placement and cpu weights decide) stays within workerP99 at
+// p99, always asserted. The end-to-end latency, which also holds the
+// host's run queue for three processes (client, front, worker), is
+// asserted only against gross regressions (ciP95, ciP99). The server under
+// test is the warren binary built without -race (warrenBinary) and the
+// heartbeat runs in a client process of its own, so the bounds mean the
+// same under `go test -race`.
 //
-// ciP95 and ciP99 are what holds on the shared, loaded 2-core CI machine:
-// twelve runs under -race at load average 10-30 (2026-12-02) gave p95
-// 15-79 ms and p99 20-250 ms (the 250 ms one a single 0.4 s stall of the
-// host; the others 20-76 ms), against p99 230-450 ms before tenants had
-// workers and cpu weights of their own. In slow heartbeats the worker's
-// own exec took 0-0.1 ms: what is left is the host's run queue (each
-// heartbeat wakes three processes), not the hostiles. The issue's 50 ms
-// p99 (heartbeatP99) is judged on request (WARREN_NEIGHBOUR_P99=1), and
-// only when the same heartbeat on the quiet node, measured first, shows an
-// idle machine (p99 within quietP99).
+// Measured on the shared 2-core machine (2026-12-02): twelve runs under
+// -race at load average 10-30 gave end-to-end p95 15-79 ms and p99 20-250
+// ms, and a full `.ci/run` beside another test run p95 112 ms / p99 139 ms,
+// against p99 230-450 ms before tenants had workers and cpu weights of
+// their own; in every slow heartbeat the worker's own exec took 0-0.1 ms.
+// So the end-to-end tail on this machine is the host's scheduling, not the
+// hostiles. The issue's 50 ms p99 (heartbeatP99) is judged on request
+// (WARREN_NEIGHBOUR_P99=1), and only when the same heartbeat on the quiet
+// node, measured first, shows an idle machine (p99 within quietP99).
 const (
-	ciP95        = 100 * time.Millisecond
-	ciP99        = 300 * time.Millisecond
+	workerP99    = 20 * time.Millisecond
+	ciP95        = 250 * time.Millisecond
+	ciP99        = 500 * time.Millisecond
 	heartbeatP99 = 50 * time.Millisecond
 	quietP99     = 10 * time.Millisecond
 )
@@ -341,6 +345,13 @@ func TestE2E_NeighbourDoesNotNotice(t *testing.T) {
 		if !slices.Contains(placement, `warren_worker_tenants{worker="0"}=1`) || !slices.Contains(placement, `warren_worker_tenants{worker="1"}=1`) ||
 			!slices.Contains(placement, `warren_worker_sandboxes{worker="0"}=1`) && !slices.Contains(placement, `warren_worker_sandboxes{worker="1"}=1`) {
 			t.Errorf("the two tenants share a worker: %v; want one tenant per worker, the neighbour's worker holding only its sandbox", placement)
+		}
+	}
+	if len(inWorker) > 0 {
+		ws := latencyStats(inWorker)
+		t.Logf("time in the neighbour's worker under hostile load: n=%d p50=%s p95=%s p99=%s max=%s", ws.n, ws.p50, ws.p95, ws.p99, ws.max)
+		if ws.p99 > workerP99 {
+			t.Errorf("heartbeat time in the neighbour's worker p99 %s over %s: the hostile tenant's load reached the neighbour's worker", ws.p99, workerP99)
 		}
 	}
 	if st.p95 > ciP95 || st.p99 > ciP99 {
