@@ -158,6 +158,7 @@ func crashHarness(t *testing.T, rounds int, args ...string) {
 	forker := &crashForker{committed: ws[1]}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 13))
 	lost, replayed, forksRead, gensVerified := 0, 0, 0, 0
+	var checking time.Duration // in the fork and generation checks
 	var hibernates atomic.Int64
 	for round := 1; round <= rounds; round++ {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -197,13 +198,16 @@ func crashHarness(t *testing.T, rounds int, args ...string) {
 			lost += l
 			w.next = k + 1
 		}
-		// Every 10th restart and the last: all forks read back, and every
-		// listed generation verified (a few seconds each under -race).
-		deep := round%10 == 0 || round == rounds
+		// Half-way and at the end: all forks read back, and every listed
+		// generation verified (several seconds each under -race; the new
+		// forks are read back after every restart).
+		deep := round == rounds/2 || round == rounds
+		start := time.Now()
 		forksRead += forker.check(t, cl, deep)
 		if deep {
 			gensVerified += checkGenerations(t, cl, sb.ID, int(atomic.LoadInt64(&ws[1].acked)))
 		}
+		checking += time.Since(start)
 		if strings.Contains(p.logs(), "write log: recovered sandbox") {
 			replayed++
 			// /metrics says so too.
@@ -216,8 +220,8 @@ func crashHarness(t *testing.T, rounds int, args ...string) {
 	for _, w := range ws {
 		total += int(atomic.LoadInt64(&w.acked))
 	}
-	t.Logf("crash harness: %d SIGKILLs (%d restarts replayed the write log), %d writes acknowledged (local %d, committed %d, files %d), %d hibernates, %d forks (%d fork read-backs), %d generations verified, acked-and-lost: %d",
-		rounds, replayed, total, ws[0].acked, ws[1].acked, ws[2].acked, hibernates.Load(), len(forker.forks), forksRead, gensVerified, lost)
+	t.Logf("crash harness: %d SIGKILLs (%d restarts replayed the write log), %d writes acknowledged (local %d, committed %d, files %d), %d hibernates, %d forks (%d fork read-backs), %d generations verified (those checks took %v), acked-and-lost: %d",
+		rounds, replayed, total, ws[0].acked, ws[1].acked, ws[2].acked, hibernates.Load(), len(forker.forks), forksRead, gensVerified, checking.Round(time.Millisecond), lost)
 	if lost != 0 {
 		t.Fatalf("%d acknowledged writes lost", lost)
 	}

@@ -25,8 +25,9 @@ func TestE2E_FaultyStore(t *testing.T) {
 	bucket := srv.NewBucket(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
-	px := s3test.NewProxy(t, srv.Endpoint, s3test.Faults{})
-	faults := s3test.Faults{Seed: uint64(time.Now().UnixNano()), Error5xx: 0.05, DropBefore: 0.02, DropAfter: 0.02, Truncate: 0.03,
+	// The proxy draws its faults from a source seeded once, here.
+	px := s3test.NewProxy(t, srv.Endpoint, s3test.Faults{Seed: uint64(time.Now().UnixNano())})
+	faults := s3test.Faults{Error5xx: 0.05, DropBefore: 0.02, DropAfter: 0.02, Truncate: 0.03,
 		LatencyRate: 0.2, Latency: 20 * time.Millisecond}
 	flags := []string{"--no-native", "--commit-delay", "50ms", "--meta", pgtest.New(t), "--gc-interval", "0",
 		"--blobs", "s3://" + bucket + "/node", "--s3-endpoint", px.URL, "--s3-path-style"}
@@ -84,7 +85,7 @@ func TestE2E_FaultyStore(t *testing.T) {
 	p2 := startServe(t, t.TempDir(), flags...)
 	// The resume is a few dozen GETs: heavier faults so that it meets
 	// some, still few enough that six tries of a request do not all fail.
-	px.SetFaults(s3test.Faults{Seed: faults.Seed + 1, Error5xx: 0.08, DropBefore: 0.03, DropAfter: 0.03, Truncate: 0.06,
+	px.SetFaults(s3test.Faults{Error5xx: 0.08, DropBefore: 0.03, DropAfter: 0.03, Truncate: 0.06,
 		LatencyRate: 0.3, Latency: 20 * time.Millisecond})
 	c2, err := client.New(p2.url, key)
 	if err != nil {
