@@ -638,6 +638,18 @@ func (b *box) fork(ctx context.Context, count int) ([]*box, error) {
 	b.mu.Lock()
 	ref := b.ref
 	b.mu.Unlock()
+	if b.m.dur != nil {
+		// b.ref moves only after a commit's waiters woke: a write acked
+		// at committed just before this fork may be past it. The
+		// children's ref is what a crash leaves them: the published head.
+		h, err := b.m.meta.(DurableMeta).Head(ctx, b.id)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the head of %s to fork it: %w", b.id, err)
+		}
+		if h.Ref != "" {
+			ref = h.Ref
+		}
+	}
 	out := make([]*box, count)
 	for i := range out {
 		c := child()

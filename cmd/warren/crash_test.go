@@ -140,7 +140,10 @@ func crashHarness(t *testing.T, rounds int, args ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := cl.Create(context.Background(), api.CreateRequest{StandbyAfter: api.Duration(-1)})
+	// Few generations kept by age (retention prunes under the crashes
+	// too), so every listed one can be verified.
+	sb, err := cl.Create(context.Background(), api.CreateRequest{StandbyAfter: api.Duration(-1),
+		Retention: &api.Retention{KeepLast: 4, KeepFor: api.Duration(-1)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,8 +155,10 @@ func crashHarness(t *testing.T, rounds int, args ...string) {
 		{name: "committed", level: api.DurabilityCommitted, next: 1},
 		{name: "files", level: api.DurabilityLocal, file: true, next: 1},
 	}
+	forker := &crashForker{committed: ws[1]}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 13))
-	lost, replayed := 0, 0
+	lost, replayed, forksRead, gensVerified := 0, 0, 0, 0
+	var checking time.Duration // in the fork and generation checks
 	var hibernates atomic.Int64
 	for round := 1; round <= rounds; round++ {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -162,6 +167,8 @@ func crashHarness(t *testing.T, rounds int, args ...string) {
 			wg.Add(1)
 			go func() { defer wg.Done(); w.run(ctx, cl, sb.ID) }()
 		}
+		wg.Add(1)
+		go func() { defer wg.Done(); forker.run(ctx, cl, sb.ID) }()
 		// Hibernates in between (a busy sandbox refuses them with 409,
 		// which is fine): commit-and-drop races the writers and the kill.
 		wg.Add(1)
@@ -191,6 +198,16 @@ func crashHarness(t *testing.T, rounds int, args ...string) {
 			lost += l
 			w.next = k + 1
 		}
+		// Half-way and at the end: all forks read back, and every listed
+		// generation verified (several seconds each under -race; the new
+		// forks are read back after every restart).
+		deep := round == rounds/2 || round == rounds
+		start := time.Now()
+		forksRead += forker.check(t, cl, deep)
+		if deep {
+			gensVerified += checkGenerations(t, cl, sb.ID, int(atomic.LoadInt64(&ws[1].acked)))
+		}
+		checking += time.Since(start)
 		if strings.Contains(p.logs(), "write log: recovered sandbox") {
 			replayed++
 			// /metrics says so too.
@@ -203,13 +220,16 @@ func crashHarness(t *testing.T, rounds int, args ...string) {
 	for _, w := range ws {
 		total += int(atomic.LoadInt64(&w.acked))
 	}
-	t.Logf("crash harness: %d SIGKILLs (%d restarts replayed the write log), %d writes acknowledged (local %d, committed %d, files %d), %d hibernates, acked-and-lost: %d",
-		rounds, replayed, total, ws[0].acked, ws[1].acked, ws[2].acked, hibernates.Load(), lost)
+	t.Logf("crash harness: %d SIGKILLs (%d restarts replayed the write log), %d writes acknowledged (local %d, committed %d, files %d), %d hibernates, %d forks (%d fork read-backs), %d generations verified (those checks took %v), acked-and-lost: %d",
+		rounds, replayed, total, ws[0].acked, ws[1].acked, ws[2].acked, hibernates.Load(), len(forker.forks), forksRead, gensVerified, checking.Round(time.Millisecond), lost)
 	if lost != 0 {
 		t.Fatalf("%d acknowledged writes lost", lost)
 	}
 	if replayed == 0 {
 		t.Fatal("no restart replayed the write log: every kill came after a commit, so the log path was not tested")
+	}
+	if len(forker.forks) == 0 || gensVerified == 0 {
+		t.Fatalf("%d forks acknowledged, %d generations verified: the fork and generation checks tested nothing", len(forker.forks), gensVerified)
 	}
 	if ws[0].acked == 0 || ws[1].acked == 0 || ws[2].acked == 0 {
 		t.Fatalf("a writer never got an ack (local %d, committed %d, files %d): the harness tested nothing", ws[0].acked, ws[1].acked, ws[2].acked)
