@@ -25,7 +25,11 @@
 //     resumed with a ranged read from where it stopped, only for
 //     content-addressed keys (store.SHA256Digest): their content cannot
 //     change between the attempts, so the bytes cannot mix two versions.
-//     Other keys return the read error.
+//     A whole Get of another key (tags, heads: small documents that may
+//     change) reads up to mutableWhole bytes inside the retry loop and
+//     starts over on a transient failure, so a cut never mixes versions
+//     either; past that size, and for ranges of such keys, the read error
+//     is returned.
 //   - List: repeated, skipping the keys fn has already seen (List reports
 //     keys in ascending order), so fn sees each key once. An error from fn
 //     is returned as is.
@@ -35,6 +39,7 @@
 package retry
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -295,9 +300,56 @@ func (w *Store) open(ctx context.Context, name, key string, off, n int64, get fu
 		return nil, err
 	}
 	if _, ok := store.SHA256Digest(key); !ok {
-		return rc, nil
+		if off != 0 || n >= 0 {
+			return rc, nil
+		}
+		return w.whole(ctx, name, key, rc, get)
 	}
 	return &resumer{w: w, ctx: ctx, name: name, key: key, rc: rc, off: off, n: n, get: get}, nil
+}
+
+// mutableWhole bounds what whole keeps in memory of an object that is not
+// content-addressed; such objects are documents of a few hundred bytes.
+const mutableWhole = 1 << 20
+
+// whole reads an object that may change (not content-addressed) from its
+// start, up to mutableWhole bytes, and on a transient failure of the read
+// opens it again and starts over: the bytes returned come from one
+// version. A larger object returns what was read followed by the rest of
+// the stream, whose failures are the caller's.
+func (w *Store) whole(ctx context.Context, name, key string, rc io.ReadCloser, get func(off, n int64) (io.ReadCloser, error)) (io.ReadCloser, error) {
+	var buf []byte
+	first := true
+	err := w.do(ctx, name, key, func() error {
+		if !first {
+			var err error
+			if rc, err = get(0, -1); err != nil {
+				return err
+			}
+		}
+		first = false
+		b, err := io.ReadAll(io.LimitReader(rc, mutableWhole+1))
+		if err != nil {
+			rc.Close()
+			if !Transient(err) {
+				return final{err}
+			}
+			return err
+		}
+		buf = b
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(buf) <= mutableWhole {
+		rc.Close()
+		return io.NopCloser(ctxReader{ctx, bytes.NewReader(buf)}), nil
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(buf), rc), rc}, nil
 }
 
 // resumer reads a content-addressed object and, when a read fails with a
@@ -358,6 +410,19 @@ func (r *resumer) Close() error {
 		return nil
 	}
 	return r.rc.Close()
+}
+
+// ctxReader stops at its next read once ctx is done, as a stream would.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 type errReader struct{ err error }

@@ -372,7 +372,8 @@ func TestRead_Resume(t *testing.T) {
 	}{
 		{"content-addressed get", ca, false, io.ErrUnexpectedEOF, nil},
 		{"content-addressed range", ca, true, errReset, nil},
-		{"mutable key", "heads/x", false, io.ErrUnexpectedEOF, io.ErrUnexpectedEOF},
+		{"mutable key, read again whole", "heads/x", false, io.ErrUnexpectedEOF, nil},
+		{"mutable key range", "heads/x", true, io.ErrUnexpectedEOF, io.ErrUnexpectedEOF},
 		{"final read error", ca, false, err403, err403},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
