@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -34,7 +35,10 @@ func Cache() string {
 	return "/var/cache/warren-test"
 }
 
-var mu sync.Mutex // one build at a time within a test binary
+// mu orders builds within a test binary; the flock in Image orders them
+// across the binaries `go test ./...` runs in parallel (native and sandbox
+// both need the tree, and two debootstraps into one .tmp wreck each other).
+var mu sync.Mutex
 
 // Image returns the root tree and the EROFS image built from it, building
 // and caching both on first use.
@@ -43,6 +47,17 @@ func Image(tb testing.TB) (root, img string) {
 	mu.Lock()
 	defer mu.Unlock()
 	cache := Cache()
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	lock, err := os.OpenFile(filepath.Join(cache, Name+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer lock.Close() // closing drops the flock
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		tb.Fatalf("lock %s: %v", lock.Name(), err)
+	}
 	root = filepath.Join(cache, Name)
 	img = root + ".erofs"
 	stamp := filepath.Join(root, ".warren-packages")
@@ -57,9 +72,6 @@ func Image(tb testing.TB) (root, img string) {
 		}
 		tmp := root + ".tmp"
 		os.RemoveAll(tmp)
-		if err := os.MkdirAll(cache, 0o755); err != nil {
-			tb.Fatal(err)
-		}
 		cmd := exec.Command(deb, "--variant=minbase", "--include="+want, "bookworm", tmp, "http://deb.debian.org/debian")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			tb.Fatalf("debootstrap: %v\n%s", err, LastLines(string(out), 20))
