@@ -307,6 +307,17 @@ type Stats struct {
 	Dropped                  int64 // chunks not written to disk (queue full)
 }
 
+// Sizes returns the bytes each tier holds (vfs.ReadChunkStats reports them).
+func (c *Cache) Sizes() (memory, disk int64) {
+	c.mem.mu.Lock()
+	memory = c.mem.bytes
+	c.mem.mu.Unlock()
+	c.disk.mu.Lock()
+	disk = c.disk.bytes
+	c.disk.mu.Unlock()
+	return memory, disk
+}
+
 // Stats returns the counters.
 func (c *Cache) Stats() Stats {
 	var s Stats

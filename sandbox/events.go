@@ -41,6 +41,7 @@ func (s *Stats) AddNodeStats(o Stats) {
 	s.Native.Workspaces += o.Native.Workspaces
 	s.Native.OOMKills += o.Native.OOMKills
 	s.Native.CPUSeconds += o.Native.CPUSeconds
+	s.Chunks.Add(o.Chunks)
 	if len(o.Tenants) > 0 && s.Tenants == nil {
 		s.Tenants = map[string]int{}
 	}

@@ -372,6 +372,9 @@ type Stats struct {
 	// Rungs counts exec'd commands by rung and Fallbacks the resident
 	// refusals run elsewhere, by command name (ladder.go).
 	Rungs, Fallbacks map[string]uint64
+	// Chunks counts reads of chunks whose bytes left memory (the process's
+	// vfs counters and chunk cache sizes).
+	Chunks vfs.ChunkStats
 }
 
 // Stats returns the current counts (for /metrics).
@@ -405,6 +408,7 @@ func (m *Manager) Stats() Stats {
 		s.EgressAllowed, s.EgressDenied = m.cfg.Egress.Counts()
 	}
 	s.Rungs, s.Fallbacks = m.ladder.snapshot()
+	s.Chunks = vfs.ReadChunkStats()
 	return s
 }
 

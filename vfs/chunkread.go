@@ -68,6 +68,20 @@ type ChunkStats struct {
 	FetchErrors int64
 	CacheHits   int64 // reads served by the ChunkCache
 	Released    int64 // chunks whose bytes left memory after a commit
+	// CacheMemoryBytes and CacheDiskBytes are what the ChunkCache holds,
+	// when it reports its sizes (chunkcache does).
+	CacheMemoryBytes, CacheDiskBytes int64
+}
+
+// Add adds o's counters and sizes to s (a front summing its workers).
+func (s *ChunkStats) Add(o ChunkStats) {
+	s.Fetches += o.Fetches
+	s.FetchBytes += o.FetchBytes
+	s.FetchErrors += o.FetchErrors
+	s.CacheHits += o.CacheHits
+	s.Released += o.Released
+	s.CacheMemoryBytes += o.CacheMemoryBytes
+	s.CacheDiskBytes += o.CacheDiskBytes
 }
 
 var chunkStats struct {
@@ -76,8 +90,12 @@ var chunkStats struct {
 
 // ReadChunkStats returns the process's counters.
 func ReadChunkStats() ChunkStats {
-	return ChunkStats{Fetches: chunkStats.fetches.Load(), FetchBytes: chunkStats.fetchBytes.Load(),
+	s := ChunkStats{Fetches: chunkStats.fetches.Load(), FetchBytes: chunkStats.fetchBytes.Load(),
 		FetchErrors: chunkStats.fetchErrors.Load(), CacheHits: chunkStats.hits.Load(), Released: chunkStats.released.Load()}
+	if c, ok := currentChunkCache().(interface{ Sizes() (memory, disk int64) }); ok {
+		s.CacheMemoryBytes, s.CacheDiskBytes = c.Sizes()
+	}
+	return s
 }
 
 // bytes returns the chunk's data: held, cached, or fetched from a stored

@@ -146,6 +146,9 @@ func TestE2E_BeyondRAM(t *testing.T) {
 	if got := run(c1, "hashes after hibernate", sums); got != want {
 		t.Fatalf("after hibernate:\n%s\nwant:\n%s", got, want)
 	}
+	if n := metric(t, p1.url, "warren_chunks_released_total"); n == 0 {
+		t.Errorf("/metrics: warren_chunks_released_total is 0 after %d MiB committed through a %s cache", written/mib, sz.cache)
+	}
 	run(c1, "marker", "echo before-kill > /d/marker")
 	rss1 := peakRSS(t, p1.cmd.Process.Pid)
 	p1.cmd.Process.Signal(syscall.SIGKILL)
@@ -163,6 +166,12 @@ func TestE2E_BeyondRAM(t *testing.T) {
 		t.Fatalf("in the second server:\n%s\nwant:\n%s", got, want+"before-kill\n")
 	}
 	rss2 := peakRSS(t, p2.cmd.Process.Pid)
+	// The second server read everything from the store: its /metrics says
+	// so (fetches and their bytes), and it cached some of it.
+	if n, b := metric(t, p2.url, "warren_chunk_fetches_total"), metric(t, p2.url, "warren_chunk_fetch_bytes_total"); n == 0 || b < random {
+		t.Errorf("/metrics of the second server: %d chunk fetches, %d bytes; want > 0 fetches and >= %d bytes (the random file)", n, b, random)
+	}
+	t.Logf("second server /metrics: %d chunk fetches, %d MiB fetched, %d cache hits", metric(t, p2.url, "warren_chunk_fetches_total"), metric(t, p2.url, "warren_chunk_fetch_bytes_total")>>20, metric(t, p2.url, "warren_chunk_cache_hits_total"))
 	t.Logf("beyond RAM: %d MiB written (random %d MiB, 2 overwrites of %d MiB, zeros %d MiB, %d small files) through a %s chunk cache and a %s uncommitted budget; peak RSS: first server %d MiB, second server %d MiB (bound %d MiB)",
 		written/mib, random/mib, over, zeros/mib, sz.smallFiles, sz.cache, sz.budget, rss1/mib, rss2/mib, sz.maxRSS/mib)
 	for _, r := range []struct {
