@@ -127,6 +127,11 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
+// series writes one unlabelled series with its HELP and TYPE lines.
+func series(sb *strings.Builder, kind, name, help string, v int64) {
+	fmt.Fprintf(sb, "# HELP %s %s\n# TYPE %s %s\n%s %d\n", name, help, name, kind, name, v)
+}
+
 func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request, _ api.Service) error {
 	st := s.cfg.Backend.Stats()
 	var sb strings.Builder
@@ -169,16 +174,11 @@ func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request, _ api.Se
 	sb.WriteString("# HELP warren_egress_decisions_total Egress policy decisions (README \"Network\").\n# TYPE warren_egress_decisions_total counter\n")
 	fmt.Fprintf(&sb, "warren_egress_decisions_total{verdict=\"allow\"} %d\nwarren_egress_decisions_total{verdict=\"deny\"} %d\n", st.EgressAllowed, st.EgressDenied)
 	ch := st.Chunks
-	sb.WriteString("# HELP warren_chunks_released_total Committed chunks whose bytes left memory (read back through the chunk cache or the blob store).\n# TYPE warren_chunks_released_total counter\n")
-	fmt.Fprintf(&sb, "warren_chunks_released_total %d\n", ch.Released)
-	sb.WriteString("# HELP warren_chunk_cache_hits_total Reads of released chunks served by the chunk cache.\n# TYPE warren_chunk_cache_hits_total counter\n")
-	fmt.Fprintf(&sb, "warren_chunk_cache_hits_total %d\n", ch.CacheHits)
-	sb.WriteString("# HELP warren_chunk_fetches_total Fetches of released chunks from the blob store (a read-ahead range counts once).\n# TYPE warren_chunk_fetches_total counter\n")
-	fmt.Fprintf(&sb, "warren_chunk_fetches_total %d\n", ch.Fetches)
-	sb.WriteString("# HELP warren_chunk_fetch_bytes_total Bytes fetched from the blob store for released chunks.\n# TYPE warren_chunk_fetch_bytes_total counter\n")
-	fmt.Fprintf(&sb, "warren_chunk_fetch_bytes_total %d\n", ch.FetchBytes)
-	sb.WriteString("# HELP warren_chunk_fetch_errors_total Chunk fetches that failed (EIO to the reader).\n# TYPE warren_chunk_fetch_errors_total counter\n")
-	fmt.Fprintf(&sb, "warren_chunk_fetch_errors_total %d\n", ch.FetchErrors)
+	series(&sb, "counter", "warren_chunks_released_total", "Committed chunks whose bytes left memory (read back through the chunk cache or the blob store).", ch.Released)
+	series(&sb, "counter", "warren_chunk_cache_hits_total", "Reads of released chunks served by the chunk cache.", ch.CacheHits)
+	series(&sb, "counter", "warren_chunk_fetches_total", "Fetches of released chunks from the blob store (a read-ahead range counts once).", ch.Fetches)
+	series(&sb, "counter", "warren_chunk_fetch_bytes_total", "Bytes fetched from the blob store for released chunks.", ch.FetchBytes)
+	series(&sb, "counter", "warren_chunk_fetch_errors_total", "Chunk fetches that failed (EIO to the reader).", ch.FetchErrors)
 	sb.WriteString("# HELP warren_chunk_cache_bytes Bytes the chunk cache holds, by tier.\n# TYPE warren_chunk_cache_bytes gauge\n")
 	fmt.Fprintf(&sb, "warren_chunk_cache_bytes{tier=\"memory\"} %d\nwarren_chunk_cache_bytes{tier=\"disk\"} %d\n", ch.CacheMemoryBytes, ch.CacheDiskBytes)
 	s.writeFleetMetrics(&sb)
