@@ -140,10 +140,17 @@ func checkGenerations(t *testing.T, cl *client.Client, id string, committedAcked
 		}
 		gens = pick
 	}
-	last := 0
+	last, verified := 0, 0
 	for _, g := range gens {
 		sb, err := cl.Create(ctx, api.CreateRequest{StandbyAfter: api.Duration(-1),
 			FromGeneration: &api.GenerationRef{Sandbox: id, Generation: g.Number}})
+		if errdefs.IsNotFound(err) && !g.Head && !listed(t, cl, id, g.Number) {
+			// Retention forgot it since the list: the restart's write-log
+			// replay publishes generations, and keep_last is 4. Only a
+			// generation still listed must open.
+			t.Logf("generation %d of %s: forgotten by retention after it was listed", g.Number, id)
+			continue
+		}
 		if err != nil {
 			t.Fatalf("generation %d of %s: create from it: %v", g.Number, id, err)
 		}
@@ -164,6 +171,22 @@ func checkGenerations(t *testing.T, cl *client.Client, id string, committedAcked
 		if err := cl.Delete(ctx, sb.ID); err != nil {
 			t.Fatal(err)
 		}
+		verified++
 	}
-	return len(gens)
+	return verified
+}
+
+// listed reports whether sandbox id lists generation number now.
+func listed(t *testing.T, cl *client.Client, id string, number uint64) bool {
+	t.Helper()
+	gens, err := cl.ListGenerations(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range gens {
+		if g.Number == number {
+			return true
+		}
+	}
+	return false
 }
