@@ -88,7 +88,8 @@ func onVolume[T any](ctx context.Context, r *tenantRouter, name string, fn func(
 
 // CreateVolume creates the volume on the worker that holds the tenant's
 // other volumes, else on the tenant's home worker, after checking under
-// one lock that no worker has the name. Every worker must answer: one
+// one lock that no worker has the name (one that has it gets the create,
+// and refuses it). Every worker must answer: one
 // that is restarting may hold the name (503 then, as for snapshots).
 func (r *tenantRouter) CreateVolume(ctx context.Context, req api.VolumeCreate) (api.Volume, error) {
 	r.p.volMu.Lock()
@@ -101,13 +102,14 @@ func (r *tenantRouter) CreateVolume(ctx context.Context, req api.VolumeCreate) (
 		return vs.ListVolumes(ctx)
 	})
 	var have []int
+	taken := -1
 	for i, err := range errs {
 		if err != nil {
 			return api.Volume{}, err
 		}
 		for _, v := range vals[i] {
 			if v.Name == req.Name {
-				return api.Volume{}, api.Errorf(errdefs.ErrAlreadyExists, "volume %q already exists", req.Name)
+				taken = i
 			}
 		}
 		if len(vals[i]) > 0 {
@@ -115,7 +117,11 @@ func (r *tenantRouter) CreateVolume(ctx context.Context, req api.VolumeCreate) (
 		}
 	}
 	var w *worker
-	if len(have) > 0 {
+	if taken >= 0 {
+		// The worker that has the name refuses it in its own words (a
+		// bad size first, then 409), as in process.
+		w = r.p.workers[taken]
+	} else if len(have) > 0 {
 		w = r.p.workers[r.prefer(have)]
 	} else {
 		var err error

@@ -131,8 +131,11 @@ func TestVolumes(t *testing.T) {
 	if _, err := direct(t, p, other, "a").CreateVolume(ctx, api.VolumeCreate{Name: "elsewhere", Size: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.CreateVolume(ctx, api.VolumeCreate{Name: "elsewhere", Size: 1 << 20}); !errdefs.IsAlreadyExists(err) {
+	if _, err := a.CreateVolume(ctx, api.VolumeCreate{Name: "elsewhere", Size: 1 << 20}); !errdefs.IsAlreadyExists(err) || !strings.Contains(err.Error(), `volume "elsewhere" already exists`) {
 		t.Fatalf("a name held by the other worker: %v; want already exists", err)
+	}
+	if _, err := a.CreateVolume(ctx, api.VolumeCreate{Name: "elsewhere", Size: 0}); !errors.Is(err, api.ErrUnprocessable) {
+		t.Fatalf("a taken name with a bad size: %v; want 422 (the size first, as in process)", err)
 	}
 	vs, err := a.ListVolumes(ctx)
 	if names := volumeNames(vs); err != nil || names != "data elsewhere logs" {
