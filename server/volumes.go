@@ -7,13 +7,14 @@ import (
 	"github.com/warren-sandbox/warren/api"
 )
 
-// Volumes (api.VolumeService): /v1/volumes. A backend without them (worker
-// processes, whose metadata is split per worker) answers 501 saying so.
+// Volumes (api.VolumeService): /v1/volumes. The in-process manager and the
+// worker pool (which routes each volume to the worker holding its record)
+// have them; a backend without them answers 501 saying so.
 
 func volumeService(svc api.Service) (api.VolumeService, error) {
 	v, ok := svc.(api.VolumeService)
 	if !ok {
-		return nil, api.Errorf(errdefs.ErrNotImplemented, "volumes need sandboxes served in process for now (warren serve --workers 0)")
+		return nil, api.Errorf(errdefs.ErrNotImplemented, "this server's sandbox backend (%T) has no volumes", svc)
 	}
 	return v, nil
 }

@@ -22,9 +22,9 @@ var gcSweptRE = regexp.MustCompile(`msg=gc .*swept=(\d+) swept_bytes=(\d+)`)
 
 // TestE2E_GCWorkers: serve with its default 2 workers collects garbage
 // with every worker's roots. A deleted sandbox's data is swept after two
-// runs; a running sandbox's, a hibernated one's (on the other worker) and
-// a snapshot's (its sandbox deleted) read back afterwards from the blob
-// store (the chunk cache is off, so every read fetches). While a worker
+// runs; a running sandbox's, a hibernated one's (on the other worker), a
+// snapshot's and a volume's (their sandboxes deleted) read back afterwards
+// from the blob store (the chunk cache is off, so every read fetches). While a worker
 // killed with SIGKILL restarts, runs fail naming it and sweep nothing.
 func TestE2E_GCWorkers(t *testing.T) {
 	if os.Geteuid() != 0 {
@@ -70,6 +70,39 @@ func TestE2E_GCWorkers(t *testing.T) {
 	if _, err := c.CreateSnapshot(ctx, snapSrc.ID, "keep"); err != nil {
 		t.Fatal(err)
 	}
+	// A volume of the other tenant (on its worker) whose sandbox is gone:
+	// only the volume's record keeps its tree.
+	if _, err := oc.CreateVolume(ctx, api.VolumeCreate{Name: "vol", Size: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	volMount := []api.VolumeMount{{Name: "vol", Path: "/vol"}}
+	volSb, err := oc.Create(ctx, api.CreateRequest{StandbyAfter: -1, Volumes: volMount})
+	if err != nil {
+		t.Fatal(err)
+	}
+	volData := make([]byte, 300000)
+	rand.Read(volData)
+	if err := oc.WriteFile(ctx, volSb.ID, api.WriteFileRequest{Path: "/vol/data", Data: bytes.NewReader(volData)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := oc.Delete(ctx, volSb.ID); err != nil {
+		t.Fatal(err)
+	}
+	// checkVolume reads the volume back in a new sandbox, deleted after.
+	checkVolume := func(what string) {
+		t.Helper()
+		sb, err := oc.Create(ctx, api.CreateRequest{StandbyAfter: -1, Volumes: volMount})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := oc.ReadFile(ctx, sb.ID, "/vol/data", 0, -1)
+		if err != nil || !bytes.Equal(got, volData) {
+			t.Fatalf("volume %s: %d bytes, %v; want its %d bytes", what, len(got), err, len(volData))
+		}
+		if err := oc.Delete(ctx, sb.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := oc.Hibernate(ctx, hib.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -104,6 +137,7 @@ func TestE2E_GCWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("sandbox from the snapshot", c, fromSnap.ID, snapData)
+	checkVolume("after gc")
 
 	// Kill worker 1 until a run meets it down (the restart takes a few
 	// hundred ms; each kill doubles its backoff).
@@ -169,6 +203,7 @@ func TestE2E_GCWorkers(t *testing.T) {
 	check("running sandbox after offline gc", c, live.ID, liveData)
 	check("hibernated sandbox after offline gc", oc, hib.ID, hibData)
 	check("sandbox from the snapshot after offline gc", c, fromSnap.ID, snapData)
+	checkVolume("after offline gc")
 	p.stop(t)
 }
 

@@ -2,19 +2,49 @@ package main
 
 import (
 	"net/http"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestE2E_Volumes drives volumes as a user would, with the CLI against a
 // real `warren serve`: the data outlives its sandbox, a restart and a
 // SIGKILL after the call that wrote it answered; one read-write holder;
 // the quota and grow-only resize; no delete while attached.
+// It runs in process (--workers 0) and with serve's default worker
+// processes, where a volume's record and its sandboxes are on one worker
+// and the SIGKILL goes to the workers.
 func TestE2E_Volumes(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"in-process", []string{"--no-native", "--workers", "0"}},
+		{"default-workers", []string{"--no-native"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name != "in-process" && os.Geteuid() != 0 {
+				if os.Getenv("CI") != "" {
+					t.Fatal("worker cgroups need root and CI runs as root")
+				}
+				t.Skip("worker cgroups need root")
+			}
+			e2eVolumes(t, c.args)
+		})
+	}
+}
+
+func e2eVolumes(t *testing.T, serveArgs []string) {
 	dir := t.TempDir()
-	p := startServe(t, dir, "--no-native", "--workers", "0")
+	inProcess := slices.Contains(serveArgs, "--workers")
+	p := startServe(t, dir, serveArgs...)
+	if !inProcess && !strings.Contains(p.header, "(2 workers)") {
+		t.Fatalf("serve without --workers does not run its 2 workers:\n%s", p.header)
+	}
 	key := p.adminKey(t)
 	run := func(wantCode int, args ...string) (string, string) {
 		t.Helper()
@@ -119,17 +149,33 @@ func TestE2E_Volumes(t *testing.T) {
 	// A clean restart of serve keeps it (the sandbox hibernates, its
 	// volume commits), and the holder keeps its lease.
 	p.stop(t)
-	p = startServe(t, dir, "--no-native", "--workers", "0")
+	p = startServe(t, dir, serveArgs...)
 	out, _ = run(0, "sandbox", "exec", b, "-c", "cat /mnt/data/f; echo after-restart > /mnt/data/g")
 	if out != "kept\n" {
 		t.Errorf("after a restart: %q", out)
 	}
-	// The call answered: the write is committed, so a SIGKILL keeps it.
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	// The call answered: the write is committed, so a SIGKILL keeps it
+	// (of serve in process; of every worker, which serve restarts).
+	if inProcess {
+		if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		<-p.done
+		p = startServe(t, dir, serveArgs...)
+	} else {
+		for i := range 2 {
+			if err := syscall.Kill(workerPID(t, p.cmd.Process.Pid, i).pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			if _, errs, code := p.cli(t, key, "", "volume", "ls"); code == 0 {
+				break
+			} else if time.Now().After(deadline) {
+				t.Fatalf("the workers are not back after their SIGKILL: %s", errs)
+			}
+		}
 	}
-	<-p.done
-	p = startServe(t, dir, "--no-native", "--workers", "0")
 	run(0, "sandbox", "rm", b)
 	out, _ = run(0, "sandbox", "create", "--volume", "data:/data")
 	c := strings.TrimSpace(out)

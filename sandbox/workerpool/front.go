@@ -11,6 +11,7 @@ import (
 
 	"github.com/containerd/errdefs"
 
+	"github.com/warren-sandbox/warren/sandbox"
 	"github.com/warren-sandbox/warren/sandbox/boltmeta"
 	"github.com/warren-sandbox/warren/server"
 )
@@ -102,12 +103,14 @@ func MetaFiles(data string) []string {
 	return append(out, ws...)
 }
 
-// Adopt moves sandbox and snapshot records to where a node started with
-// the given number of workers looks for them, so changing --workers (to
-// or from 0, or to fewer) loses no sandbox: with 0 every worker's records
-// go to DATA/meta.db; with N they go from DATA/meta.db and from workers N
-// and above to worker 0. Their blobs are already in the shared store, so
-// the records are all there is to move. Run it before opening any of the
+// Adopt moves sandbox, snapshot and volume records to where a node
+// started with the given number of workers looks for them, so changing
+// --workers (to or from 0, or to fewer) loses no sandbox and no volume:
+// with 0 every worker's records go to DATA/meta.db; with N they go from
+// DATA/meta.db and from workers N and above to worker 0. Their blobs are
+// already in the shared store, so the records are all there is to move;
+// a volume and the sandboxes holding its leases are on one worker, so
+// they move together. Run it before opening any of the
 // files (each is bbolt: one process at a time).
 func Adopt(ctx context.Context, data string, workers int) error {
 	dst := filepath.Join(data, "meta.db")
@@ -149,7 +152,11 @@ func move(ctx context.Context, srcPath, dstPath string) error {
 	if err != nil {
 		return fmt.Errorf("cannot read snapshots of %s: %w", srcPath, err)
 	}
-	if len(recs) == 0 && len(snaps) == 0 {
+	vols, err := src.ListVolumes(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot read volumes of %s: %w", srcPath, err)
+	}
+	if len(recs) == 0 && len(snaps) == 0 && len(vols) == 0 {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(dstPath), 0o700); err != nil {
@@ -171,6 +178,12 @@ func move(ctx context.Context, srcPath, dstPath string) error {
 			return fmt.Errorf("cannot move snapshot %q to %s: %w", s.Name, dstPath, err)
 		}
 	}
+	for _, v := range vols {
+		if err := moveVolume(ctx, db, v, srcPath, dstPath); err != nil {
+			db.Close()
+			return err
+		}
+	}
 	// Written and closed before the source forgets them: a crash in
 	// between leaves a record in both, and the next Adopt moves it again.
 	if err := db.Close(); err != nil {
@@ -186,5 +199,32 @@ func move(ctx context.Context, srcPath, dstPath string) error {
 			return err
 		}
 	}
+	for _, v := range vols {
+		if err := src.DeleteVolume(ctx, v.Tenant, v.Name, nil); err != nil && !errdefs.IsNotFound(err) {
+			return err
+		}
+	}
 	return nil
+}
+
+// moveVolume writes volume record v into db. The same record there (a
+// move cut short before the source forgot it) is fine; a different one
+// of the same name stops the start rather than drop either head.
+func moveVolume(ctx context.Context, db *boltmeta.DB, v sandbox.VolumeRecord, srcPath, dstPath string) error {
+	err := db.CreateVolume(ctx, v)
+	if err == nil {
+		return nil
+	}
+	if !errdefs.IsAlreadyExists(err) {
+		return fmt.Errorf("cannot move volume %q to %s: %w", v.Name, dstPath, err)
+	}
+	cur, err := db.GetVolume(ctx, v.Tenant, v.Name)
+	if err != nil {
+		return fmt.Errorf("cannot move volume %q to %s: %w", v.Name, dstPath, err)
+	}
+	if cur.Ref == v.Ref && cur.Generation == v.Generation {
+		return nil
+	}
+	return fmt.Errorf("volume %q of tenant %q is in %s (generation %d) and in %s (generation %d) with different heads, and only one can stay: "+
+		"start with the previous --workers, copy what you need out of the volume through a sandbox and delete it", v.Name, v.Tenant, srcPath, v.Generation, dstPath, cur.Generation)
 }

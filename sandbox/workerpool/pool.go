@@ -140,13 +140,15 @@ type Pool struct {
 	wg      sync.WaitGroup
 
 	mu    sync.RWMutex
-	where map[string]int // sandbox id -> worker index
-	snaps map[[2]string]int
-	home  map[string]int // tenant -> the worker its new sandboxes go to
-	cpu   *cpuGroups     // nil: no cpu weights
+	where map[string]int    // sandbox id -> worker index
+	snaps map[[2]string]int // (tenant, snapshot name) -> worker index
+	vols  map[[2]string]int // (tenant, volume name) -> worker index
+	home  map[string]int    // tenant -> the worker its new sandboxes go to
+	cpu   *cpuGroups        // nil: no cpu weights
 	// snapMu serialises snapshot creation so a name stays unique across
 	// workers (each worker checks only its own).
 	snapMu sync.Mutex
+	volMu  sync.Mutex // the same for volume names (volumes.go)
 	gcMu   sync.Mutex // one collection at a time
 }
 
@@ -219,7 +221,7 @@ func Open(ctx context.Context, opts Options) (*Pool, error) {
 		sum := sha256hex(abs)
 		opts.CgroupName = "warren-workers-" + sum[:8]
 	}
-	p := &Pool{opts: opts, log: opts.Logger, closed: make(chan struct{}), where: map[string]int{}, snaps: map[[2]string]int{}, home: map[string]int{}}
+	p := &Pool{opts: opts, log: opts.Logger, closed: make(chan struct{}), where: map[string]int{}, snaps: map[[2]string]int{}, vols: map[[2]string]int{}, home: map[string]int{}}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}

@@ -29,7 +29,8 @@ import (
 //
 // Fork stays within the worker that holds the source (the children share
 // its delta in memory); a sandbox from a snapshot is created on the worker
-// that holds the snapshot's record.
+// that holds the snapshot's record, one that mounts volumes on the worker
+// that holds theirs (volumes.go).
 
 // For returns the routed Service of tenant (server.Backend).
 func (p *Pool) For(tenant string) api.Service { return &tenantRouter{p: p, tenant: tenant} }
@@ -309,6 +310,18 @@ func (r *tenantRouter) Create(ctx context.Context, req api.CreateRequest) (api.S
 		var err error
 		if w, err = r.generationWorker(ctx, req.FromGeneration); err != nil {
 			return api.Sandbox{}, err
+		}
+	} else if len(req.Volumes) > 0 {
+		// On the worker holding the volumes' records (and the snapshot's).
+		var err error
+		var ok bool
+		if w, ok, err = r.attachWorker(ctx, req.Volumes, req.Snapshot); err != nil {
+			return api.Sandbox{}, err
+		}
+		if !ok {
+			if w, err = r.p.place(r.tenant); err != nil {
+				return api.Sandbox{}, err
+			}
 		}
 	} else if req.Snapshot != "" {
 		var err error
