@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 import httpx
 
 from . import _core as core
-from ._core import CommandResult, EntryInfo, Generation, NetworkDecision, NetworkStatus, Request, Retention, Secret, WriteInfo
+from ._core import CommandResult, EntryInfo, Generation, NetworkDecision, NetworkStatus, Request, Retention, Secret, Volume, VolumeMount, WriteInfo
 
 
 class _AsyncTransport:
@@ -258,12 +258,13 @@ class AsyncSandbox:
                      retention: Union[Retention, Dict[str, Any], None] = None, standby_after: Optional[float] = None, standby_with_jobs: bool = False,
                      user: Optional[str] = None, hostname: Optional[str] = None, security: Optional[str] = None,
                      commands: Optional[str] = None, node_selector: Optional[Dict[str, str]] = None,
+                     volumes: Optional[List[Union[VolumeMount, Dict[str, Any], str]]] = None,
                      api_url: Optional[str] = None, api_key: Optional[str] = None) -> "AsyncSandbox":
         t = _AsyncTransport(api_url, api_key)
         body = core.create_body(image, snapshot, envs, cwd, labels, limits, ttl, user=user, hostname=hostname,
                                 standby_after=standby_after, standby_with_jobs=standby_with_jobs, durability=durability, security=security, commands=commands,
                                 node_selector=node_selector, network=network, secrets=secrets,
-                                from_generation=from_generation, retention=retention)
+                                from_generation=from_generation, retention=retention, volumes=volumes)
         return cls(await t.json(core.request("create", json_body=body)), t)
 
     @classmethod
@@ -341,6 +342,24 @@ class AsyncClient:
 
     async def delete_image(self, name: str) -> None:
         await self._t.send(core.request("delete_image", name=name))
+
+    async def create_volume(self, name: str, size: Union[int, str]) -> Volume:
+        """A volume of size bytes (an int, or "10G"-style binary units)."""
+        return Volume.of(await self._t.json(core.request("create_volume", json_body={"name": name, "size": core.size_bytes(size)})))
+
+    async def list_volumes(self) -> List[Volume]:
+        return [Volume.of(d) for d in await self._t.json(core.request("list_volumes"))]
+
+    async def get_volume(self, name: str) -> Volume:
+        return Volume.of(await self._t.json(core.request("get_volume", name=name)))
+
+    async def resize_volume(self, name: str, size: Union[int, str]) -> Volume:
+        """Grow a volume (a smaller size is refused: InvalidArgumentError)."""
+        return Volume.of(await self._t.json(core.request("resize_volume", name=name, json_body={"size": core.size_bytes(size)})))
+
+    async def delete_volume(self, name: str) -> None:
+        """Delete a volume and its data (refused while a sandbox holds it: ConflictError)."""
+        await self._t.send(core.request("delete_volume", name=name))
 
     async def close(self) -> None:
         await self._t.http.aclose()

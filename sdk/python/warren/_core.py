@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 from urllib.parse import quote
@@ -53,6 +54,11 @@ OPERATIONS: Dict[str, tuple] = {
     "get_network": ("GET", "/v1/sandboxes/{id}/network"),
     "set_network": ("PUT", "/v1/sandboxes/{id}/network"),
     "list_generations": ("GET", "/v1/sandboxes/{id}/generations"),
+    "create_volume": ("POST", "/v1/volumes"),
+    "list_volumes": ("GET", "/v1/volumes"),
+    "get_volume": ("GET", "/v1/volumes/{name}"),
+    "resize_volume": ("PATCH", "/v1/volumes/{name}"),
+    "delete_volume": ("DELETE", "/v1/volumes/{name}"),
 }
 
 # Operations the SDK leaves out on purpose, with the reason.
@@ -63,11 +69,6 @@ ABSENT: Dict[str, str] = {
     "GET /v1/nodes": "fleet operators' call (admin key, a fleet node only): warren node ls; not what a sandbox user does",
     "POST /v1/nodes/{id}/drain": "fleet operators' call (admin key, a fleet node only): warren node drain",
     "GET /v1/sandboxes/{id}/processes/{pid}/pty": "the WebSocket is for browsers; sandbox.pty uses stdin, attach and resize (httpx has no WebSocket)",
-    "POST /v1/volumes": "volumes: not in the SDKs yet",
-    "GET /v1/volumes": "volumes: not in the SDKs yet",
-    "GET /v1/volumes/{name}": "volumes: not in the SDKs yet",
-    "PATCH /v1/volumes/{name}": "volumes: not in the SDKs yet",
-    "DELETE /v1/volumes/{name}": "volumes: not in the SDKs yet",
 }
 
 
@@ -447,6 +448,72 @@ class Generation:
 
 
 @dataclass
+class Volume:
+    """Durable storage of the tenant that outlives any sandbox. size is its
+    quota in bytes; attached_to the sandbox holding it read-write ("" for
+    none), readers those holding it read-only."""
+
+    name: str
+    size: int
+    used: int = 0
+    attached_to: str = ""
+    readers: List[str] = field(default_factory=list)
+    generation: int = 0
+    created_at: str = ""
+
+    @staticmethod
+    def of(d: dict) -> "Volume":
+        return Volume(d["name"], d.get("size", 0), d.get("used", 0), d.get("attached_to", "") or "",
+                      list(d.get("readers") or []), d.get("generation", 0), d.get("created_at", ""))
+
+
+@dataclass
+class VolumeMount:
+    """Attaches a volume at a sandbox's create: Sandbox.create(volumes=[VolumeMount("data", "/data")])
+    (or the CLI's "data:/data[:ro]" string)."""
+
+    name: str
+    path: str
+    read_only: bool = False
+
+    def wire(self) -> dict:
+        d: Dict[str, Any] = {"name": self.name, "path": self.path}
+        if self.read_only:
+            d["read_only"] = True
+        return d
+
+
+def volume_mount(v) -> dict:
+    """A VolumeMount, a dict or "NAME:/path[:ro]" as the wire's object."""
+    if isinstance(v, VolumeMount):
+        return v.wire()
+    if isinstance(v, dict):
+        return VolumeMount(v["name"], v["path"], bool(v.get("read_only", False))).wire()
+    if isinstance(v, str):
+        parts = v.split(":")
+        if len(parts) in (2, 3) and parts[0] and parts[1].startswith("/") and (len(parts) == 2 or parts[2] in ("ro", "rw")):
+            return VolumeMount(parts[0], parts[1], len(parts) == 3 and parts[2] == "ro").wire()
+        raise ValueError(f"volume {v!r}: want NAME:/path or NAME:/path:ro")
+    raise TypeError(f"volume {v!r}: want a VolumeMount, a dict or a NAME:/path[:ro] string")
+
+
+def size_bytes(size) -> int:
+    """An int of bytes, or a string with a binary suffix ("10G", "512MiB")."""
+    if isinstance(size, bool) or not isinstance(size, (int, str)):
+        raise TypeError(f"size {size!r}: want bytes (int) or a string like '10G'")
+    if isinstance(size, int):
+        n = size
+    else:
+        m = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)(i?B)?\s*", size, re.IGNORECASE)
+        if not m:
+            raise ValueError(f"size {size!r}: want bytes or a number with K, M, G or T")
+        n = int(m.group(1)) * 1024 ** " KMGT".index((m.group(2) or " ").upper())
+    if n <= 0:
+        raise ValueError(f"size {size!r}: must be more than 0 bytes")
+    return n
+
+
+@dataclass
 class Retention:
     """Which generations stay besides the head and the pinned ones: the
     last keep_last and those younger than keep_for seconds (negative: none
@@ -495,7 +562,7 @@ def label_params(labels) -> list:
 
 def create_body(image=None, snapshot=None, envs=None, cwd=None, labels=None, limits=None, ttl=None, *,
                 user=None, hostname=None, standby_after=None, standby_with_jobs=False, durability=None, security=None, commands=None,
-                node_selector=None, network=None, secrets=None, from_generation=None, retention=None) -> dict:
+                node_selector=None, network=None, secrets=None, from_generation=None, retention=None, volumes=None) -> dict:
     body: Dict[str, Any] = {}
     for k, v in (("image", image), ("snapshot", snapshot), ("env", envs), ("cwd", cwd), ("labels", labels), ("limits", limits),
                  ("user", user), ("hostname", hostname), ("security", security), ("commands", commands),
@@ -519,6 +586,8 @@ def create_body(image=None, snapshot=None, envs=None, cwd=None, labels=None, lim
         body["from_generation"] = generation_ref(from_generation)
     if retention is not None:
         body["retention"] = retention.wire() if isinstance(retention, Retention) else Retention(**retention).wire()
+    if volumes:
+        body["volumes"] = [volume_mount(v) for v in volumes]
     return body
 
 

@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 import httpx
 
 from . import _core as core
-from ._core import CommandResult, EntryInfo, Generation, NetworkDecision, NetworkStatus, Request, Retention, Secret, WriteInfo
+from ._core import CommandResult, EntryInfo, Generation, NetworkDecision, NetworkStatus, Request, Retention, Secret, Volume, VolumeMount, WriteInfo
 
 
 class _Transport:
@@ -306,18 +306,20 @@ class Sandbox:
                retention: Union[Retention, Dict[str, Any], None] = None, standby_after: Optional[float] = None, standby_with_jobs: bool = False,
                user: Optional[str] = None, hostname: Optional[str] = None, security: Optional[str] = None,
                commands: Optional[str] = None, node_selector: Optional[Dict[str, str]] = None,
+               volumes: Optional[List[Union[VolumeMount, Dict[str, Any], str]]] = None,
                api_url: Optional[str] = None, api_key: Optional[str] = None) -> "Sandbox":
         """Create a sandbox. network={"allow": [...], "deny": [...]} lets it
         out (default: no network); secrets=[Secret(name, value, hosts)] puts
         placeholders in its env that only those hosts see replaced.
         durability is its default ack level; from_generation a Generation
         (or (sandbox_id, number)) to start from; retention which
-        generations stay. ttl and standby_after are in seconds."""
+        generations stay. ttl and standby_after are in seconds. volumes
+        attaches volumes: [VolumeMount(name, path, read_only)] or "NAME:/path[:ro]"."""
         t = _Transport(api_url, api_key)
         body = core.create_body(image, snapshot, envs, cwd, labels, limits, ttl, user=user, hostname=hostname,
                                 standby_after=standby_after, standby_with_jobs=standby_with_jobs, durability=durability, security=security, commands=commands,
                                 node_selector=node_selector, network=network, secrets=secrets,
-                                from_generation=from_generation, retention=retention)
+                                from_generation=from_generation, retention=retention, volumes=volumes)
         return cls(t.json(core.request("create", json_body=body)), t)
 
     @classmethod
@@ -404,6 +406,24 @@ class Client:
     def delete_image(self, name: str) -> None:
         """Remove one of the tenant's images (refused while a sandbox uses it)."""
         self._t.send(core.request("delete_image", name=name))
+
+    def create_volume(self, name: str, size: Union[int, str]) -> Volume:
+        """A volume of size bytes (an int, or "10G"-style binary units)."""
+        return Volume.of(self._t.json(core.request("create_volume", json_body={"name": name, "size": core.size_bytes(size)})))
+
+    def list_volumes(self) -> List[Volume]:
+        return [Volume.of(d) for d in self._t.json(core.request("list_volumes"))]
+
+    def get_volume(self, name: str) -> Volume:
+        return Volume.of(self._t.json(core.request("get_volume", name=name)))
+
+    def resize_volume(self, name: str, size: Union[int, str]) -> Volume:
+        """Grow a volume (a smaller size is refused: InvalidArgumentError)."""
+        return Volume.of(self._t.json(core.request("resize_volume", name=name, json_body={"size": core.size_bytes(size)})))
+
+    def delete_volume(self, name: str) -> None:
+        """Delete a volume and its data (refused while a sandbox holds it: ConflictError)."""
+        self._t.send(core.request("delete_volume", name=name))
 
     def close(self) -> None:
         self._t.http.close()

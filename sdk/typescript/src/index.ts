@@ -44,6 +44,11 @@ export const OPERATIONS = {
   getNetwork: ["GET", "/v1/sandboxes/{id}/network"],
   setNetwork: ["PUT", "/v1/sandboxes/{id}/network"],
   listGenerations: ["GET", "/v1/sandboxes/{id}/generations"],
+  createVolume: ["POST", "/v1/volumes"],
+  listVolumes: ["GET", "/v1/volumes"],
+  getVolume: ["GET", "/v1/volumes/{name}"],
+  resizeVolume: ["PATCH", "/v1/volumes/{name}"],
+  deleteVolume: ["DELETE", "/v1/volumes/{name}"],
 } as const;
 
 export type Operation = keyof typeof OPERATIONS;
@@ -56,11 +61,6 @@ export const ABSENT: Record<string, string> = {
   "POST /v1/nodes/{id}/drain": "fleet operators' call (admin key, a fleet node only): warren node drain",
   "GET /v1/sandboxes/{id}/processes/{pid}/pty":
     "the WebSocket is for browsers (the console); sandbox.pty uses stdin, attach and resize, which need no WebSocket (Node 18+)",
-  "POST /v1/volumes": "volumes: not in the SDKs yet",
-  "GET /v1/volumes": "volumes: not in the SDKs yet",
-  "GET /v1/volumes/{name}": "volumes: not in the SDKs yet",
-  "PATCH /v1/volumes/{name}": "volumes: not in the SDKs yet",
-  "DELETE /v1/volumes/{name}": "volumes: not in the SDKs yet",
 };
 
 export const DEFAULT_API_URL = "http://127.0.0.1:7711";
@@ -770,6 +770,54 @@ export interface Retention {
   keepForMs?: number;
 }
 
+/** Durable storage of the tenant that outlives any sandbox. size is its quota in bytes. */
+export interface Volume {
+  name: string;
+  size: number;
+  used: number;
+  /** The sandbox holding it read-write (absent: none). */
+  attached_to?: string;
+  /** Sandboxes holding it read-only. */
+  readers?: string[];
+  generation: number;
+  created_at: string;
+}
+
+/** Attaches a volume at create: {name, path, readOnly} or "NAME:/path[:ro]". */
+export type VolumeMount = { name: string; path: string; readOnly?: boolean } | string;
+
+function volumeMountBody(v: VolumeMount): Record<string, unknown> {
+  let m: { name: string; path: string; readOnly?: boolean };
+  if (typeof v === "string") {
+    const parts = v.split(":");
+    if (parts.length < 2 || parts.length > 3 || !parts[0] || !parts[1].startsWith("/") || (parts.length === 3 && parts[2] !== "ro" && parts[2] !== "rw")) {
+      throw new InvalidArgumentError(`volume ${JSON.stringify(v)}: want NAME:/path or NAME:/path:ro`);
+    }
+    m = { name: parts[0], path: parts[1], readOnly: parts[2] === "ro" };
+  } else if (v && typeof v.name === "string" && typeof v.path === "string" && v.path.startsWith("/")) {
+    m = v;
+  } else {
+    throw new InvalidArgumentError(`volume ${JSON.stringify(v)}: want {name, path: "/..."} or NAME:/path[:ro]`);
+  }
+  const body: Record<string, unknown> = { name: m.name, path: m.path };
+  if (m.readOnly) body.read_only = true;
+  return body;
+}
+
+/** Bytes from a number or a string with a binary unit ("10G", "512MiB"). */
+export function sizeBytes(size: number | string): number {
+  let n: number;
+  if (typeof size === "number") {
+    n = size;
+  } else {
+    const m = /^\s*(\d+)\s*([KMGT]?)(i?B)?\s*$/i.exec(String(size));
+    if (!m) throw new InvalidArgumentError(`size ${JSON.stringify(size)}: want bytes or a number with K, M, G or T`);
+    n = Number(m[1]) * 1024 ** " KMGT".indexOf((m[2] || " ").toUpperCase());
+  }
+  if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError(`size ${JSON.stringify(size)}: want a whole number of bytes more than 0`);
+  return n;
+}
+
 export interface SandboxInfo {
   id: string;
   state: string;
@@ -812,6 +860,8 @@ export interface CreateOptions extends ConnectionOptions {
   commands?: string;
   /** Place on a fleet node carrying these labels. */
   nodeSelector?: Record<string, string>;
+  /** Volumes to attach (one read-write holder each; read-only ones may be shared). */
+  volumes?: VolumeMount[];
 }
 
 function createBody(o: CreateOptions): Record<string, unknown> {
@@ -848,6 +898,7 @@ function createBody(o: CreateOptions): Record<string, unknown> {
     if (o.retention.keepForMs !== undefined) r.keep_for = `${Math.round(o.retention.keepForMs)}ms`;
     body.retention = r;
   }
+  if (o.volumes?.length) body.volumes = o.volumes.map(volumeMountBody);
   return body;
 }
 
@@ -958,5 +1009,23 @@ export class Client {
   /** Remove one of the tenant's images (refused while a sandbox uses it). */
   async deleteImage(name: string): Promise<void> {
     await this.t.send("deleteImage", { path: { name } });
+  }
+  /** A volume of size bytes (a number, or "10G"-style binary units). */
+  createVolume(name: string, size: number | string): Promise<Volume> {
+    return this.t.json("createVolume", { json: { name, size: sizeBytes(size) } });
+  }
+  listVolumes(): Promise<Volume[]> {
+    return this.t.json("listVolumes");
+  }
+  getVolume(name: string): Promise<Volume> {
+    return this.t.json("getVolume", { path: { name } });
+  }
+  /** Grow a volume (a smaller size is refused: InvalidArgumentError). */
+  resizeVolume(name: string, size: number | string): Promise<Volume> {
+    return this.t.json("resizeVolume", { path: { name }, json: { size: sizeBytes(size) } });
+  }
+  /** Delete a volume and its data (refused while a sandbox holds it: ConflictError). */
+  async deleteVolume(name: string): Promise<void> {
+    await this.t.send("deleteVolume", { path: { name } });
   }
 }
