@@ -209,7 +209,11 @@ func (b *box) vfsOptions(ctx context.Context) (vfs.Options, error) {
 	return vfs.Options{Base: img.FS, MaxBytes: b.cfg.Limits.DiskBytes, MaxInodes: b.cfg.Limits.DiskInodes}, nil
 }
 
-func (b *box) resumeLocked(ctx context.Context) error {
+func (b *box) resumeLocked(ctx context.Context) error { return b.resumeWithLocked(ctx, true) }
+
+// resumeWithLocked is resumeLocked; volumes false leaves b's volumes
+// unmounted (recovery mounts them after replaying the write log).
+func (b *box) resumeWithLocked(ctx context.Context, volumes bool) error {
 	switch {
 	case b.state == api.StateDeleted:
 		return notFound(b.id)
@@ -262,8 +266,10 @@ func (b *box) resumeLocked(ctx context.Context) error {
 		b.dmu.Unlock()
 		b.m.armBudget(b, fsys, fsys.Usage().Bytes)
 	}
-	if err := b.mountVolumesLocked(ctx, fsys); err != nil {
-		return err
+	if volumes {
+		if err := b.mountVolumesLocked(ctx, fsys); err != nil {
+			return err
+		}
 	}
 	b.ref = ref
 	b.fs, b.sessions, b.state = fsys, sessions, api.StateRunning

@@ -686,9 +686,25 @@ func (m *Manager) recoverBox(ctx context.Context, id string, rs []wlog.Record) e
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.state = api.StateStandby
-	if err := b.resumeLocked(ctx); err != nil {
+	// The volumes mount after the replay: the logged run made their mount
+	// points, and a mkdir now would move the base the records were made
+	// against (the first would not apply, and every later one be lost).
+	if err := b.resumeWithLocked(ctx, false); err != nil {
 		return fmt.Errorf("recovery of %s: %w", id, err)
 	}
+	if err := m.replayLocked(b, h, rs, last); err != nil {
+		return err
+	}
+	if err := b.mountVolumesLocked(ctx, b.fs); err != nil {
+		return fmt.Errorf("recovery of %s: %w", id, err)
+	}
+	return nil
+}
+
+// replayLocked applies b's logged records after its head's Seq (b.mu
+// held, b just resumed from its head without volumes).
+func (m *Manager) replayLocked(b *box, h Head, rs []wlog.Record, last uint64) error {
+	id := b.id
 	b.dmu.Lock()
 	defer b.dmu.Unlock()
 	from := b.ds.seq // the head's Seq
