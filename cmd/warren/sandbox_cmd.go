@@ -257,6 +257,7 @@ func newSandboxCmd() *cobra.Command {
 	}
 	cmd.AddCommand(create, ls, get, execCmd, hibernate, resume, rm, fork, snapshotCmd, newGenerationsCmd(&c))
 	cmd.AddCommand(processCmds(&c)...)
+	cmd.AddCommand(mountCmds(&c)...) // drive_cmd.go
 	return cmd
 }
 

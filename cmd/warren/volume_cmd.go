@@ -173,22 +173,29 @@ func withVolumeFlags(cmd *cobra.Command, next func(*api.CreateRequest) error) fu
 }
 
 func parseVolumeMount(s string) (api.VolumeMount, error) {
+	name, p, ro, err := parseMountSpec("--volume", "NAME", s)
+	return api.VolumeMount{Name: name, Path: p, ReadOnly: ro}, err
+}
+
+// parseMountSpec reads NAME:/path[:ro|:rw], the form --volume and sandbox
+// mount take; what names the argument in errors, thing its first part.
+func parseMountSpec(what, thing, s string) (name, p string, ro bool, err error) {
 	name, rest, ok := strings.Cut(s, ":")
 	if !ok || name == "" || !strings.HasPrefix(rest, "/") {
-		return api.VolumeMount{}, fmt.Errorf("--volume %q: want NAME:/path or NAME:/path:ro", s)
+		return "", "", false, fmt.Errorf("%s %q: want %s:/path or %s:/path:ro", what, s, thing, thing)
 	}
-	m := api.VolumeMount{Name: name, Path: rest}
-	if p, mode, ok := strings.Cut(rest, ":"); ok {
+	p = rest
+	if q, mode, ok := strings.Cut(rest, ":"); ok {
 		switch mode {
 		case "ro":
-			m.Path, m.ReadOnly = p, true
+			p, ro = q, true
 		case "rw":
-			m.Path = p
+			p = q
 		default:
-			return api.VolumeMount{}, fmt.Errorf("--volume %q: mode %q: want ro or rw", s, mode)
+			return "", "", false, fmt.Errorf("%s %q: mode %q: want ro or rw", what, s, mode)
 		}
 	}
-	return m, nil
+	return name, p, ro, nil
 }
 
 // volumeMounts prints a sandbox's volumes as --volume takes them.
