@@ -166,6 +166,9 @@ type File struct {
 	rf RemoteFile // a remote file (remotemount.go): every call goes to it
 	rm *mount     // its mount, for errors and inode tags
 	rp string     // its clean RemoteFS path at open
+
+	locked   bool // a remote file holds a flock (h.mu)
+	lkClosed bool // closed, for the lock table (fs.lockMu): flock.go
 }
 
 var _ interface {
@@ -488,6 +491,7 @@ func (h *File) Close() error {
 		return perr("close", h.name, fs.ErrClosed)
 	}
 	h.closed = true
+	h.unlockOnClose()
 	if h.rf != nil {
 		return h.rm.rerr("close", h.name, h.rf.Close())
 	}

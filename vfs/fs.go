@@ -30,6 +30,9 @@ type FS struct {
 	mounts atomic.Pointer[[]mount] // mount.go; longest path first
 	qname  atomic.Pointer[string]  // names its quota in errors once mounted
 	inoTag atomic.Uint64           // mixed into reported inode numbers once mounted
+
+	lockMu sync.Mutex
+	locks  map[uint64]*lockState // flock.go: advisory locks by inode
 }
 
 // New returns an FS over opts.Base with an empty delta.

@@ -103,3 +103,106 @@ func TestDriveCommands(t *testing.T) {
 		t.Errorf("mv out of the drive left no sandbox file: %v", err)
 	}
 }
+
+// TestFlockCommand runs flock(1) in the shell against locks held by the
+// test (the sandbox's own table, and a drive's from another sandbox), a
+// background job of the same shell, and its usage errors; statuses are
+// util-linux's.
+func TestFlockCommand(t *testing.T) {
+	sh, fsys, d := driveShell(t)
+	other := vfs.New(vfs.Options{}) // a second sandbox on the same drive
+	if err := other.MountRemote("/drive", d, vfs.MountOptions{Name: "drive team"}); err != nil {
+		t.Fatal(err)
+	}
+	ro := memdrive.New(0)
+	if err := ro.Mkdir("/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := ro.OpenFile("/seed", vfs.O_CREATE|vfs.O_WRONLY, 0o644); err != nil {
+		t.Fatal(err)
+	} else {
+		h.Close()
+	}
+	if err := fsys.MountRemote("/ro", ro, vfs.MountOptions{Name: "drive ref", ReadOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	hold := func(fs *vfs.FS, name string, how int) *vfs.File {
+		t.Helper()
+		h, err := fs.OpenFile(name, vfs.O_CREATE|vfs.O_RDONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Flock(context.Background(), how); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	held := hold(fsys, "/work/lk", vfs.LOCK_EX)
+	remote := hold(other, "/drive/lk", vfs.LOCK_SH)
+	for _, tc := range []struct {
+		script string
+		want   string
+		errHas string
+	}{
+		{`flock -n /work/lk echo no; echo $?`, "1\n", ""},
+		{`flock -n -E 7 /work/lk echo no; echo $?`, "7\n", ""},
+		{`flock --nb --conflict-exit-code=9 /work/lk echo no; echo $?`, "9\n", ""},
+		{`flock -w 0.05 /work/lk echo no; echo $?`, "1\n", ""},
+		{`flock -w 0 -E 3 /work/lk echo no; echo $?`, "3\n", ""},
+		{`flock --verbose -n /work/lk true; echo $?`, "1\n", "flock: failed to get lock"},
+		{`flock -s -n /work/lk echo no; echo $?`, "1\n", ""},
+		{`flock -n /work/other echo free; echo $?`, "free\n0\n", ""},
+		// Another sandbox's shared lock on the drive: shared passes, exclusive waits.
+		{`flock -s -n /drive/lk echo shared; echo $?`, "shared\n0\n", ""},
+		{`flock -x -n /drive/lk echo no; echo $?`, "1\n", ""},
+		{`flock /work/free -c 'echo $((1+2)); exit 4'; echo $?`, "3\n4\n", ""},
+		{`flock /work/free false; echo $?`, "1\n", ""},
+		{`flock /work echo dir; echo $?`, "dir\n0\n", ""},
+		{`flock /ro/seed echo ro; echo $?`, "ro\n0\n", ""},
+		{`flock /ro/missing echo no; echo $?`, "73\n", "cannot open lock file /ro/missing: Read-only file system"},
+		{`flock /nonexist/x true; echo $?`, "66\n", "flock: cannot open lock file /nonexist/x: No such file or directory"},
+		{`flock; echo $?`, "64\n", "flock: not enough arguments"},
+		{`flock -n; echo $?`, "64\n", "flock: requires file descriptor, file or directory"},
+		{`flock -E 300 x true; echo $?`, "64\n", "exit code out of range (expected 0 to 255)"},
+		{`flock -w abc x true; echo $?`, "64\n", "flock: invalid timeout value: 'abc'"},
+		{`flock abc; echo $?`, "64\n", "flock: bad file descriptor: 'abc'"},
+		{`flock x -c; echo $?`, "64\n", "flock: -c requires exactly one command argument"},
+		{`flock x -c a b; echo $?`, "64\n", "flock: -c requires exactly one command argument"},
+		{`flock 99; echo $?`, "65\n", "flock: 99: Bad file descriptor"},
+		{`exec 9>/work/fd9; flock -n 9; echo $?`, "65\n", "locking a shell file descriptor is not supported"},
+		{`flock --verbose /work/free true; echo $?`, "0\n", "flock: executing true"},
+	} {
+		out, errs, _ := run(t, sh, tc.script)
+		if out != tc.want || !strings.Contains(errs, tc.errHas) {
+			t.Errorf("%s\n got %q, stderr %q\nwant %q, stderr with %q", tc.script, out, errs, tc.want, tc.errHas)
+		}
+	}
+	// A blocking flock waits for the holder and runs once it lets go.
+	done := make(chan string, 1)
+	go func() {
+		out, _, _ := run(t, sh, `flock /work/lk echo got; flock -x /drive/lk echo drive`)
+		done <- out
+	}()
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case out := <-done:
+		t.Fatalf("flock did not wait for the held lock: %q", out)
+	default:
+	}
+	held.Close()
+	remote.Close()
+	select {
+	case out := <-done:
+		if out != "got\ndrive\n" {
+			t.Errorf("after the release: %q", out)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("flock still waiting after the holders closed")
+	}
+	// A background job of the same shell holds the lock against the
+	// foreground.
+	out, errs, _ := run(t, sh, `flock /work/lk sleep 0.5 & sleep 0.1; flock -n /work/lk echo no; echo $?; wait; flock -n /work/lk echo after`)
+	if out != "1\nafter\n" {
+		t.Errorf("background holder: %q (stderr %q)", out, errs)
+	}
+}

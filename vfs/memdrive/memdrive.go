@@ -522,6 +522,8 @@ func (h *File) Close() error {
 	}
 	h.closed = true
 	h.d.release(h)
+	close(h.d.wake) // a wait of h itself ends (ErrClosed)
+	h.d.wake = make(chan struct{})
 	return nil
 }
 
