@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"context"
+	"errors"
 	"syscall"
 )
 
@@ -43,6 +44,10 @@ func (h *File) Flock(ctx context.Context, how int) error {
 		// The RemoteFile may wait: h.mu is not held, so the handle's
 		// other calls (and Close) go on meanwhile.
 		if err := h.rf.Flock(ctx, how); err != nil {
+			if ctx.Err() != nil && !errors.Is(err, syscall.EWOULDBLOCK) {
+				// One answer for an ended wait, whatever the drive's.
+				return perr("flock", h.name, syscall.EINTR)
+			}
 			return h.rm.rerr("flock", h.name, err)
 		}
 		h.mu.Lock()

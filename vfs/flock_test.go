@@ -222,3 +222,57 @@ func TestFlockScope(t *testing.T) {
 		t.Errorf("after a rename the lock is gone: %v", err)
 	}
 }
+
+// ctxDrive is a drive whose ended lock waits answer ctx.Err() instead of
+// EINTR, as a drive client over a network call might.
+type ctxDrive struct{ *memdrive.Drive }
+
+type ctxFile struct{ vfs.RemoteFile }
+
+func (d ctxDrive) OpenFile(name string, flag int, perm fs.FileMode) (vfs.RemoteFile, error) {
+	f, err := d.Drive.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return ctxFile{f}, nil
+}
+
+func (f ctxFile) Flock(ctx context.Context, how int) error {
+	if err := f.RemoteFile.Flock(ctx, how); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	return nil
+}
+
+// TestFlockRemoteEndedWait: whatever error a drive gives for a wait its
+// ctx ended, the handle answers EINTR (what flock -w looks for); a
+// conflict under LOCK_NB stays EWOULDBLOCK.
+func TestFlockRemoteEndedWait(t *testing.T) {
+	root := vfs.New(vfs.Options{})
+	if err := root.MountRemote("/drive", ctxDrive{memdrive.New(0)}, vfs.MountOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	open := func() *vfs.File {
+		h, err := root.OpenFile("/drive/l", vfs.O_CREATE|vfs.O_RDWR, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		return h
+	}
+	a, b := open(), open()
+	if err := a.Flock(context.Background(), vfs.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := b.Flock(ctx, vfs.LOCK_EX); errnoOf(err) != syscall.EINTR {
+		t.Errorf("ended wait: %v, want EINTR", err)
+	}
+	if err := b.Flock(context.Background(), vfs.LOCK_EX|vfs.LOCK_NB); errnoOf(err) != syscall.EWOULDBLOCK {
+		t.Errorf("LOCK_NB conflict: %v, want EWOULDBLOCK", err)
+	}
+}

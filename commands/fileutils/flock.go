@@ -156,7 +156,7 @@ func flock(ctx context.Context, inv *commands.Invocation) int {
 			inv.Errorf("failed to get lock")
 		}
 		return conflict
-	case errors.Is(err, syscall.EINTR) && timedOut:
+	case timedOut:
 		if verbose {
 			inv.Errorf("timeout while waiting to get lock")
 		}
