@@ -67,7 +67,8 @@
 //
 // Permission checks (every caller acts as root); atime updates on read;
 // blocking fifo semantics (a fifo opens as an empty file; the shell's pipes
-// are in-process); xattrs of the base layer; O_TMPFILE, flock, mmap;
+// are in-process); xattrs of the base layer; O_TMPFILE, POSIX record
+// locks (fcntl; flock is File.Flock), mmap;
 // file sizes beyond memory for unsealed data (written data stays in memory
 // as 64 KiB buffers until Close seals it into chunks); Diff reports a hard
 // link only by its first name.

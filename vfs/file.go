@@ -3,6 +3,7 @@ package vfs
 import (
 	"io"
 	"io/fs"
+	"path"
 	"sync"
 	"syscall"
 )
@@ -21,6 +22,9 @@ func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (*File, error) {
 	if g, rel, m := f.mountedRead(name); m != nil {
 		if writing && m.opts.ReadOnly {
 			return nil, roErr("open", name)
+		}
+		if m.rfs != nil {
+			return m.ropen(name, rel, flag, perm)
 		}
 		h, err := g.OpenFile(rel, flag, perm)
 		if err != nil {
@@ -137,9 +141,10 @@ func (f *FS) Create(name string) (*File, error) {
 }
 
 // File is an open handle. It refers to the inode, not the path: it keeps
-// working after the entry is renamed or unlinked, as on Linux.
+// working after the entry is renamed or unlinked, as on Linux. A handle
+// opened under a remote mount delegates to its RemoteFile (rf) instead.
 type File struct {
-	fs   *FS
+	fs   *FS // nil for a remote file
 	name string
 	flag int
 	ino  uint64
@@ -157,6 +162,13 @@ type File struct {
 	dirents []*dirEntry
 	dirpos  int
 	dirread bool
+
+	rf RemoteFile // a remote file (remotemount.go): every call goes to it
+	rm *mount     // its mount, for errors and inode tags
+	rp string     // its clean RemoteFS path at open
+
+	locked   bool // a remote file holds a flock (h.mu)
+	lkClosed bool // closed, for the lock table (fs.lockMu): flock.go
 }
 
 var _ interface {
@@ -190,6 +202,9 @@ func (h *File) inode(t *tree) *inode {
 func (h *File) Read(p []byte) (int, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.rf != nil {
+		return h.remoteRead(p, 0, false)
+	}
 	n, err := h.readAt(p, h.off)
 	h.off += int64(n)
 	return n, err
@@ -201,6 +216,9 @@ func (h *File) ReadAt(p []byte, off int64) (int, error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.rf != nil {
+		return h.remoteRead(p, off, true)
+	}
 	n, err := h.readAt(p, off)
 	if err == nil && n < len(p) {
 		err = io.EOF
@@ -258,6 +276,9 @@ func (h *File) readBase(path string, p []byte, off int64) error {
 func (h *File) Write(p []byte) (int, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.rf != nil {
+		return h.remoteWrite(p, 0, false)
+	}
 	n, err := h.writeAt(p, h.off, h.flag&O_APPEND != 0)
 	h.off += int64(n)
 	return n, err
@@ -272,6 +293,9 @@ func (h *File) WriteAt(p []byte, off int64) (int, error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.rf != nil {
+		return h.remoteWrite(p, off, true)
+	}
 	return h.writeAt(p, off, false)
 }
 
@@ -331,6 +355,11 @@ func (h *File) Seek(offset int64, whence int) (int64, error) {
 	if h.closed {
 		return 0, perr("seek", h.name, fs.ErrClosed)
 	}
+	if h.rf != nil {
+		var abs int64
+		err := h.remoteCall("seek", func(rf RemoteFile) (e error) { abs, e = rf.Seek(offset, whence); return e })
+		return abs, err
+	}
 	var abs int64
 	switch whence {
 	case io.SeekStart:
@@ -364,6 +393,9 @@ func (h *File) Truncate(size int64) error {
 	if size < 0 || h.flag&O_ACCMODE == O_RDONLY {
 		return perr("truncate", h.name, syscall.EINVAL)
 	}
+	if h.rf != nil {
+		return h.remoteCall("truncate", func(rf RemoteFile) error { return rf.Truncate(size) })
+	}
 	return h.fs.update("truncate", h.name, func(w *walk) error {
 		in := w.t.get(h.ino)
 		if in == nil {
@@ -386,6 +418,13 @@ func (h *File) Stat() (fs.FileInfo, error) {
 	if h.closed {
 		return nil, perr("stat", h.name, fs.ErrClosed)
 	}
+	if h.rf != nil {
+		fi, err := h.rf.Stat()
+		if err != nil {
+			return nil, h.rm.rerr("stat", h.name, err)
+		}
+		return h.rm.info(fi, h.rp, baseName(&loc{}, h.name)), nil
+	}
 	in := h.inode(h.fs.cur.Load())
 	if in == nil {
 		return nil, perr("stat", h.name, syscall.EBADF)
@@ -403,6 +442,17 @@ func (h *File) ReadDir(n int) (ents []fs.DirEntry, err error) {
 	}
 	if !h.dir {
 		return nil, perr("readdirent", h.name, syscall.ENOTDIR)
+	}
+	if h.rf != nil {
+		ents, err := h.rf.ReadDir(n)
+		if err != nil && err != io.EOF {
+			return nil, h.rm.rerr("readdirent", h.name, err)
+		}
+		out := make([]fs.DirEntry, len(ents))
+		for i, e := range ents {
+			out[i] = &remoteEntry{DirEntry: e, m: h.rm, rel: path.Join(h.rp, e.Name())}
+		}
+		return out, err
 	}
 	defer catchLoad(&err, "readdirent", h.name)
 	if !h.dirread {
@@ -441,6 +491,10 @@ func (h *File) Close() error {
 		return perr("close", h.name, fs.ErrClosed)
 	}
 	h.closed = true
+	h.unlockOnClose()
+	if h.rf != nil {
+		return h.rm.rerr("close", h.name, h.rf.Close())
+	}
 	if h.bf != nil {
 		h.bf.Close()
 		h.bf = nil

@@ -30,6 +30,9 @@ type FS struct {
 	mounts atomic.Pointer[[]mount] // mount.go; longest path first
 	qname  atomic.Pointer[string]  // names its quota in errors once mounted
 	inoTag atomic.Uint64           // mixed into reported inode numbers once mounted
+
+	lockMu sync.Mutex
+	locks  map[uint64]*lockState // flock.go: advisory locks by inode
 }
 
 // New returns an FS over opts.Base with an empty delta.
@@ -289,6 +292,9 @@ func baseName(l *loc, p string) string {
 
 func (f *FS) stat(op, name string, follow int) (_ fs.FileInfo, err error) {
 	if g, rel, m := f.mountedRead(name); m != nil {
+		if m.rfs != nil {
+			return m.rstat(op, name, rel)
+		}
 		fi, err := g.stat(op, rel, follow)
 		return fi, mountErr(err, name, m)
 	}
@@ -391,6 +397,9 @@ func (w *walk) isEmpty(d *inode) bool {
 
 func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if g, rel, m := f.mountedRead(name); m != nil {
+		if m.rfs != nil {
+			return m.rreadDir(name, rel)
+		}
 		ents, err := g.ReadDir(rel)
 		return ents, mountErr(err, name, m)
 	}
@@ -509,6 +518,10 @@ func (f *FS) Mkdir(name string, perm fs.FileMode) error {
 	if g, rel, m, err := f.mountedWrite("mkdir", name); err != nil {
 		return err
 	} else if m != nil {
+		if m.rfs != nil {
+			p, _ := rpath(rel)
+			return m.rerr("mkdir", name, m.rfs.Mkdir(p, perm&(permBits)))
+		}
 		return mountErr(g.Mkdir(rel, perm), name, m)
 	}
 	return f.update("mkdir", name, func(w *walk) error {
@@ -526,6 +539,9 @@ func (f *FS) MkdirAll(name string, perm fs.FileMode) error {
 	if g, rel, m, err := f.mountedWrite("mkdir", name); err != nil {
 		return err
 	} else if m != nil {
+		if m.rfs != nil {
+			return m.rmkdirAll(name, rel, perm&permBits)
+		}
 		return mountErr(g.MkdirAll(rel, perm), name, m)
 	}
 	fi, err := f.Stat(name)
@@ -562,6 +578,9 @@ func (f *FS) Symlink(target, linkname string) error {
 	if g, rel, m, err := f.mountedWrite("symlink", linkname); err != nil {
 		return err
 	} else if m != nil {
+		if m.rfs != nil {
+			return perr("symlink", linkname, syscall.ENOTSUP)
+		}
 		return mountErr(g.Symlink(target, rel), linkname, m)
 	}
 	return f.update("symlink", linkname, func(w *walk) error {
@@ -593,6 +612,16 @@ func (f *FS) Mknod(name string, mode fs.FileMode, dev uint64) error {
 	if g, rel, m, err := f.mountedWrite("mknod", name); err != nil {
 		return err
 	} else if m != nil {
+		if m.rfs != nil {
+			if mode.Type() != 0 {
+				return perr("mknod", name, syscall.ENOTSUP)
+			}
+			h, err := m.ropen(name, rel, O_WRONLY|O_CREATE|O_EXCL, mode&permBits)
+			if err != nil {
+				return err
+			}
+			return h.Close()
+		}
 		return mountErr(g.Mknod(rel, mode, dev), name, m)
 	}
 	return f.update("mknod", name, func(w *walk) error {
@@ -664,6 +693,15 @@ func (f *FS) Remove(name string) error {
 	if g, rel, m, err := f.mountedWrite("remove", name); err != nil {
 		return err
 	} else if m != nil {
+		if m.rfs != nil {
+			p, slash := rpath(rel)
+			if slash {
+				if _, err := m.rstat("remove", name, rel); err != nil {
+					return err
+				}
+			}
+			return m.rerr("remove", name, m.rfs.Remove(p))
+		}
 		return mountErr(g.Remove(rel), name, m)
 	}
 	return f.update("remove", name, func(w *walk) error {
@@ -723,6 +761,9 @@ func (f *FS) RemoveAll(name string) error {
 	if g, rel, m, err := f.mountedWrite("remove", name); err != nil {
 		return err
 	} else if m != nil {
+		if m.rfs != nil {
+			return m.rremoveAll(name, rel)
+		}
 		return mountErr(g.RemoveAll(rel), name, m)
 	}
 	if name == "." || len(name) >= 2 && name[len(name)-2:] == "/." {
@@ -843,6 +884,12 @@ func (f *FS) Rename(oldname, newname string) error {
 
 func (f *FS) Readlink(name string) (string, error) {
 	if g, rel, m := f.mountedRead(name); m != nil {
+		if m.rfs != nil {
+			if err := m.rexists("readlink", name, rel); err != nil {
+				return "", err
+			}
+			return "", perr("readlink", name, syscall.EINVAL)
+		}
 		t, err := g.Readlink(rel)
 		return t, mountErr(err, name, m)
 	}
@@ -867,6 +914,13 @@ func (f *FS) Readlink(name string) (string, error) {
 // Realpath resolves every symlink and ".." in name to an absolute clean path.
 func (f *FS) Realpath(name string) (string, error) {
 	if g, rel, m := f.mountedRead(name); m != nil {
+		if m.rfs != nil {
+			if err := m.rexists("realpath", name, rel); err != nil {
+				return "", err
+			}
+			p, _ := rpath(rel)
+			return realpathMounted(m, p, nil)
+		}
 		p, err := g.Realpath(rel)
 		return realpathMounted(m, p, mountErr(err, name, m))
 	}
@@ -895,6 +949,10 @@ func (f *FS) modify(op, name string, follow int, fn func(c *inode) error) error 
 	if g, rel, m, err := f.mountedWrite(op, name); err != nil {
 		return err
 	} else if m != nil {
+		if m.rfs != nil {
+			// Only reached by a call remotemount.go does not handle.
+			return perr(op, name, syscall.ENOTSUP)
+		}
 		return mountErr(g.modify(op, rel, follow, fn), name, m)
 	}
 	return f.update(op, name, func(w *walk) error {
@@ -923,6 +981,12 @@ func (f *FS) modify(op, name string, follow int, fn func(c *inode) error) error 
 const permBits = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
 
 func (f *FS) Chmod(name string, mode fs.FileMode) error {
+	if _, rel, m, err := f.mountedWrite("chmod", name); err != nil {
+		return err
+	} else if m != nil && m.rfs != nil {
+		p, _ := rpath(rel)
+		return m.rerr("chmod", name, m.rfs.Chmod(p, mode&permBits))
+	}
 	return f.modify("chmod", name, rFollow, func(c *inode) error {
 		c.mode = c.mode&^permBits | mode&permBits
 		return nil
@@ -939,15 +1003,30 @@ func chown(c *inode, uid, gid int) {
 }
 
 func (f *FS) Chown(name string, uid, gid int) error {
+	if _, rel, m, err := f.mountedWrite("chown", name); err != nil {
+		return err
+	} else if m != nil && m.rfs != nil {
+		return m.rexists("chown", name, rel) // accepted, not kept: remotemount.go
+	}
 	return f.modify("chown", name, rFollow, func(c *inode) error { chown(c, uid, gid); return nil })
 }
 
 func (f *FS) Lchown(name string, uid, gid int) error {
+	if _, rel, m, err := f.mountedWrite("lchown", name); err != nil {
+		return err
+	} else if m != nil && m.rfs != nil {
+		return m.rexists("lchown", name, rel)
+	}
 	return f.modify("lchown", name, rNoFollow, func(c *inode) error { chown(c, uid, gid); return nil })
 }
 
 // Chtimes sets atime and mtime; a zero time leaves that time unchanged.
 func (f *FS) Chtimes(name string, atime, mtime time.Time) error {
+	if _, rel, m, err := f.mountedWrite("chtimes", name); err != nil {
+		return err
+	} else if m != nil && m.rfs != nil {
+		return m.rchtimes(name, rel, atime, mtime)
+	}
 	return f.modify("chtimes", name, rFollow, func(c *inode) error {
 		if !atime.IsZero() {
 			c.atime = atime.UnixNano()
@@ -963,6 +1042,13 @@ func (f *FS) Truncate(name string, size int64) error {
 	if g, rel, m, err := f.mountedWrite("truncate", name); err != nil {
 		return err
 	} else if m != nil {
+		if m.rfs != nil {
+			if size < 0 {
+				return perr("truncate", name, syscall.EINVAL)
+			}
+			p, _ := rpath(rel)
+			return m.rerr("truncate", name, m.rfs.Truncate(p, size))
+		}
 		return mountErr(g.Truncate(rel, size), name, m)
 	}
 	if size < 0 {
@@ -1004,6 +1090,9 @@ const (
 
 func (f *FS) GetXattr(name, attr string) ([]byte, error) {
 	if g, rel, m := f.mountedRead(name); m != nil {
+		if m.rfs != nil {
+			return nil, perr("getxattr", name, syscall.ENOTSUP)
+		}
 		v, err := g.GetXattr(rel, attr)
 		return v, mountErr(err, name, m)
 	}
@@ -1031,6 +1120,9 @@ func (f *FS) SetXattr(name, attr string, value []byte) error {
 	if g, rel, m, err := f.mountedWrite("setxattr", name); err != nil {
 		return err
 	} else if m != nil {
+		if m.rfs != nil {
+			return perr("setxattr", name, syscall.ENOTSUP)
+		}
 		return mountErr(g.SetXattr(rel, attr, value), name, m)
 	}
 	if attr == "" || len(attr) > maxXattrName {
@@ -1060,6 +1152,9 @@ func (f *FS) SetXattr(name, attr string, value []byte) error {
 
 func (f *FS) ListXattr(name string) ([]string, error) {
 	if g, rel, m := f.mountedRead(name); m != nil {
+		if m.rfs != nil {
+			return nil, perr("listxattr", name, syscall.ENOTSUP)
+		}
 		v, err := g.ListXattr(rel)
 		return v, mountErr(err, name, m)
 	}
@@ -1084,6 +1179,9 @@ func (f *FS) RemoveXattr(name, attr string) error {
 	if g, rel, m, err := f.mountedWrite("removexattr", name); err != nil {
 		return err
 	} else if m != nil {
+		if m.rfs != nil {
+			return perr("removexattr", name, syscall.ENOTSUP)
+		}
 		return mountErr(g.RemoveXattr(rel, attr), name, m)
 	}
 	return f.modify("removexattr", name, rFollow, func(c *inode) error {
@@ -1103,6 +1201,9 @@ func (f *FS) RemoveXattr(name, attr string) error {
 
 func (f *FS) ReadFile(name string) ([]byte, error) {
 	if g, rel, m := f.mountedRead(name); m != nil {
+		if m.rfs != nil {
+			return m.rreadFile(name, rel)
+		}
 		b, err := g.ReadFile(rel)
 		return b, mountErr(err, name, m)
 	}
@@ -1158,6 +1259,9 @@ func (f *FS) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	if g, rel, m, err := f.mountedWrite("write", name); err != nil {
 		return err
 	} else if m != nil {
+		if m.rfs != nil {
+			return m.rwriteFile(name, rel, data, perm)
+		}
 		return mountErr(g.WriteFile(rel, data, perm), name, m)
 	}
 	h, err := f.OpenFile(name, O_WRONLY|O_CREATE|O_TRUNC, perm)

@@ -10,7 +10,8 @@ import (
 	"syscall"
 )
 
-// A mount table: other FS trees (volumes) grafted at absolute paths of an
+// A mount table: other FS trees (volumes, Mount) and RemoteFSes (shared
+// drives, MountRemote: remotemount.go) grafted at absolute paths of an
 // FS. A path is routed to the mount with the longest matching prefix before
 // the walk, lexically (after cleaning "." and ".."), and the rest of the
 // path is resolved inside the mounted tree. So:
@@ -46,12 +47,15 @@ type MountInfo struct {
 	Path     string
 	Name     string
 	ReadOnly bool
-	FS       *FS
+	FS       *FS      // a mounted FS (Mount), or nil
+	Remote   RemoteFS // a mounted RemoteFS (MountRemote), or nil
 }
 
 type mount struct {
-	path string // clean, absolute, not "/"
-	fs   *FS
+	path string   // clean, absolute, not "/"
+	fs   *FS      // a mounted FS, or nil for a remote mount
+	rfs  RemoteFS // a remote mount (remotemount.go)
+	tag  uint64   // a remote mount's inode tag
 	opts MountOptions
 }
 
@@ -64,11 +68,16 @@ func cleanAbs(name string) string {
 // absolute path other than "/" and not already a mount point; m must not be
 // f itself.
 func (f *FS) Mount(dir string, m *FS, opts MountOptions) error {
-	p := cleanAbs(dir)
-	if p == "/" || !strings.HasPrefix(dir, "/") {
+	if m == nil || m == f {
 		return perr("mount", dir, syscall.EINVAL)
 	}
-	if m == nil || m == f {
+	return f.graft(dir, mount{fs: m, opts: opts})
+}
+
+// graft adds nm (a mounted FS or RemoteFS) to the mount table at dir.
+func (f *FS) graft(dir string, nm mount) error {
+	p := cleanAbs(dir)
+	if p == "/" || !strings.HasPrefix(dir, "/") {
 		return perr("mount", dir, syscall.EINVAL)
 	}
 	if g, _, _ := f.route(p); g != f {
@@ -87,14 +96,17 @@ func (f *FS) Mount(dir string, m *FS, opts MountOptions) error {
 			return err
 		}
 	}
-	if opts.Name != "" {
-		m.qname.Store(&opts.Name)
+	if m := nm.fs; m != nil {
+		if nm.opts.Name != "" {
+			m.qname.Store(&nm.opts.Name)
+		}
+		m.inoTag.CompareAndSwap(0, (mountTags.Add(1)%0xffff+1)<<48)
 	}
-	m.inoTag.CompareAndSwap(0, (mountTags.Add(1)%0xffff+1)<<48)
 	f.mmu.Lock()
 	defer f.mmu.Unlock()
+	nm.path = p
 	ms := append([]mount(nil), f.mountList()...)
-	ms = append(ms, mount{path: p, fs: m, opts: opts})
+	ms = append(ms, nm)
 	sort.Slice(ms, func(i, j int) bool { return len(ms[i].path) > len(ms[j].path) })
 	f.mounts.Store(&ms)
 	return nil
@@ -125,7 +137,7 @@ func (f *FS) Mounts() []MountInfo {
 	ms := f.mountList()
 	out := make([]MountInfo, len(ms))
 	for i, x := range ms {
-		out[i] = MountInfo{Path: x.path, Name: x.opts.Name, ReadOnly: x.opts.ReadOnly, FS: x.fs}
+		out[i] = MountInfo{Path: x.path, Name: x.opts.Name, ReadOnly: x.opts.ReadOnly, FS: x.fs, Remote: x.rfs}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
@@ -139,7 +151,8 @@ func (f *FS) mountList() []mount {
 }
 
 // route finds the tree that holds name: f itself (rel = name) or a mounted
-// FS (rel = the path inside it, keeping a trailing slash).
+// FS (rel = the path inside it, keeping a trailing slash). For a remote
+// mount the FS is nil and the mount's rfs holds rel.
 func (f *FS) route(name string) (*FS, string, *mount) {
 	ms := f.mountList()
 	if len(ms) == 0 {
@@ -242,7 +255,7 @@ func (f *FS) mountedWrite(op, name string) (*FS, string, *mount, error) {
 // are in f's own tree.
 func (f *FS) crossing(op, oldname, newname string, fn func(g *FS, o, n string) error) (bool, error) {
 	g1, r1, m1 := f.route(oldname)
-	g2, r2, m2 := f.route(newname)
+	_, r2, m2 := f.route(newname)
 	if m1 == nil && m2 == nil {
 		if f.isMountPoint(oldname) || f.isMountPoint(newname) {
 			return true, perr(op, oldname, syscall.EBUSY)
@@ -252,11 +265,17 @@ func (f *FS) crossing(op, oldname, newname string, fn func(g *FS, o, n string) e
 	if m1 != nil && r1 == "/" || m2 != nil && r2 == "/" {
 		return true, perr(op, oldname, syscall.EBUSY)
 	}
-	if g1 != g2 || m1 != m2 {
+	if m1 == nil || m2 == nil || m1.path != m2.path {
 		return true, perr(op, oldname, syscall.EXDEV)
 	}
 	if m1.opts.ReadOnly {
 		return true, roErr(op, oldname)
+	}
+	if m1.rfs != nil {
+		if op != "rename" {
+			return true, perr(op, oldname, syscall.ENOTSUP)
+		}
+		return true, m1.rrename(oldname, r1, r2)
 	}
 	return true, mountErr(fn(g1, r1, r2), oldname, m1)
 }

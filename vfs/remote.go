@@ -22,6 +22,11 @@ import (
 type RemoteFS interface {
 	Stat(name string) (fs.FileInfo, error)
 	ReadDir(name string) ([]fs.DirEntry, error)
+	// OpenFile has open(2)'s semantics for O_ACCMODE, O_CREATE, O_EXCL,
+	// O_TRUNC and O_APPEND (EEXIST, ENOENT, EISDIR for a directory
+	// opened for writing are the RemoteFS's to answer); the mount
+	// handles O_DIRECTORY, O_NOFOLLOW and a trailing slash and passes
+	// neither flag. perm is permission bits only.
 	OpenFile(name string, flag int, perm fs.FileMode) (RemoteFile, error)
 	Mkdir(name string, perm fs.FileMode) error
 	// Remove removes a file or an empty directory.
@@ -29,6 +34,8 @@ type RemoteFS interface {
 	// Rename is atomic; it replaces a file at newname (not a directory).
 	Rename(oldname, newname string) error
 	Chmod(name string, mode fs.FileMode) error
+	// Chtimes gets both times (the mount fills in one the caller left
+	// zero from Stat).
 	Chtimes(name string, atime, mtime time.Time) error
 	Truncate(name string, size int64) error
 	// Usage is for df: bytes used and the quota (0: none).
@@ -42,6 +49,9 @@ type RemoteFile interface {
 	io.Writer
 	io.WriterAt
 	io.Seeker
+	// Close releases the handle's lock, if it holds one (the mount also
+	// unlocks first when it took one), and ends a Flock of this handle
+	// still waiting.
 	io.Closer
 	Truncate(size int64) error
 	Stat() (fs.FileInfo, error)

@@ -45,6 +45,7 @@ func Register(t commands.Table) {
 	t.Register("install", install)
 	t.Register("split", split)
 	t.Register("mkfifo", mkfifo)
+	t.Register("flock", flock)
 }
 
 // badUsage prints a getopt error the GNU way and returns status.

@@ -182,9 +182,22 @@ func df(ctx context.Context, inv *commands.Invocation) int {
 	all := []row{mkrow("warren", "/", inv.FS.Usage(), maxB, maxI)}
 	// Volumes mounted in the vfs (vfs.FS.Mount), each its own filesystem.
 	mounts := inv.FS.Mounts()
+	// A remote mount (a shared drive) reports bytes only: its inode
+	// columns are "-".
 	for _, m := range mounts {
-		mb, mi := m.FS.Quota()
 		name := strings.TrimPrefix(m.Name, "volume ")
+		if m.Remote != nil {
+			name = strings.TrimPrefix(m.Name, "drive ")
+			used, quota := m.Remote.Usage()
+			r := mkrow(name, m.Path, vfs.Usage{Bytes: used}, quota, 0)
+			r.typ = "drive"
+			if inodes {
+				r.used = "-"
+			}
+			all = append(all, r)
+			continue
+		}
+		mb, mi := m.FS.Quota()
 		all = append(all, mkrow(name, m.Path, m.FS.Usage(), mb, mi))
 	}
 	rows := []row{head}
