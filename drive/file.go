@@ -601,6 +601,9 @@ func (f *File) Flock(ctx context.Context, how int) error {
 	wait := 2 * time.Millisecond
 	for {
 		ok, err := f.d.tryLock(ctx, id, f.owner, excl)
+		if err != nil && ctx.Err() != nil {
+			return f.err("flock", fmt.Errorf("%w: %w", syscall.EINTR, ctx.Err()))
+		}
 		if err != nil {
 			return f.err("flock", err)
 		}
