@@ -13,6 +13,7 @@ import (
 	"github.com/warren-sandbox/warren/store"
 	"github.com/warren-sandbox/warren/store/dir"
 	"github.com/warren-sandbox/warren/store/s3/s3test"
+	"github.com/warren-sandbox/warren/vfs"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m, postgres.Migrate) }
@@ -59,4 +60,14 @@ func TestOpen_OldSchema(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "run warren's migrations") {
 		t.Fatalf("Open on an empty database: %v", err)
 	}
+}
+
+// TestChecker: two nodes (a pool and a chunk cache each) on one
+// PostgreSQL and one versitygw, two workers each.
+func TestChecker(t *testing.T) {
+	srv := s3test.Start(t)
+	f := fixture(t, srv.NewStore(t))
+	a, b := f.Nodes(t, drive.Options{})
+	da, db := drivetest.Open(t, a, b, "check", 0)
+	drivetest.RunChecker(t, []vfs.RemoteFS{da, db}, 2, drivetest.Ops())
 }
