@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/warren-sandbox/warren/drive"
 	"github.com/warren-sandbox/warren/drive/drivetest"
