@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/warren-sandbox/warren/drive"
 	"github.com/warren-sandbox/warren/drive/drivetest"
 	"github.com/warren-sandbox/warren/store/dir"
+	"github.com/warren-sandbox/warren/vfs"
 )
 
 // fixture: one bbolt file opened through a separate Meta per node (its own
@@ -131,4 +133,77 @@ func TestCheckerChild(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(base, fmt.Sprintf("log-%d.json", node)), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestChecker_FindsStaleReads: the checker's negative control. Node b's
+// metadata reads go through an attribute cache (entries kept 100 ms, as
+// an NFS client without close-to-open would): the checker must report
+// stale reads.
+func TestChecker_FindsStaleReads(t *testing.T) {
+	f := fixture(t)
+	inner := f.NewMeta
+	nodes := 0
+	f.NewMeta = func(t testing.TB) drive.Meta {
+		nodes++
+		if nodes == 2 {
+			return &staleMeta{Meta: inner(t), ttl: 100 * time.Millisecond, cache: map[string]cached{}}
+		}
+		return inner(t)
+	}
+	a, b := f.Nodes(t, drive.Options{})
+	da, db := drivetest.Open(t, a, b, "stale", 0)
+	logs := drivetest.RunWorkers(t, []vfs.RemoteFS{da, db}, 1, 1000)
+	fails, reads := drivetest.Check(logs)
+	stale := 0
+	for _, f := range fails {
+		if strings.Contains(f, "stale read") {
+			stale++
+		}
+	}
+	t.Logf("%d of %d reads reported stale, %d failures in all", stale, reads, len(fails))
+	if stale == 0 {
+		t.Fatalf("the checker found no stale read through a metadata cache (%d failures: %v)", len(fails), fails)
+	}
+}
+
+type cached struct {
+	e  drive.Entry
+	at time.Time
+}
+
+// staleMeta caches what Views look up (a fault: Open must revalidate).
+type staleMeta struct {
+	drive.Meta
+	ttl   time.Duration
+	mu    sync.Mutex
+	cache map[string]cached
+}
+
+func (s *staleMeta) View(ctx context.Context, id string, fn func(drive.Tx) error) error {
+	return s.Meta.View(ctx, id, func(tx drive.Tx) error { return fn(&staleTx{Tx: tx, s: s}) })
+}
+
+type staleTx struct {
+	drive.Tx
+	s *staleMeta
+}
+
+func (t *staleTx) get(key string, load func() (drive.Entry, error)) (drive.Entry, error) {
+	t.s.mu.Lock()
+	c, ok := t.s.cache[key]
+	t.s.mu.Unlock()
+	if ok && time.Since(c.at) < t.s.ttl {
+		return c.e, nil
+	}
+	e, err := load()
+	if err == nil {
+		t.s.mu.Lock()
+		t.s.cache[key] = cached{e, time.Now()}
+		t.s.mu.Unlock()
+	}
+	return e, err
+}
+
+func (t *staleTx) Lookup(parent uint64, name string) (drive.Entry, error) {
+	return t.get(fmt.Sprintf("l%d/%s", parent, name), func() (drive.Entry, error) { return t.Tx.Lookup(parent, name) })
 }

@@ -308,23 +308,31 @@ func Ops() int {
 // logs and fails t on any violation.
 func RunChecker(t testing.TB, drives []vfs.RemoteFS, workers, ops int) {
 	t.Helper()
+	start := time.Now()
+	logs := RunWorkers(t, drives, workers, ops)
+	Report(t, logs, time.Since(start))
+}
+
+// RunWorkers is RunChecker without the check: it returns the logs,
+// Setup's first.
+func RunWorkers(t testing.TB, drives []vfs.RemoteFS, workers, ops int) []Log {
+	t.Helper()
 	if err := Setup(drives[0]); err != nil {
 		t.Fatalf("checker setup: %v", err)
 	}
 	n := len(drives) * workers
 	logs := make([]Log, n+1)
-	logs[n] = Log{Events: InitialEvents()}
-	start := time.Now()
+	logs[0] = Log{Events: InitialEvents()}
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			logs[i] = Work(drives[i%len(drives)], fmt.Sprintf("n%dw%d", i%len(drives), i), ops/n, uint64(i+1))
+			logs[i+1] = Work(drives[i%len(drives)], fmt.Sprintf("n%dw%d", i%len(drives), i), ops/n, uint64(i+1))
 		}()
 	}
 	wg.Wait()
-	Report(t, logs, time.Since(start))
+	return logs
 }
 
 // Report checks merged logs and fails t on a violation.
