@@ -17,6 +17,7 @@ import (
 	"github.com/warren-sandbox/warren/drive/drivetest"
 	"github.com/warren-sandbox/warren/store/dir"
 	"github.com/warren-sandbox/warren/vfs"
+	bolt "go.etcd.io/bbolt"
 )
 
 // fixture: one bbolt file opened through a separate Meta per node (its own
@@ -206,4 +207,78 @@ func (t *staleTx) get(key string, load func() (drive.Entry, error)) (drive.Entry
 
 func (t *staleTx) Lookup(parent uint64, name string) (drive.Entry, error) {
 	return t.get(fmt.Sprintf("l%d/%s", parent, name), func() (drive.Entry, error) { return t.Tx.Lookup(parent, name) })
+}
+
+// BenchmarkDrive: bbolt (fsync per commit) + store/dir.
+func BenchmarkDrive(b *testing.B) { drivetest.Bench(b, fixture(b)) }
+
+// BenchmarkTx is the cost of opening the file per transaction: a
+// trivial Update (a mount lease; fsynced, or NoSync) and View (the root).
+func BenchmarkTx(b *testing.B) {
+	for _, noSync := range []bool{false, true} {
+		b.Run(fmt.Sprintf("NoSync=%v", noSync), func(b *testing.B) {
+			m, err := Open(filepath.Join(b.TempDir(), "d.db"), Options{NoSync: noSync})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			reg := drive.NewRegistry(m, nil, drive.Options{})
+			rec, err := reg.Create(context.Background(), "t", "tx", 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			for _, kind := range []string{"Update", "View"} {
+				b.Run(kind, func(b *testing.B) {
+					var lat []time.Duration
+					for range b.N {
+						start := time.Now()
+						if kind == "Update" {
+							err = m.Update(ctx, rec.ID, func(tx drive.Tx) error { return tx.PutMount(drive.Mount{ID: "m", Expires: time.Now()}) })
+						} else {
+							err = m.View(ctx, rec.ID, func(tx drive.Tx) error { _, err := tx.Entry(drive.RootID); return err })
+						}
+						if err != nil {
+							b.Fatal(err)
+						}
+						lat = append(lat, time.Since(start))
+					}
+					drivetest.ReportPercentiles(b, lat)
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkTxHeldOpen is the reference for BenchmarkTx: the same
+// transactions on a file kept open (what one process alone could do).
+func BenchmarkTxHeldOpen(b *testing.B) {
+	for _, noSync := range []bool{false, true} {
+		b.Run(fmt.Sprintf("NoSync=%v", noSync), func(b *testing.B) {
+			db, err := bolt.Open(filepath.Join(b.TempDir(), "d.db"), 0o600, &bolt.Options{NoSync: noSync})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("b")); return err })
+			for _, kind := range []string{"Update", "View"} {
+				b.Run(kind, func(b *testing.B) {
+					var lat []time.Duration
+					for range b.N {
+						start := time.Now()
+						if kind == "Update" {
+							err = db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("b")).Put([]byte("m"), be64(uint64(time.Now().UnixNano()))) })
+						} else {
+							err = db.View(func(tx *bolt.Tx) error { tx.Bucket([]byte("b")).Get([]byte("m")); return nil })
+						}
+						if err != nil {
+							b.Fatal(err)
+						}
+						lat = append(lat, time.Since(start))
+					}
+					drivetest.ReportPercentiles(b, lat)
+				})
+			}
+		})
+	}
 }

@@ -71,3 +71,9 @@ func TestChecker(t *testing.T) {
 	da, db := drivetest.Open(t, a, b, "check", 0)
 	drivetest.RunChecker(t, []vfs.RemoteFS{da, db}, 2, drivetest.Ops())
 }
+
+// BenchmarkDrive: PostgreSQL + versitygw.
+func BenchmarkDrive(b *testing.B) {
+	srv := s3test.Start(b)
+	drivetest.Bench(b, fixture(b, srv.NewStore(b)))
+}
