@@ -44,11 +44,33 @@ type File struct {
 	dirRead bool
 }
 
-// slot is one ChunkSize slot of written data: in memory (buf, ChunkSize
-// bytes) or at slot*ChunkSize in the spill file. Bytes past the file's
-// size are zero.
+// slot is one ChunkSize slot of written data: in memory (mem; bytes
+// past len(buf) are zeros, so a small file costs its size, not a slot) or
+// at slot*ChunkSize in the spill file. Bytes past the file's size are
+// zero.
 type slot struct {
+	mem bool
 	buf []byte
+}
+
+// write copies p to offset o of the slot's memory, growing it.
+func (s *slot) write(o int64, p []byte) int64 {
+	end := o + int64(len(p))
+	grown := int64(0)
+	if end > int64(len(s.buf)) {
+		if end <= int64(cap(s.buf)) {
+			old := len(s.buf)
+			s.buf = s.buf[:end]
+			clear(s.buf[old:]) // a truncation may have left bytes there
+		} else {
+			nb := make([]byte, end, min(max(end, 2*int64(cap(s.buf))), ChunkSize))
+			copy(nb, s.buf)
+			grown = int64(cap(nb) - cap(s.buf))
+			s.buf = nb
+		}
+	}
+	copy(s.buf[o:], p)
+	return grown
 }
 
 func (d *Drive) OpenFile(name string, flag int, perm fs.FileMode) (vfs.RemoteFile, error) {
@@ -182,8 +204,12 @@ func (f *File) readAt(p []byte, off int64) (int, error) {
 // readSlot fills p with slot i's bytes from offset o.
 func (f *File) readSlot(i, o int64, p []byte) error {
 	if s, ok := f.dirty[i]; ok {
-		if s.buf != nil {
-			copy(p, s.buf[o:])
+		if s.mem {
+			n := 0
+			if o < int64(len(s.buf)) {
+				n = copy(p, s.buf[o:])
+			}
+			clear(p[n:])
 			return nil
 		}
 		_, err := f.spill.ReadAt(p, i*ChunkSize+o)
@@ -286,8 +312,8 @@ func (f *File) writeSlot(i, o int64, p []byte) error {
 	if err != nil {
 		return err
 	}
-	if s.buf != nil {
-		copy(s.buf[o:], p)
+	if s.mem {
+		f.mem += s.write(o, p)
 		return nil
 	}
 	_, err = f.spill.WriteAt(p, i*ChunkSize+o)
@@ -301,9 +327,10 @@ func (f *File) dirtySlot(i int64) (*slot, error) {
 	if s, ok := f.dirty[i]; ok {
 		return s, nil
 	}
-	buf := make([]byte, ChunkSize)
+	var base []byte
 	if i*ChunkSize < f.e.Size {
-		if err := f.readSlot(i, 0, buf[:min(ChunkSize, f.e.Size-i*ChunkSize)]); err != nil {
+		base = make([]byte, min(ChunkSize, f.e.Size-i*ChunkSize))
+		if err := f.readSlot(i, 0, base); err != nil {
 			return nil, err
 		}
 	}
@@ -312,9 +339,11 @@ func (f *File) dirtySlot(i int64) (*slot, error) {
 	}
 	s := &slot{}
 	if f.mem+ChunkSize <= f.d.opts.WriteBuffer {
-		s.buf = buf
-		f.mem += ChunkSize
+		s.mem, s.buf = true, base
+		f.mem += int64(cap(base))
 	} else {
+		buf := make([]byte, ChunkSize)
+		copy(buf, base)
 		if f.spill == nil {
 			sp, err := os.CreateTemp(f.d.opts.SpillDir, "drive-spill-*")
 			if err != nil {
@@ -370,14 +399,14 @@ func (f *File) Truncate(size int64) error {
 		for i, s := range f.dirty {
 			switch {
 			case i*ChunkSize >= size:
-				if s.buf != nil {
-					f.mem -= ChunkSize
+				if s.mem {
+					f.mem -= int64(cap(s.buf))
 				}
 				delete(f.dirty, i)
 			case (i+1)*ChunkSize > size:
 				o := size - i*ChunkSize
-				if s.buf != nil {
-					clear(s.buf[o:])
+				if s.mem {
+					s.buf = s.buf[:min(int64(len(s.buf)), o)]
 				} else if _, err := f.spill.WriteAt(make([]byte, ChunkSize-o), size); err != nil {
 					return f.err("truncate", err)
 				}
@@ -481,7 +510,9 @@ func (f *File) commit() error {
 		}
 		b := s.buf
 		l := min(ChunkSize, f.e.Size-i*ChunkSize)
-		if b == nil {
+		if s.mem {
+			l = min(l, int64(len(b)))
+		} else {
 			b = make([]byte, l)
 			if _, err := f.spill.ReadAt(b, i*ChunkSize); err != nil {
 				return f.err("close", err)

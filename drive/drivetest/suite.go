@@ -11,6 +11,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	mrand "math/rand/v2"
 	"os"
 	"strings"
 	"syscall"
@@ -81,6 +82,7 @@ func Run(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"CloseToOpen", testCloseToOpen},
 		{"OpenHandleKeepsVersion", testOpenHandleKeepsVersion},
 		{"BigFileSpill", testBigFileSpill},
+		{"RandomWrites", testRandomWrites},
 		{"Quota", testQuota},
 		{"RemovedWhileOpen", testRemovedWhileOpen},
 		{"Flock", testFlock},
@@ -579,5 +581,57 @@ func testRegistry(t *testing.T, f Fixture) {
 	}
 	if ok, _ := f.Store.Has(ctx, "drives/0123456789abcdef0123456789abcdef/chunks/x"); ok {
 		t.Fatal("orphan object still there")
+	}
+}
+
+// testRandomWrites: random writes, truncations and reopenings of one
+// file against a byte-slice model, with a write buffer of two slots so
+// that later slots spill to disk.
+func testRandomWrites(t *testing.T, f Fixture) {
+	a, b := f.Nodes(t, drive.Options{WriteBuffer: 2 * drive.ChunkSize})
+	da, db := Open(t, a, b, "random", 0)
+	rng := mrand.New(mrand.NewPCG(1, 2))
+	var model []byte
+	nodes := []*drive.Drive{da, db}
+	for round := range 8 {
+		h, err := nodes[round%2].OpenFile("/r", os.O_CREATE|os.O_RDWR, 0o644)
+		must(t, err)
+		for range 12 {
+			switch rng.IntN(4) {
+			case 0:
+				size := rng.Int64N(4 * drive.ChunkSize)
+				must(t, h.Truncate(size))
+				if size < int64(len(model)) {
+					model = model[:size]
+				} else {
+					model = append(model, make([]byte, size-int64(len(model)))...)
+				}
+			default:
+				off := rng.Int64N(4 * drive.ChunkSize)
+				p := make([]byte, 1+rng.IntN(drive.ChunkSize+100))
+				rand.Read(p)
+				if rng.IntN(3) == 0 {
+					clear(p[len(p)/3:]) // zero runs: trimmed from chunks
+				}
+				if _, err := h.WriteAt(p, off); err != nil {
+					t.Fatal(err)
+				}
+				if end := off + int64(len(p)); end > int64(len(model)) {
+					model = append(model, make([]byte, end-int64(len(model)))...)
+				}
+				copy(model[off:], p)
+			}
+			// The handle reads its own writes.
+			off := rng.Int64N(int64(len(model)) + 1)
+			got := make([]byte, min(int64(70000), int64(len(model))-off))
+			if _, err := h.ReadAt(got, off); err != nil && err != io.EOF {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, model[off:off+int64(len(got))]) {
+				t.Fatalf("round %d: the handle reads back other bytes at %d", round, off)
+			}
+		}
+		must(t, h.Close())
+		wantContent(t, nodes[(round+1)%2], "/r", model)
 	}
 }
