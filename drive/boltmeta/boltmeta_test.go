@@ -267,7 +267,9 @@ func BenchmarkTxHeldOpen(b *testing.B) {
 					for range b.N {
 						start := time.Now()
 						if kind == "Update" {
-							err = db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("b")).Put([]byte("m"), be64(uint64(time.Now().UnixNano()))) })
+							err = db.Update(func(tx *bolt.Tx) error {
+								return tx.Bucket([]byte("b")).Put([]byte("m"), be64(uint64(time.Now().UnixNano())))
+							})
 						} else {
 							err = db.View(func(tx *bolt.Tx) error { tx.Bucket([]byte("b")).Get([]byte("m")); return nil })
 						}
