@@ -10,9 +10,9 @@
 // chunks first, then one metadata transaction, so no reader ever sees a
 // torn file, and every open revalidates its metadata (close-to-open).
 //
-// Left out: a sweep of chunks that no version references any more
-// (overwritten and removed files leak their chunks until the drive is
-// deleted; docs/drive.md "Space"), hard links, symlinks, xattrs.
+// Chunks no version refers to any more (overwritten, truncated, removed
+// files) are deleted by Registry.Sweep after a grace period (sweep.go).
+// Left out: hard links, symlinks, xattrs, access times.
 package drive
 
 import (
@@ -73,6 +73,10 @@ type Options struct {
 	MountTTL time.Duration
 	// Uploads is how many chunks one Close uploads at once.
 	Uploads int
+	// Grace is how long Registry.Sweep keeps a chunk no entry refers to
+	// (DefaultGrace): an open handle reads its version at least that long
+	// after it was replaced. Every node of a drive must use the same.
+	Grace time.Duration
 	Logger  *slog.Logger
 }
 
@@ -88,6 +92,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Uploads <= 0 {
 		o.Uploads = DefaultUploads
+	}
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -27,6 +27,9 @@ type File struct {
 	flag  int
 	owner string // lock owner: this open file
 
+	opened time.Time // for the sweep: see commit
+	sweeps uint64    // the drive's Record.Sweeps when opened (or last checked)
+
 	mu     sync.Mutex
 	e      Entry // the version opened (chunks, size) with this handle's changes
 	dirty  map[int64]*slot
@@ -84,8 +87,14 @@ func (d *Drive) OpenFile(name string, flag int, perm fs.FileMode) (vfs.RemoteFil
 func (d *Drive) openFile(name string, flag int, perm fs.FileMode) (*File, error) {
 	write := flag&(os.O_WRONLY|os.O_RDWR) != 0
 	var e Entry
+	var sweeps uint64
+	opened := time.Now()
 	find := func(tx Tx, parts []string) error {
-		var err error
+		rec, err := tx.Record()
+		if err != nil {
+			return err
+		}
+		sweeps = rec.Sweeps
 		e, err = walk(tx, parts)
 		if err != nil {
 			return err
@@ -100,6 +109,11 @@ func (d *Drive) openFile(name string, flag int, perm fs.FileMode) (*File, error)
 	err := d.view("open", name, find)
 	if flag&os.O_CREATE != 0 && errors.Is(err, syscall.ENOENT) {
 		err = d.update("open", name, func(tx Tx, parts []string, now time.Time) error {
+			rec, err := tx.Record()
+			if err != nil {
+				return err
+			}
+			sweeps = rec.Sweeps
 			dir, base, err := walkParent(tx, parts)
 			if err != nil {
 				return err
@@ -139,7 +153,7 @@ func (d *Drive) openFile(name string, flag int, perm fs.FileMode) (*File, error)
 	d.ownerN++
 	owner := fmt.Sprintf("%s.%d", d.mount, d.ownerN)
 	d.mu.Unlock()
-	f := &File{d: d, name: name, flag: flag, owner: owner, e: e}
+	f := &File{d: d, name: name, flag: flag, owner: owner, e: e, opened: opened, sweeps: sweeps}
 	if write && flag&os.O_TRUNC != 0 && e.Size > 0 {
 		// Applied here and committed at Close: readers keep the old
 		// content until the new one is whole.
@@ -527,40 +541,162 @@ func (f *File) commit() error {
 		chunks[i] = Chunk{Sum: sum, Len: uint32(len(b))}
 		ups = append(ups, upload{i: i, b: b, sum: sum})
 	}
+	if time.Since(f.opened) > f.d.opts.Grace/2 {
+		// The slots kept from the version opened may have been replaced
+		// long enough ago for a sweep to delete them: upload them too, so
+		// the checks below cover them.
+		for i, c := range chunks {
+			if _, dirty := f.dirty[int64(i)]; dirty || c.Hole() {
+				continue
+			}
+			b, err := f.d.fetch(c.Sum)
+			if err != nil {
+				return f.err("close", err)
+			}
+			ups = append(ups, upload{i: int64(i), b: b, sum: c.Sum})
+		}
+	}
 	if err := f.d.upload(ups); err != nil {
 		return f.err("close", err)
 	}
+	sums := make([][32]byte, len(ups))
+	for i, u := range ups {
+		sums[i] = u.sum
+	}
 	chunks = trimHoles(chunks)
 	size := f.e.Size
-	var committed Entry
-	err := f.d.meta.Update(f.d.ctx, f.d.rec.ID, func(tx Tx) error {
-		cur, err := tx.Entry(f.e.ID)
-		if IsNoEntry(err) {
-			return errRemoved
+	for {
+		var committed Entry
+		var sweeps uint64
+		var doomed [][32]byte
+		err := f.d.meta.Update(f.d.ctx, f.d.rec.ID, func(tx Tx) error {
+			doomed = doomed[:0]
+			rec, err := tx.Record()
+			if err != nil {
+				return err
+			}
+			if sweeps = rec.Sweeps; sweeps != f.sweeps && len(sums) > 0 {
+				return errRecheck
+			}
+			if len(sums) > 0 {
+				gs, err := tx.Garbage(sums)
+				if err != nil {
+					return err
+				}
+				for _, g := range gs {
+					if g.Doomed {
+						doomed = append(doomed, g.Sum)
+					} else if err := tx.DeleteGarbage(g.Sum); err != nil {
+						return err
+					}
+				}
+				if len(doomed) > 0 {
+					return errDoomed
+				}
+			}
+			cur, err := tx.Entry(f.e.ID)
+			if IsNoEntry(err) {
+				return errRemoved
+			}
+			if err != nil {
+				return err
+			}
+			if err := addUsed(tx, size-cur.Size, f.d.rec.Name); err != nil {
+				return err
+			}
+			now, err := tx.Now()
+			if err != nil {
+				return err
+			}
+			cur.Chunks, cur.Size, cur.MTime = chunks, size, now
+			cur.Version++
+			committed = cur
+			return tx.Put(cur)
+		})
+		switch {
+		case errors.Is(err, errRecheck):
+			// A sweep doomed chunks since the open: any of ours it
+			// deleted is missing now, or still marked (next round).
+			if err := f.d.restore(ups, false); err != nil {
+				return f.err("close", err)
+			}
+			f.sweeps = sweeps
+			continue
+		case errors.Is(err, errDoomed):
+			if err := f.d.awaitSweep(doomed); err != nil {
+				return f.err("close", err)
+			}
+			if err := f.d.restore(ups, true); err != nil {
+				return f.err("close", err)
+			}
+			continue
+		case errors.Is(err, errRemoved):
+			return nil
+		case err != nil:
+			return f.err("close", err)
 		}
-		if err != nil {
-			return err
-		}
-		if err := addUsed(tx, size-cur.Size, f.d.rec.Name); err != nil {
-			return err
-		}
-		now, err := tx.Now()
-		if err != nil {
-			return err
-		}
-		cur.Chunks, cur.Size, cur.MTime = chunks, size, now
-		cur.Version++
-		committed = cur
-		return tx.Put(cur)
-	})
-	if errors.Is(err, errRemoved) {
+		f.e = committed
 		return nil
 	}
-	if err != nil {
-		return f.err("close", err)
+}
+
+const sweepWait = 2 * time.Minute
+
+var (
+	errRecheck = errors.New("a sweep ran: check the chunks")
+	errDoomed  = errors.New("a sweep is deleting chunks of this commit")
+)
+
+// restore uploads again those of ups missing from the store (all of them
+// when force is set).
+func (d *Drive) restore(ups []upload, force bool) error {
+	var again []upload
+	for _, u := range ups {
+		if !force {
+			ok, err := d.store.Has(d.ctx, chunkKey(d.rec.ID, u.sum))
+			if err != nil {
+				return fmt.Errorf("%w: %w", syscall.EIO, err)
+			}
+			if ok {
+				continue
+			}
+		}
+		again = append(again, u)
 	}
-	f.e = committed
-	return nil
+	return d.upload(again)
+}
+
+// awaitSweep waits for a sweep to finish deleting sums (their marks go),
+// for at most sweepWait: a sweep that died in between leaves its marks to
+// the next one.
+func (d *Drive) awaitSweep(sums [][32]byte) error {
+	wait := 5 * time.Millisecond
+	deadline := time.Now().Add(sweepWait)
+	for {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: a sweep of drive %q stopped while deleting chunks this file needs: run Sweep again", syscall.EIO, d.rec.Name)
+		}
+		var left int
+		err := d.meta.View(d.ctx, d.rec.ID, func(tx Tx) error {
+			gs, err := tx.Garbage(sums)
+			left = 0
+			for _, g := range gs {
+				if g.Doomed {
+					left++
+				}
+			}
+			return err
+		})
+		if err != nil || left == 0 {
+			return err
+		}
+		select {
+		case <-d.ctx.Done():
+			return d.ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
 }
 
 var errRemoved = errors.New("removed")

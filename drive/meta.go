@@ -43,6 +43,8 @@ type Tx interface {
 	Record() (Record, error)
 	// SetUsed records the drive's bytes in use.
 	SetUsed(used int64) error
+	// SetSweeps records the count of sweeps that doomed chunks.
+	SetSweeps(n uint64) error
 	// NewID returns an entry id never handed out before in this drive.
 	NewID() (uint64, error)
 	Entry(id uint64) (Entry, error)
@@ -65,6 +67,13 @@ type Tx interface {
 	DeleteMount(id string) error
 	// DeleteDrive removes the drive's record and all its rows.
 	DeleteDrive() error
+	// Entries calls fn for every entry of the drive (the sweep's marking).
+	Entries(fn func(Entry) error) error
+	// Garbage returns the sweep's rows: all of them (sums nil) or those
+	// of sums.
+	Garbage(sums [][32]byte) ([]Garbage, error)
+	PutGarbage(g Garbage) error
+	DeleteGarbage(sum [32]byte) error
 	// Now is the store's clock, which decides lock and lease expiry (the
 	// database's on PostgreSQL, so the nodes' clocks need not agree).
 	Now() (time.Time, error)
@@ -89,6 +98,9 @@ type Record struct {
 	Name      string
 	Quota     int64 // bytes; 0: none
 	Used      int64 // bytes of file content (logical sizes)
+	// Sweeps counts the sweeps that doomed chunks: a commit that sees it
+	// moved since its file was opened checks its chunks are still stored.
+	Sweeps    uint64
 	CreatedAt time.Time
 }
 
@@ -123,6 +135,15 @@ type Lock struct {
 	Owner     string // the open file holding it (flock(2) locks belong to open files)
 	Exclusive bool
 	Expires   time.Time
+}
+
+// Garbage is the sweep's row for a stored chunk that no entry referred to
+// when it looked: since when, and whether the sweep is deleting it now
+// (Doomed: a commit that needs it must upload it again after the sweep).
+type Garbage struct {
+	Sum       [32]byte
+	FirstSeen time.Time
+	Doomed    bool
 }
 
 // Mount is one Drive instance's lease on its drive.

@@ -38,6 +38,7 @@ var (
 	subNames   = []byte("names")   // be64 parent + name -> be64 id
 	subLocks   = []byte("locks")   // be64 inode + owner -> lock JSON
 	subMounts  = []byte("mounts")  // mount id -> be64 expiry (unix ns)
+	subGarbage = []byte("garbage") // sha256 -> garbage JSON
 )
 
 // Options for Open.
@@ -153,7 +154,7 @@ func (m *Meta) CreateDrive(_ context.Context, r drive.Record) error {
 		if err != nil {
 			return err
 		}
-		for _, s := range [][]byte{subEntries, subNames, subLocks, subMounts} {
+		for _, s := range [][]byte{subEntries, subNames, subLocks, subMounts, subGarbage} {
 			if _, err := b.CreateBucket(s); err != nil {
 				return err
 			}
@@ -268,11 +269,19 @@ func (t *txn) Record() (drive.Record, error) {
 }
 
 func (t *txn) SetUsed(used int64) error {
+	return t.setRecord(func(r *drive.Record) { r.Used = used })
+}
+
+func (t *txn) SetSweeps(n uint64) error {
+	return t.setRecord(func(r *drive.Record) { r.Sweeps = n })
+}
+
+func (t *txn) setRecord(fn func(*drive.Record)) error {
 	r, err := t.Record()
 	if err != nil {
 		return err
 	}
-	r.Used = used
+	fn(&r)
 	data, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -446,3 +455,54 @@ func (t *txn) Now() (time.Time, error) {
 	}
 	return t.now, nil
 }
+
+func (t *txn) Entries(fn func(drive.Entry) error) error {
+	return t.b.Bucket(subEntries).ForEach(func(k, v []byte) error {
+		e, err := decodeEntry(binary.BigEndian.Uint64(k), v)
+		if err != nil {
+			return err
+		}
+		return fn(e)
+	})
+}
+
+type garbageJSON struct {
+	FirstSeen time.Time `json:"f"`
+	Doomed    bool      `json:"d,omitempty"`
+}
+
+func (t *txn) Garbage(sums [][32]byte) ([]drive.Garbage, error) {
+	b := t.b.Bucket(subGarbage)
+	var out []drive.Garbage
+	add := func(k, v []byte) error {
+		var j garbageJSON
+		if err := json.Unmarshal(v, &j); err != nil || len(k) != 32 {
+			return fmt.Errorf("corrupt garbage row %x: %v", k, err)
+		}
+		g := drive.Garbage{FirstSeen: j.FirstSeen, Doomed: j.Doomed}
+		copy(g.Sum[:], k)
+		out = append(out, g)
+		return nil
+	}
+	if sums == nil {
+		return out, b.ForEach(add)
+	}
+	for _, s := range sums {
+		if v := b.Get(s[:]); v != nil {
+			if err := add(s[:], v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func (t *txn) PutGarbage(g drive.Garbage) error {
+	data, err := json.Marshal(garbageJSON{FirstSeen: g.FirstSeen, Doomed: g.Doomed})
+	if err != nil {
+		return err
+	}
+	return t.b.Bucket(subGarbage).Put(g.Sum[:], data)
+}
+
+func (t *txn) DeleteGarbage(sum [32]byte) error { return t.b.Bucket(subGarbage).Delete(sum[:]) }

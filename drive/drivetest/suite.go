@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"io"
 	"io/fs"
@@ -88,6 +89,9 @@ func Run(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"Flock", testFlock},
 		{"FlockExpiry", testFlockExpiry},
 		{"Registry", testRegistry},
+		{"Sweep", testSweep},
+		{"SweepDoomedCommit", testSweepDoomedCommit},
+		{"SweepBetweenUploadAndCommit", testSweepBetweenUploadAndCommit},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newFixture(t)) })
@@ -634,4 +638,164 @@ func testRandomWrites(t *testing.T, f Fixture) {
 		must(t, h.Close())
 		wantContent(t, nodes[(round+1)%2], "/r", model)
 	}
+}
+
+// chunks counts the objects under a drive's prefix.
+func chunks(t *testing.T, st store.Store, d *drive.Drive) int {
+	t.Helper()
+	n := 0
+	must(t, st.List(context.Background(), drive.Prefix(d.ID()), func(string, int64) error { n++; return nil }))
+	return n
+}
+
+// fresh is a third node without a chunk cache: it reads from the store.
+func fresh(t *testing.T, f Fixture, o drive.Options, name string) *drive.Drive {
+	t.Helper()
+	r := drive.NewRegistry(f.NewMeta(t), f.Store, o)
+	d, err := r.Open(context.Background(), "t", name)
+	must(t, err)
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func testSweep(t *testing.T, f Fixture) {
+	const grace = 300 * time.Millisecond
+	o := drive.Options{Grace: grace}
+	a, b := f.Nodes(t, o)
+	da, db := Open(t, a, b, "sweep", 0)
+	ctx := context.Background()
+	versions := make([][]byte, 4)
+	for i := range versions {
+		versions[i] = make([]byte, drive.ChunkSize+1000) // two chunks each
+		rand.Read(versions[i])
+	}
+	must(t, WriteFile(da, "/f", versions[0]))
+	must(t, WriteFile(da, "/gone", versions[1]))
+	old, err := db.OpenFile("/f", os.O_RDONLY, 0) // reads version 0 throughout
+	must(t, err)
+	defer old.Close()
+	must(t, WriteFile(da, "/f", versions[2]))
+	must(t, da.Remove("/gone"))
+	must(t, WriteFile(da, "/f", versions[3]))
+	if n := chunks(t, f.Store, da); n != 8 {
+		t.Fatalf("%d chunks stored before the sweep, want 8", n)
+	}
+	st, err := a.Sweep(ctx, "t", "sweep")
+	must(t, err)
+	if st.Stored != 8 || st.Pending != 6 || st.Deleted != 0 {
+		t.Fatalf("first sweep: %+v, want 8 stored, 6 pending, none deleted", st)
+	}
+	// Within the grace the old handle still reads its version whole,
+	// even from a node that caches nothing.
+	st, err = b.Sweep(ctx, "t", "sweep")
+	must(t, err)
+	if st.Deleted != 0 {
+		t.Fatalf("a sweep within the grace deleted %d chunks", st.Deleted)
+	}
+	got, err := io.ReadAll(old)
+	must(t, err)
+	if !bytes.Equal(got, versions[0]) {
+		t.Fatal("the handle on the old version read other bytes")
+	}
+	time.Sleep(grace + 50*time.Millisecond)
+	st, err = b.Sweep(ctx, "t", "sweep")
+	must(t, err)
+	if st.Deleted != 6 || st.DeletedBytes != 3*int64(len(versions[0])) {
+		t.Fatalf("sweep after the grace: %+v, want 6 chunks (%d bytes) deleted", st, 3*len(versions[0]))
+	}
+	if n := chunks(t, f.Store, da); n != 2 {
+		t.Fatalf("%d chunks stored after the sweep, want the current version's 2", n)
+	}
+	wantContent(t, fresh(t, f, o, "sweep"), "/f", versions[3])
+	// Nothing left to do.
+	st, err = a.Sweep(ctx, "t", "sweep")
+	must(t, err)
+	if st.Deleted != 0 || st.Pending != 0 || st.Stored != 2 {
+		t.Fatalf("a sweep with nothing to do: %+v", st)
+	}
+}
+
+// testSweepDoomedCommit: a commit whose chunk a sweep is deleting (marked
+// doomed, object gone) waits for the sweep to finish and uploads it again.
+func testSweepDoomedCommit(t *testing.T, f Fixture) {
+	o := drive.Options{Grace: time.Hour}
+	a, b := f.Nodes(t, o)
+	da, _ := Open(t, a, b, "doomed", 0)
+	ctx := context.Background()
+	data := bytes.Repeat([]byte("doomed chunk "), 1000)
+	sum := sha256.Sum256(data)
+	// The sweep between its steps 3 and 4: mark doomed, object deleted.
+	must(t, a.Meta().Update(ctx, da.ID(), func(tx drive.Tx) error {
+		now, _ := tx.Now()
+		return tx.PutGarbage(drive.Garbage{Sum: sum, FirstSeen: now.Add(-2 * time.Hour), Doomed: true})
+	}))
+	released := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		err := a.Meta().Update(ctx, da.ID(), func(tx drive.Tx) error { return tx.DeleteGarbage(sum) })
+		released <- time.Now()
+		if err != nil {
+			t.Error(err)
+		}
+	}()
+	must(t, WriteFile(da, "/f", data))
+	closed := time.Now()
+	if at := <-released; closed.Before(at) {
+		t.Fatalf("Close returned %v before the sweep released its chunk", at.Sub(closed))
+	}
+	wantContent(t, fresh(t, f, o, "doomed"), "/f", data)
+}
+
+// putHook runs after each successful Put.
+type putHook struct {
+	store.Store
+	after func(key string)
+}
+
+func (h *putHook) Put(ctx context.Context, key string, r io.Reader) error {
+	if err := h.Store.Put(ctx, key, r); err != nil {
+		return err
+	}
+	h.after(key)
+	return nil
+}
+
+// testSweepBetweenUploadAndCommit: a whole sweep runs between a Close's
+// upload and its metadata transaction and deletes the chunk just uploaded
+// (it had the content of a long-unreferenced one): the commit sees the
+// sweep count move, finds the chunk missing and uploads it again.
+func testSweepBetweenUploadAndCommit(t *testing.T, f Fixture) {
+	o := drive.Options{Grace: time.Hour}
+	ctx := context.Background()
+	var hooked *drive.Registry
+	var id string
+	fired := 0
+	hook := &putHook{Store: f.Store}
+	hook.after = func(key string) {
+		if fired > 0 || id == "" || !strings.HasPrefix(key, drive.Prefix(id)) {
+			return
+		}
+		fired++
+		must(t, f.Store.Delete(ctx, key))
+		must(t, hooked.Meta().Update(ctx, id, func(tx drive.Tx) error {
+			r, err := tx.Record()
+			if err != nil {
+				return err
+			}
+			return tx.SetSweeps(r.Sweeps + 1)
+		}))
+	}
+	hooked = drive.NewRegistry(f.NewMeta(t), hook, o)
+	rec, err := hooked.Create(ctx, "t", "between", 0)
+	must(t, err)
+	d, err := hooked.Open(ctx, "t", "between")
+	must(t, err)
+	defer d.Close()
+	data := bytes.Repeat([]byte("between "), 5000)
+	id = rec.ID
+	must(t, WriteFile(d, "/f", data))
+	if fired != 1 {
+		t.Fatalf("the hook fired %d times", fired)
+	}
+	wantContent(t, fresh(t, f, o, "between"), "/f", data)
 }

@@ -75,11 +75,13 @@ func uniqueViolation(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
-const recordCols = `id, tenant, name, quota, used, created_at`
+const recordCols = `id, tenant, name, quota, used, sweeps, created_at`
 
 func scanRecord(row pgx.Row) (drive.Record, error) {
 	var r drive.Record
-	err := row.Scan(&r.ID, &r.Tenant, &r.Name, &r.Quota, &r.Used, &r.CreatedAt)
+	var sweeps int64
+	err := row.Scan(&r.ID, &r.Tenant, &r.Name, &r.Quota, &r.Used, &sweeps, &r.CreatedAt)
+	r.Sweeps = uint64(sweeps)
 	r.CreatedAt = r.CreatedAt.UTC()
 	return r, err
 }
@@ -171,6 +173,14 @@ func (t *txn) SetUsed(used int64) error {
 		return err
 	}
 	t.rec.Used = used
+	return nil
+}
+
+func (t *txn) SetSweeps(n uint64) error {
+	if _, err := t.tx.Exec(t.ctx, `UPDATE drives SET sweeps = $2 WHERE id = $1`, t.id, int64(n)); err != nil {
+		return err
+	}
+	t.rec.Sweeps = n
 	return nil
 }
 
@@ -301,4 +311,61 @@ func (t *txn) Now() (time.Time, error) {
 		}
 	}
 	return t.now, nil
+}
+
+func (t *txn) Entries(fn func(drive.Entry) error) error {
+	rows, err := t.tx.Query(t.ctx, `SELECT `+entryCols+` FROM drive_entries WHERE drive = $1 ORDER BY id`, t.id)
+	if err != nil {
+		return err
+	}
+	es, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (drive.Entry, error) { return scanEntry(row) })
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *txn) Garbage(sums [][32]byte) ([]drive.Garbage, error) {
+	var rows pgx.Rows
+	var err error
+	if sums == nil {
+		rows, err = t.tx.Query(t.ctx, `SELECT sum, first_seen, doomed FROM drive_garbage WHERE drive = $1 ORDER BY sum`, t.id)
+	} else {
+		bs := make([][]byte, len(sums))
+		for i := range sums {
+			bs[i] = sums[i][:]
+		}
+		rows, err = t.tx.Query(t.ctx, `SELECT sum, first_seen, doomed FROM drive_garbage WHERE drive = $1 AND sum = ANY($2) ORDER BY sum`, t.id, bs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (drive.Garbage, error) {
+		var g drive.Garbage
+		var sum []byte
+		if err := row.Scan(&sum, &g.FirstSeen, &g.Doomed); err != nil {
+			return g, err
+		}
+		if len(sum) != 32 {
+			return g, fmt.Errorf("corrupt garbage row: a %d-byte sum", len(sum))
+		}
+		copy(g.Sum[:], sum)
+		return g, nil
+	})
+}
+
+func (t *txn) PutGarbage(g drive.Garbage) error {
+	_, err := t.tx.Exec(t.ctx, `INSERT INTO drive_garbage (drive, sum, first_seen, doomed) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (drive, sum) DO UPDATE SET first_seen = EXCLUDED.first_seen, doomed = EXCLUDED.doomed`, t.id, g.Sum[:], g.FirstSeen, g.Doomed)
+	return err
+}
+
+func (t *txn) DeleteGarbage(sum [32]byte) error {
+	_, err := t.tx.Exec(t.ctx, `DELETE FROM drive_garbage WHERE drive = $1 AND sum = $2`, t.id, sum[:])
+	return err
 }

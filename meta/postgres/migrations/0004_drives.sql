@@ -11,6 +11,7 @@ CREATE TABLE drives (
     quota      bigint NOT NULL CHECK (quota >= 0),
     used       bigint NOT NULL DEFAULT 0,
     next_id    bigint NOT NULL DEFAULT 2,
+    sweeps     bigint NOT NULL DEFAULT 0,
     created_at timestamptz NOT NULL,
     UNIQUE (tenant, name)
 );
@@ -44,4 +45,14 @@ CREATE TABLE drive_mounts (
     id      text COLLATE "C" NOT NULL,
     expires timestamptz NOT NULL,
     PRIMARY KEY (drive, id)
+);
+
+-- The sweep's bookkeeping (drive.Registry.Sweep): stored chunks no entry
+-- referred to, since first_seen; doomed while the sweep deletes them.
+CREATE TABLE drive_garbage (
+    drive      text COLLATE "C" NOT NULL REFERENCES drives (id) ON DELETE CASCADE,
+    sum        bytea NOT NULL,
+    first_seen timestamptz NOT NULL,
+    doomed     boolean NOT NULL DEFAULT false,
+    PRIMARY KEY (drive, sum)
 );
