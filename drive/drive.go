@@ -76,8 +76,8 @@ type Options struct {
 	// Grace is how long Registry.Sweep keeps a chunk no entry refers to
 	// (DefaultGrace): an open handle reads its version at least that long
 	// after it was replaced. Every node of a drive must use the same.
-	Grace time.Duration
-	Logger  *slog.Logger
+	Grace  time.Duration
+	Logger *slog.Logger
 }
 
 func (o Options) withDefaults() Options {

@@ -93,11 +93,11 @@ const RootID uint64 = 1
 
 // Record describes one drive.
 type Record struct {
-	ID        string // random hex; names the blob prefix drives/<ID>/
-	Tenant    string
-	Name      string
-	Quota     int64 // bytes; 0: none
-	Used      int64 // bytes of file content (logical sizes)
+	ID     string // random hex; names the blob prefix drives/<ID>/
+	Tenant string
+	Name   string
+	Quota  int64 // bytes; 0: none
+	Used   int64 // bytes of file content (logical sizes)
 	// Sweeps counts the sweeps that doomed chunks: a commit that sees it
 	// moved since its file was opened checks its chunks are still stored.
 	Sweeps    uint64
