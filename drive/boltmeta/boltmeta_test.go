@@ -24,8 +24,15 @@ import (
 // lock file descriptor, as another process has), over store/dir.
 func fixture(t testing.TB) drivetest.Fixture { return fixtureAt(t, t.TempDir()) }
 
-func fixtureAt(t testing.TB, base string) drivetest.Fixture {
-	st, err := dir.Open(filepath.Join(base, "blobs"))
+func fixtureAt(t testing.TB, base string) drivetest.Fixture { return fixtureSync(t, base, true) }
+
+// fixtureSync: with sync false neither the bbolt file nor store/dir fsync.
+func fixtureSync(t testing.TB, base string, sync bool) drivetest.Fixture {
+	var opts []dir.Option
+	if !sync {
+		opts = append(opts, dir.WithoutSync())
+	}
+	st, err := dir.Open(filepath.Join(base, "blobs"), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +41,7 @@ func fixtureAt(t testing.TB, base string) drivetest.Fixture {
 	return drivetest.Fixture{
 		Store: st,
 		NewMeta: func(t testing.TB) drive.Meta {
-			m, err := Open(path, Options{})
+			m, err := Open(path, Options{NoSync: !sync})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,6 +218,10 @@ func (t *staleTx) Lookup(parent uint64, name string) (drive.Entry, error) {
 
 // BenchmarkDrive: bbolt (fsync per commit) + store/dir.
 func BenchmarkDrive(b *testing.B) { drivetest.Bench(b, fixture(b)) }
+
+// BenchmarkDriveNoSync: the same without any fsync (bbolt NoSync,
+// store/dir WithoutSync), to show what the fsyncs cost.
+func BenchmarkDriveNoSync(b *testing.B) { drivetest.Bench(b, fixtureSync(b, b.TempDir(), false)) }
 
 // BenchmarkTx is the cost of opening the file per transaction: a
 // trivial Update (a mount lease; fsynced, or NoSync) and View (the root).
