@@ -111,7 +111,9 @@ func BenchmarkVolumeIO(b *testing.B) {
 		{"seq-read-64MiB", func(d string) []string { return []string{"/bin/iobench", "seqread", d + "/f"} }, nil, mb, "MB/s"},
 		{"rand-write-4KiB", func(d string) []string { return []string{"/bin/iobench", "randwrite", d + "/f", strconv.Itoa(randOps)} }, nil, randOps, "ops/s"},
 		{"rand-read-4KiB", func(d string) []string { return []string{"/bin/iobench", "randread", d + "/f", strconv.Itoa(randOps)} }, nil, randOps, "ops/s"},
-		{"create-100B-files", func(d string) []string { return []string{"/bin/iobench", "create", d + "/small", strconv.Itoa(smallOps)} },
+		{"create-100B-files", func(d string) []string {
+			return []string{"/bin/iobench", "create", d + "/small", strconv.Itoa(smallOps)}
+		},
 			func(d string) { exec("/bin/rm", "-rf", d+"/small"); exec("/bin/mkdir", d+"/small") }, smallOps, "ops/s"},
 	}
 	for _, o := range ops {
