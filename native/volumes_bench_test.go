@@ -60,6 +60,9 @@ func requireIOBench(b *testing.B) string {
 //   - MB/s or ops/s: the same amount over the p50 of the whole exec (what
 //     a caller sees, harvest included).
 //
+// The last case times the other direction: a resident write of the file
+// (untimed) and then a native read, which pays for the sync bringing it in.
+//
 // go test -run '^$' -bench BenchmarkVolumeIO -benchtime 20x ./native/
 func BenchmarkVolumeIO(b *testing.B) {
 	const (
@@ -116,6 +119,20 @@ func BenchmarkVolumeIO(b *testing.B) {
 		},
 			func(d string) { exec("/bin/rm", "-rf", d+"/small"); exec("/bin/mkdir", d+"/small") }, smallOps, "ops/s"},
 	}
+	// The sync's direction: the resident side rewrote the file (untimed),
+	// the native read pays for bringing it in.
+	data := make([]byte, fileMiB<<20)
+	for i := range data {
+		data[i] = byte(i*7 + i>>9)
+	}
+	ops = append(ops, op{"resident-write-then-native-read-64MiB",
+		func(d string) []string { return []string{"/bin/iobench", "seqread", d + "/r"} },
+		func(d string) {
+			data[0]++
+			if err := sb.WriteFile(d+"/r", data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}, mb, "MB/s"})
 	for _, o := range ops {
 		b.Run(o.name, func(b *testing.B) {
 			walls, loops := map[string][]time.Duration{}, map[string][]float64{}

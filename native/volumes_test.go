@@ -3,11 +3,13 @@ package native_test
 import (
 	"errors"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/warren-sandbox/warren/native"
 	"github.com/warren-sandbox/warren/vfs"
+	"golang.org/x/sys/unix"
 )
 
 // volumeVFS returns the sandbox's vfs with a read-write volume at /vol
@@ -207,5 +209,45 @@ func TestVolume_MountsChanged(t *testing.T) {
 	}
 	if _, err := ws.Exec(t.Context(), native.Cmd{Path: "/bin/true"}); !errors.Is(err, native.ErrMountsChanged) {
 		t.Fatalf("Exec after an unmount: %v, want ErrMountsChanged", err)
+	}
+}
+
+// TestVolume_Incremental: a volume unchanged since the last exec is not
+// copied into its tmpfs again, and a change copies only what changed (the
+// host file's ctime moves only when it is rewritten).
+func TestVolume_Incremental(t *testing.T) {
+	sb, vol, _ := volumeVFS(t, 0)
+	for _, n := range []string{"/a", "/b"} {
+		if err := vol.WriteFile(n, []byte(strings.Repeat(n, 100000)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws := newWorkspace(t, "vol-incr", sb, native.Limits{})
+	_, _, dir := ws.HostState()
+	ctime := func(name string) int64 {
+		t.Helper()
+		var st unix.Stat_t
+		if err := unix.Stat(filepath.Join(dir, "vol", "1", name), &st); err != nil { // Mounts() sorts by path: /ro is 0, /vol 1
+			t.Fatal(err)
+		}
+		return st.Ctim.Nano()
+	}
+	a0, b0 := ctime("a"), ctime("b")
+	for range 2 {
+		if _, _, res := sh(t, ws, "cat /vol/a /vol/b > /dev/null", native.Limits{}); res.Status != 0 {
+			t.Fatal(res)
+		}
+	}
+	if a, b := ctime("a"), ctime("b"); a != a0 || b != b0 {
+		t.Fatalf("unchanged volume rewritten: ctime a %d->%d, b %d->%d", a0, a, b0, b)
+	}
+	if err := sb.WriteFile("/vol/b", []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, _ := sh(t, ws, "cat /vol/b", native.Limits{}); out != "changed\n" {
+		t.Fatalf("native /vol/b after a resident write: %q", out)
+	}
+	if a, b := ctime("a"), ctime("b"); a != a0 || b == b0 {
+		t.Fatalf("after changing b: a rewritten %v (want false), b rewritten %v (want true)", a != a0, b != b0)
 	}
 }
