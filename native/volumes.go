@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/warren-sandbox/warren/vfs"
 	"golang.org/x/sys/unix"
@@ -62,9 +63,10 @@ const pageSize = 4096
 // sees it.
 type volume struct {
 	info vfs.MountInfo
-	dir  string // the host tmpfs
-	size int64  // its size= now
-	ro   bool   // the superblock is read-only now
+	dir  string     // the host tmpfs
+	mu   sync.Mutex // one syncIn at a time (concurrent execs); guards size, ro
+	size int64      // its size= now
+	ro   bool       // the superblock is read-only now
 	sy   *syncState
 }
 
@@ -135,22 +137,38 @@ func (v *volume) wantSize(disk int64) int64 {
 // syncIn brings the volume's vfs changes into its tmpfs: nothing when the
 // tree is the version synced last.
 func (v *volume) syncIn(w *Workspace) error {
-	if v.sy.synced != nil && v.info.FS.Mark() == v.sy.synced.Mark() {
-		return nil
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	unchanged := v.sy.synced != nil && v.info.FS.Mark() == v.sy.synced.Mark()
+	if v.info.ReadOnly {
+		// Never written from inside; writable only while the host fills it
+		// (a read-only volume's tree does not change in a sandbox: it is
+		// the last commit).
+		if unchanged {
+			return nil
+		}
+		if v.ro {
+			if err := v.remount(v.size, false); err != nil {
+				return err
+			}
+		}
+		if err := v.sy.syncIn(w); err != nil {
+			return fmt.Errorf("%s at %s: %w", mountName(v.info), v.sy.at, err)
+		}
+		return v.remount(v.size, true)
 	}
-	// Grown: a resize, or more files (sizes only grow: a tmpfs refuses a
-	// size below what it holds).
-	want := v.wantSize(w.lim.Disk)
-	if want > v.size || v.ro {
+	// Grown: a resize (SetQuota) or more files. Sizes only grow: a tmpfs
+	// refuses a size below what it holds.
+	if want := v.wantSize(w.lim.Disk); want > v.size {
 		if err := v.remount(want, false); err != nil {
 			return err
 		}
 	}
+	if unchanged {
+		return nil
+	}
 	if err := v.sy.syncIn(w); err != nil {
 		return fmt.Errorf("%s at %s: %w", mountName(v.info), v.sy.at, err)
-	}
-	if v.info.ReadOnly {
-		return v.remount(v.size, true)
 	}
 	return nil
 }

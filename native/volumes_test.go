@@ -191,6 +191,15 @@ func TestVolume_Quota(t *testing.T) {
 		t.Errorf("16 MB into a 1 MiB volume: %q %q", out, errs)
 	}
 	absent(t, vol, "/huge")
+	// A resize (ResizeVolume sets the mounted tree's quota) reaches the
+	// tmpfs at the next exec.
+	vol.SetQuota(32<<20, 0)
+	if _, errs, res := sh(t, ws, "dd if=/dev/zero of=/vol/huge bs=1M count=16 2>/dev/null", native.Limits{}); res.Status != 0 {
+		t.Fatalf("16 MiB after growing the quota to 32 MiB: %q status %d", errs, res.Status)
+	}
+	if fi, err := vol.Lstat("/huge"); err != nil || fi.Size() != 16<<20 {
+		t.Fatalf("volume /huge after the resize: %v %v", fi, err)
+	}
 }
 
 // TestVolume_MountsChanged: an Exec after the sandbox's mount table changed

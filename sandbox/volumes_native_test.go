@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -89,6 +90,18 @@ func TestVolume_Native(t *testing.T) {
 			t.Fatalf("volume after the refusal: %+v %v", v, err)
 		}
 	})
+	t.Run("background native writer", func(t *testing.T) {
+		p, err := e.svc.StartProcess(ctx, id, api.ExecRequest{Script: "/bin/busybox sh -c 'echo bg > /data/bg; exec sleep 1000'"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.svc.SignalProcess(ctx, id, p.PID, "KILL")
+		// The files API harvests a running native process's volume writes.
+		waitFor(t, "the background write through ReadFile", func() bool {
+			data, err := e.svc.ReadFile(ctx, id, "/data/bg", 0, 0)
+			return err == nil && string(data) == "bg\n"
+		})
+	})
 	t.Run("committed with the call", func(t *testing.T) {
 		if err := e.svc.Delete(ctx, id); err != nil {
 			t.Fatal(err)
@@ -97,9 +110,20 @@ func TestVolume_Native(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, errs, _ := run(t, e.svc, sb2.ID, "cat /data/in.txt /data/d/n /data/ok")
-		if out != "resident\nnative\nnew\nok\n" {
+		out, errs, _ := run(t, e.svc, sb2.ID, "cat /data/in.txt /data/d/n /data/ok /data/bg")
+		if out != "resident\nnative\nnew\nok\nbg\n" {
 			t.Fatalf("a new sandbox reads %q %q", out, errs)
+		}
+		// Its native workspace holds the volume's tmpfs; delete removes it.
+		run(t, e.svc, sb2.ID, "/bin/busybox true")
+		if m, _ := hostState(t); !slices.ContainsFunc(m, func(s string) bool { return strings.Contains(s, "/vol/") }) {
+			t.Fatalf("no volume tmpfs among the workspace mounts %v: the leak check below would prove nothing", m)
+		}
+		if err := e.svc.Delete(ctx, sb2.ID); err != nil {
+			t.Fatal(err)
+		}
+		if m, c := hostState(t); len(m) != 0 || len(c) != 0 {
+			t.Fatalf("after delete: mounts %v cgroups %v remain", m, c)
 		}
 	})
 }
