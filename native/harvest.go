@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/warren-sandbox/warren/vfs"
@@ -104,11 +105,49 @@ type harvester struct {
 	refused     []string      // those paths, as vfs paths
 }
 
+// untouched marks a refusal made before the vfs was changed.
+type untouched struct{ error }
+
+func (u untouched) Unwrap() error { return u.error }
+
+// fits refuses, before anything is changed, a regular file that cannot fit
+// the byte quota, when its cost is certain: the vfs charges a file's bytes,
+// so replacing a file that exists only in the delta (or nothing) by one
+// without holes changes the usage by the difference of their sizes. Other
+// cases (a copied-up base file, whose charge is what was written to it; a
+// sparse file) are left to the vfs, and restore undoes a partial write.
+func (h *harvester) fits(cp string, st *unix.Stat_t) error {
+	max, _ := h.s.fs.Quota()
+	if max <= 0 || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Blocks*512 < st.Size {
+		return nil
+	}
+	v := h.s.fs
+	var old int64
+	if fi, err := v.Lstat(cp); err == nil {
+		di, derr := v.DeltaEntry(cp)
+		if derr != nil || di.Origin != "" || !di.InDelta {
+			return nil // its charge is not its size
+		}
+		if fi.Mode().IsRegular() {
+			old = fi.Size()
+		}
+	}
+	want := v.Usage().Bytes - old + st.Size
+	if want <= max || st.Size <= old {
+		return nil
+	}
+	return untouched{&fs.PathError{Op: "write", Path: cp, Err: &vfs.QuotaError{
+		Errno: syscall.ENOSPC, Limit: "bytes", Max: max, Want: want, Name: h.s.name}}}
+}
+
 // refuse puts cp back as it was before the harvest after the quota refused
 // err, and notes it for the caller.
 func (h *harvester) refuse(cp string, err error) error {
-	if rerr := h.restore(cp); rerr != nil {
-		return fmt.Errorf("cannot put back %s after %v: %w", h.s.show(cp), err, rerr)
+	var u untouched
+	if !errors.As(err, &u) {
+		if rerr := h.restore(cp); rerr != nil {
+			return fmt.Errorf("cannot put back %s after %v: %w", h.s.show(cp), err, rerr)
+		}
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
@@ -380,6 +419,9 @@ func (h *harvester) mkdir(cp string, st *unix.Stat_t, opaque bool) error {
 func (h *harvester) leaf(dfd int, name, cp string, st *unix.Stat_t) error {
 	v := h.s.fs
 	mode := fsMode(st.Mode)
+	if err := h.fits(cp, st); err != nil {
+		return err
+	}
 	if fi, err := v.Lstat(cp); err == nil && (fi.IsDir() || fi.Mode().Type() != mode.Type()) {
 		if err := v.RemoveAll(cp); err != nil {
 			return err

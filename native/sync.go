@@ -65,6 +65,7 @@ type syncState struct {
 	// holds, harvested by its own syncState).
 	mounts map[string]bool
 	at     string // where the tree is mounted in the sandbox ("" = the root), for messages
+	name   string // the mounted tree's name in quota errors (vfs.MountOptions.Name)
 	mu     sync.Mutex
 	synced *vfs.FS                   // the vfs version last written into the overlay
 	record map[string]map[string]rec // upper entries as last seen: dir -> name -> rec

@@ -109,7 +109,7 @@ func (w *Workspace) prepareVolumes(fs *vfs.FS) error {
 			return fmt.Errorf("%s: cannot mount its tmpfs: %w", mountName(mi), err)
 		}
 		v.sy = newSyncState(mi.FS, v.dir, v.dir, nil)
-		v.sy.at = p
+		v.sy.at, v.sy.name = p, mi.Name
 		w.sy.mounts[p] = true
 		w.vols = append(w.vols, v)
 		w.volMounts = append(w.volMounts, volMount{Src: v.dir, Path: p, ReadOnly: mi.ReadOnly})

@@ -191,6 +191,22 @@ func TestVolume_Quota(t *testing.T) {
 		t.Errorf("16 MB into a 1 MiB volume: %q %q", out, errs)
 	}
 	absent(t, vol, "/huge")
+	// A sparse file: the harvest cannot know its cost in advance, the vfs
+	// refuses it partway (it stores the holes as data), and the file gets
+	// its previous content back, in the vfs and natively.
+	if err := sb.WriteFile("/vol/sparse", []byte("before\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, res = sh(t, ws, "truncate -s 3000000 /vol/sparse; echo x >> /vol/sparse", native.Limits{})
+	if res.Status != 1 || !strings.Contains(errs, "/vol/sparse") {
+		t.Fatalf("sparse past the quota: %q %q status %d", out, errs, res.Status)
+	}
+	if got := readVFS(t, vol, "/sparse"); got != "before\n" {
+		t.Errorf("volume /sparse after the refusal: %d bytes, want its previous content", len(got))
+	}
+	if out, _, _ := sh(t, ws, "cat /vol/sparse", native.Limits{}); out != "before\n" {
+		t.Errorf("native /sparse after the refusal: %d bytes", len(out))
+	}
 	// A resize (ResizeVolume sets the mounted tree's quota) reaches the
 	// tmpfs at the next exec.
 	vol.SetQuota(32<<20, 0)
