@@ -151,9 +151,16 @@ func (s *syncState) syncIn(w *Workspace) error {
 	// overlay then shows the bare image, and a copied-up directory gets its
 	// entry list compared (that is where its whiteouts show).
 	first := s.synced == nil
+	var visited map[string]bool // the diff's paths, when pending ones follow
+	if len(s.pending) > 0 {
+		visited = map[string]bool{}
+	}
 	err = vfs.Diff(s.synced, snap, func(p string, kind vfs.ChangeKind) error {
 		if s.skipped(p) {
 			return nil
+		}
+		if visited != nil {
+			visited[p] = true
 		}
 		if p == "/" {
 			// The root is never new; a fresh FS reports it as added because
@@ -190,6 +197,9 @@ func (s *syncState) syncIn(w *Workspace) error {
 		}
 		sort.Strings(ps) // parents first: a removed one takes its children along
 		for _, p := range ps {
+			if visited[p] {
+				continue
+			}
 			if err := m.reconcile(snap, p, shallow); err != nil {
 				return err
 			}
