@@ -163,3 +163,55 @@ func BenchmarkVolumeIO(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkVolumeHarvest measures what a volume of n files costs every exec
+// that did not touch it: the pre-exec sync (nothing: the tree is the one
+// synced last) and the harvest (a stat per entry of its tmpfs), against the
+// same exec of /bin/true with no volume.
+//
+// go test -run '^$' -bench BenchmarkVolumeHarvest ./native/
+func BenchmarkVolumeHarvest(b *testing.B) {
+	rt, img := requireRuntime(b)
+	for _, n := range []int{0, 1000, 10000} {
+		b.Run(fmt.Sprintf("files-%d", n), func(b *testing.B) {
+			sb := newBenchVFS(b, img)
+			if n > 0 {
+				vol := vfs.New(vfs.Options{})
+				for j := 0; j < 100; j++ {
+					if err := vol.Mkdir(fmt.Sprintf("/d%d", j), 0o755); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for j := 0; j < n; j++ {
+					if err := vol.WriteFile(fmt.Sprintf("/d%d/f%d", j%100, j), []byte("x"), 0o644); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := sb.Mount("/vol", vol, vfs.MountOptions{Name: "volume bench"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ws, err := rt.Workspace(context.Background(), "volharvest", img, sb, native.Limits{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ws.Close()
+			cmd := native.Cmd{Path: "/bin/true"}
+			if _, err := ws.Exec(context.Background(), cmd); err != nil {
+				b.Fatal(err)
+			}
+			d := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				res, err := ws.Exec(context.Background(), cmd)
+				d = append(d, time.Since(t0))
+				if err != nil || res.Status != 0 {
+					b.Fatalf("status %d err %v", res.Status, err)
+				}
+			}
+			b.StopTimer()
+			percentiles(b, d)
+		})
+	}
+}

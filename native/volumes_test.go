@@ -77,7 +77,8 @@ func TestVolume_BothWays(t *testing.T) {
 		mkdir -p /vol/d/e; echo deep > /vol/d/e/f
 		echo m > /vol/x; mv /vol/x /vol/y
 		rm /vol/gone
-		ln -s in.txt /vol/link`, native.Limits{})
+		ln -s in.txt /vol/link
+		chmod 750 /vol`, native.Limits{})
 	if res.Status != 0 {
 		t.Fatalf("native writes: %q status %d", errs, res.Status)
 	}
@@ -92,6 +93,9 @@ func TestVolume_BothWays(t *testing.T) {
 		t.Errorf("volume /a mode: %v %v", fi, err)
 	}
 	absent(t, vol, "/gone", "/x")
+	if fi, err := vol.Lstat("/"); err != nil || fi.Mode().Perm() != 0o750 {
+		t.Errorf("volume root after chmod 750 /vol: %v %v", fi, err)
+	}
 	// Through the sandbox's tree the same files show at the mount path ...
 	if got := readVFS(t, sb, "/vol/d/e/f"); got != "deep\n" {
 		t.Errorf("sandbox /vol/d/e/f = %q", got)
@@ -274,5 +278,24 @@ func TestVolume_Incremental(t *testing.T) {
 	}
 	if a, b := ctime("a"), ctime("b"); a != a0 || b == b0 {
 		t.Fatalf("after changing b: a rewritten %v (want false), b rewritten %v (want true)", a != a0, b != b0)
+	}
+}
+
+// TestVolume_BadMountPoint: a mount under /proc, /dev or /sys cannot be
+// bound (those are the init's own mounts): the workspace says so instead
+// of hiding the volume.
+func TestVolume_BadMountPoint(t *testing.T) {
+	sb := newVFS(t)
+	if err := sb.Mount("/dev/vol", vfs.New(vfs.Options{}), vfs.MountOptions{Name: "volume d"}); err != nil {
+		t.Fatal(err)
+	}
+	rt, img := requireRuntime(t)
+	ws, err := rt.Workspace(t.Context(), "vol-bad", img, sb, native.Limits{})
+	if err == nil {
+		ws.Close()
+		t.Fatal("a workspace with a volume at /dev/vol: no error")
+	}
+	if !strings.Contains(err.Error(), "volume d at /dev/vol") {
+		t.Fatalf("error %v: want it to name the volume and its path", err)
 	}
 }
