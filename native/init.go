@@ -363,6 +363,9 @@ func buildRoot(s setupMsg) error {
 	if err := step("remount /dev read-only", unix.Mount("", dev, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NOEXEC, "")); err != nil {
 		return err
 	}
+	if err := step("bind volumes", bindVolumes(root, s.Volumes)); err != nil {
+		return err
+	}
 	if err := step("chdir root", unix.Chdir(root)); err != nil {
 		return err
 	}

@@ -25,7 +25,8 @@ type setupMsg struct {
 	Hostname string
 	Devices  []string // host device nodes bound into /dev
 	Security Security
-	Landlock int // Landlock ABI for the default security mode; 0: none
+	Landlock int        // Landlock ABI for the default security mode; 0: none
+	Volumes  []volMount // bound over the overlay before pivot_root (volumes.go)
 }
 
 type execRequest struct {

@@ -13,7 +13,9 @@
 // it, Landlock (harden.go, seccomp.go, landlock.go).
 //
 // The sandbox's vfs delta is brought into the overlay before each exec, and
-// what the exec changed is harvested back into the vfs after it (sync.go).
+// what the exec changed is harvested back into the vfs after it (sync.go);
+// the trees mounted into the vfs (volumes) the same way, each into a tmpfs
+// of its own bound at its mount path (volumes.go).
 //
 // The binary must call MaybeInit first thing in main (and tests in
 // TestMain): the init is warren re-executed with a marker argv[0].

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -50,9 +51,21 @@ type rec struct {
 	opaque bool
 }
 
-// syncState keeps the overlay's upper layer and the sandbox's vfs in step.
+// syncState keeps a host directory and a vfs tree in step: the overlay's
+// merged view and upper layer with the sandbox's own tree, or a volume's
+// tmpfs with the volume's tree (volumes.go; there root and upper are the
+// same directory and nothing is skipped).
 type syncState struct {
-	fs     *vfs.FS
+	fs    *vfs.FS
+	root  string          // where syncIn writes (the overlay's merged view)
+	upper string          // what harvest reads (the overlay's upper layer)
+	top   map[string]bool // top-level names neither side copies
+	// mounts are the volume mount points of the sandbox's tree: the harvest
+	// of upper/ never descends into them (the volume is what its own tmpfs
+	// holds, harvested by its own syncState).
+	mounts map[string]bool
+	at     string // where the tree is mounted in the sandbox ("" = the root), for messages
+	name   string // the mounted tree's name in quota errors (vfs.MountOptions.Name)
 	mu     sync.Mutex
 	synced *vfs.FS                   // the vfs version last written into the overlay
 	record map[string]map[string]rec // upper entries as last seen: dir -> name -> rec
@@ -60,10 +73,34 @@ type syncState struct {
 	// ctime they got: when the next diff reports them with that ctime,
 	// their content is already in the overlay.
 	harvested map[string]time.Time
+	// pending are the paths the harvest created or changed since the last
+	// sync. synced predates them, so a diff from it misses one the vfs
+	// then removed again (a native mkdir, a resident rm -r): the next sync
+	// visits each of them as well.
+	pending map[string]bool
 }
 
-func newSyncState(fs *vfs.FS) *syncState {
-	return &syncState{fs: fs, record: map[string]map[string]rec{}, harvested: map[string]time.Time{}}
+func newSyncState(fs *vfs.FS, root, upper string, top map[string]bool) *syncState {
+	return &syncState{fs: fs, root: root, upper: upper, top: top,
+		record: map[string]map[string]rec{}, harvested: map[string]time.Time{}, pending: map[string]bool{}}
+}
+
+// skipped reports whether p is one of the top-level names not copied.
+func (s *syncState) skipped(p string) bool {
+	if len(s.top) == 0 {
+		return false
+	}
+	d, n := splitPath(p)
+	return d == "/" && s.top[n]
+}
+
+// show names the vfs path p as the sandbox sees it (inside a volume, below
+// its mount path).
+func (s *syncState) show(p string) string {
+	if s.at == "" {
+		return p
+	}
+	return path.Join(s.at, p)
 }
 
 const beneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV
@@ -92,11 +129,6 @@ func splitPath(p string) (dir, name string) {
 	return path.Dir(p), path.Base(p)
 }
 
-func isTopSkipped(p string) bool {
-	d, n := splitPath(p)
-	return d == "/" && skipTop[n]
-}
-
 // syncIn writes the vfs changes made since the last sync into the overlay.
 func (s *syncState) syncIn(w *Workspace) error {
 	if s.fs == nil {
@@ -105,7 +137,7 @@ func (s *syncState) syncIn(w *Workspace) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap := s.fs.Fork()
-	m, err := newMerged(w)
+	m, err := newMerged(w, s)
 	if err != nil {
 		return err
 	}
@@ -119,9 +151,16 @@ func (s *syncState) syncIn(w *Workspace) error {
 	// overlay then shows the bare image, and a copied-up directory gets its
 	// entry list compared (that is where its whiteouts show).
 	first := s.synced == nil
+	var visited map[string]bool // the diff's paths, when pending ones follow
+	if len(s.pending) > 0 {
+		visited = map[string]bool{}
+	}
 	err = vfs.Diff(s.synced, snap, func(p string, kind vfs.ChangeKind) error {
-		if isTopSkipped(p) {
+		if s.skipped(p) {
 			return nil
+		}
+		if visited != nil {
+			visited[p] = true
 		}
 		if p == "/" {
 			// The root is never new; a fresh FS reports it as added because
@@ -151,6 +190,22 @@ func (s *syncState) syncIn(w *Workspace) error {
 	if err != nil {
 		return err
 	}
+	if len(s.pending) > 0 {
+		ps := make([]string, 0, len(s.pending))
+		for p := range s.pending {
+			ps = append(ps, p)
+		}
+		sort.Strings(ps) // parents first: a removed one takes its children along
+		for _, p := range ps {
+			if visited[p] {
+				continue
+			}
+			if err := m.reconcile(snap, p, shallow); err != nil {
+				return err
+			}
+		}
+		clear(s.pending)
+	}
 	// The overlay created or copied up these entries: remember them so the
 	// harvest does not mistake them for the process's work.
 	s.recordPaths(w, m.touched)
@@ -166,7 +221,7 @@ func (s *syncState) recordPaths(w *Workspace, paths map[string]bool) {
 	if len(paths) == 0 {
 		return
 	}
-	ufd, err := unix.Open(w.upper, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	ufd, err := unix.Open(s.upper, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return
 	}
@@ -234,9 +289,10 @@ func isOpaque(dirfd int, name string) bool {
 	return err == nil && n == 1 && buf[0] == 'y'
 }
 
-// merged writes into the overlay's merged view.
+// merged writes into the overlay's merged view (or a volume's tmpfs).
 type merged struct {
 	w         *Workspace
+	s         *syncState
 	rootFD    int
 	touched   map[string]bool
 	dirs      map[string]int // cached O_PATH fds of overlay directories
@@ -256,12 +312,12 @@ func (m *merged) mustWrite(p string, vi fs.FileInfo) bool {
 	return !ok || !isStat || !st.Ctime.Equal(c)
 }
 
-func newMerged(w *Workspace) (*merged, error) {
-	fd, err := unix.Open(w.root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+func newMerged(w *Workspace, s *syncState) (*merged, error) {
+	fd, err := unix.Open(s.root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("open overlay root: %w", err)
+		return nil, fmt.Errorf("open %s: %w", s.root, err)
 	}
-	return &merged{w: w, rootFD: fd, touched: map[string]bool{}, dirs: map[string]int{}}, nil
+	return &merged{w: w, s: s, rootFD: fd, touched: map[string]bool{}, dirs: map[string]int{}}, nil
 }
 
 func (m *merged) close() {
@@ -288,7 +344,7 @@ const (
 // given depth.
 func (m *merged) reconcile(v *vfs.FS, p string, d depth) error {
 	p = path.Clean("/" + p)
-	if isTopSkipped(p) {
+	if m.s.skipped(p) {
 		return nil
 	}
 	vi, err := lstatVFS(v, p)
@@ -494,7 +550,7 @@ func (m *merged) reconcileChildren(v *vfs.FS, p string, dfd int, d depth) error 
 	for _, n := range have {
 		had[n] = true
 		cp := path.Join(p, n)
-		if !want[n] && !isTopSkipped(cp) {
+		if !want[n] && !m.s.skipped(cp) {
 			if err := m.reconcileIn(v, dfd, cp, nil, shallow); err != nil {
 				return err
 			}
@@ -502,7 +558,7 @@ func (m *merged) reconcileChildren(v *vfs.FS, p string, dfd int, d depth) error 
 	}
 	for _, e := range ents {
 		cp := path.Join(p, e.Name())
-		if isTopSkipped(cp) || d == listing && had[e.Name()] {
+		if m.s.skipped(cp) || d == listing && had[e.Name()] {
 			continue
 		}
 		vi, err := e.Info()

@@ -259,3 +259,46 @@ func TestSync_FirstSyncAndOpaque(t *testing.T) {
 		t.Fatalf("upper/usr/bin opaque xattr: %q %v", buf[:n], err)
 	}
 }
+
+// TestSync_HarvestedThenRemoved: a file and a directory a native command
+// made (harvested into the vfs) and the resident side then removed are gone
+// from the native view at the next exec (the sync's diff starts before the
+// harvest, so it visits the harvested paths as well).
+func TestSync_HarvestedThenRemoved(t *testing.T) {
+	v := newVFS(t)
+	ws := newWorkspace(t, "harvested-rm", v, native.Limits{})
+	if _, errs, res := sh(t, ws, "echo x > /tmp/zz; mkdir -p /tmp/d/e; echo y > /tmp/d/e/f", native.Limits{}); res.Status != 0 {
+		t.Fatalf("status %d: %s", res.Status, errs)
+	}
+	if err := v.Remove("/tmp/zz"); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.RemoveAll("/tmp/d"); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, _ := sh(t, ws, "ls -A /tmp | tr '\\n' ' '", native.Limits{}); out != "" {
+		t.Fatalf("native /tmp after the resident removals: %q, want empty", out)
+	}
+}
+
+// TestSync_QuotaRefusal: a native write the delta's quota refuses is not
+// kept: the exec fails with status 1 and the quota error on stderr, the
+// file is gone on both sides, a smaller write of the same exec is kept.
+func TestSync_QuotaRefusal(t *testing.T) {
+	_, img := requireRuntime(t)
+	v := vfs.New(vfs.Options{Base: os.DirFS(filepath.Join(filepath.Dir(img), "root")), MaxBytes: 1 << 20})
+	ws := newWorkspace(t, "delta-quota", v, native.Limits{})
+	out, errs, res := sh(t, ws, "head -c 1500000 /dev/urandom > /tmp/big; echo small > /tmp/ok; echo done", native.Limits{})
+	if out != "done\n" || res.Status != 1 || !strings.Contains(errs, "delta bytes quota exceeded") || !strings.Contains(errs, "/tmp/big") {
+		t.Fatalf("past the delta quota: %q %q status %d", out, errs, res.Status)
+	}
+	if _, err := v.Lstat("/tmp/big"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("/tmp/big in the vfs: %v", err)
+	}
+	if b, err := v.ReadFile("/tmp/ok"); err != nil || string(b) != "small\n" {
+		t.Errorf("/tmp/ok: %q %v", b, err)
+	}
+	if out, _, _ := sh(t, ws, "ls /tmp | tr '\\n' ' '", native.Limits{}); out != "ok " {
+		t.Errorf("native /tmp after the refusal: %q", out)
+	}
+}

@@ -44,6 +44,11 @@ type Workspace struct {
 	ctlMu sync.Mutex
 
 	sy *syncState // vfs <-> upper bookkeeping (sync.go)
+	// The sandbox's volumes (volumes.go): the mount table read at start,
+	// each mount's tmpfs and sync state, and what the init binds.
+	mounts    []vfs.MountInfo
+	vols      []*volume
+	volMounts []volMount
 
 	mu      sync.Mutex
 	closed  bool
@@ -75,7 +80,10 @@ type Result struct {
 	// PidsRefused counts forks the pids limit refused during the exec
 	// (sandbox-wide: a concurrent exec's refusals count too).
 	PidsRefused int64
-	Message     string // why warren killed it or could not start it ("" otherwise)
+	// QuotaRefused lists what the harvest did not keep because a quota
+	// (a volume's, the delta's) refused it; Status is then at least 1.
+	QuotaRefused *QuotaRefusal
+	Message      string // why warren killed it, could not start it or did not keep its writes ("" otherwise)
 }
 
 // Workspace creates the native environment of sandbox id over the EROFS
@@ -110,11 +118,11 @@ func (r *Runtime) Workspace(ctx context.Context, id string, imagePath string, fs
 	}
 	w.tmp, w.root = filepath.Join(w.dir, "tmp"), filepath.Join(w.dir, "root")
 	w.upper = filepath.Join(w.tmp, "upper")
-	if err := w.setup(ctx, imagePath); err != nil {
+	w.sy = newSyncState(fs, w.root, w.upper, skipTop)
+	if err := w.setup(ctx, imagePath, fs); err != nil {
 		w.teardown()
 		return nil, fmt.Errorf("native: workspace %s: %w", id, err)
 	}
-	w.sy = newSyncState(fs)
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -126,7 +134,7 @@ func (r *Runtime) Workspace(ctx context.Context, id string, imagePath string, fs
 	return w, nil
 }
 
-func (w *Workspace) setup(ctx context.Context, imagePath string) error {
+func (w *Workspace) setup(ctx context.Context, imagePath string, fs *vfs.FS) error {
 	r := w.r
 	// The init runs as the mapped uid: it must be able to reach root/.
 	for _, d := range []string{w.dir, w.tmp, w.root} {
@@ -158,6 +166,17 @@ func (w *Workspace) setup(ctx context.Context, imagePath string) error {
 	}
 	if err := mountOverlay(lower, w.upper, work, w.root); err != nil {
 		return err
+	}
+	// Volumes: their tmpfs mounts exist before the init's mount namespace
+	// is made, and the first sync runs before it binds them, so the mount
+	// points are in the overlay and each volume is filled (volumes.go).
+	if err := w.prepareVolumes(fs); err != nil {
+		return err
+	}
+	if len(w.vols) > 0 {
+		if err := w.syncAll(); err != nil {
+			return fmt.Errorf("first sync: %w", err)
+		}
 	}
 	// The workspace's cgroups (cgroup.go has the layout): the init in a
 	// sibling of the limited sandbox cgroup, so it is charged nothing of
@@ -252,7 +271,7 @@ func (w *Workspace) startInit(ctx context.Context, initRel string) error {
 	if err := os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", ip.cmd.Process.Pid), []byte(sandboxOOMScoreAdj), 0); err != nil {
 		return fmt.Errorf("init oom_score_adj: %w", err)
 	}
-	setup, _ := json.Marshal(setupMsg{Root: w.root, Hostname: w.id, Devices: r.devices, Security: w.sec, Landlock: r.landlock})
+	setup, _ := json.Marshal(setupMsg{Root: w.root, Hostname: w.id, Devices: r.devices, Security: w.sec, Landlock: r.landlock, Volumes: w.volMounts})
 	if err := sendFds(w.ctl, setup, nil); err != nil {
 		return fmt.Errorf("init setup: %w", err)
 	}
@@ -312,11 +331,27 @@ func (w *Workspace) Exec(ctx context.Context, cmd Cmd) (Result, error) {
 	w.mu.Unlock()
 	defer w.execs.Done()
 
-	if err := w.sy.syncIn(w); err != nil {
+	if err := w.syncAll(); err != nil {
+		if errors.Is(err, ErrMountsChanged) {
+			return Result{}, err
+		}
 		return Result{}, fmt.Errorf("native: sync before exec: %w", err)
 	}
 	res, err := w.run(ctx, rel, cmd)
-	if herr := w.sy.harvest(w); herr != nil && err == nil {
+	herr := w.harvestAll()
+	var qr *QuotaRefusal
+	if errors.As(herr, &qr) {
+		// The command ran, but part of what it wrote is not kept: say so
+		// where a write error would show, and fail it as cp would.
+		res.Message = "warren: native: " + qr.Error()
+		if cmd.Stderr != nil {
+			fmt.Fprintln(cmd.Stderr, res.Message)
+		}
+		if res.Status == 0 {
+			res.Status = 1
+		}
+		res.QuotaRefused = qr
+	} else if herr != nil && err == nil {
 		err = fmt.Errorf("native: harvest after exec: %w", herr)
 	}
 	return res, err
@@ -335,7 +370,7 @@ func (w *Workspace) Harvest(ctx context.Context) error {
 	if closed {
 		return fmt.Errorf("native: workspace %s is closed", w.id)
 	}
-	return w.sy.harvest(w)
+	return w.harvestAll()
 }
 
 func (w *Workspace) run(ctx context.Context, rel string, cmd Cmd) (Result, error) {

@@ -24,6 +24,14 @@ import (
 // died (native.ErrWorkspaceLost: killed from outside, or the OOM killer took
 // it) is closed and recreated by the next ELF exec.
 //
+// Volumes: the workspace binds each of the sandbox's volumes at its path,
+// a tmpfs filled from the volume's tree and harvested back into it (native
+// volumes.go), so a native process sees the same bytes as the resident
+// tier, read-only volumes are read-only in the kernel, and a write the
+// volume's quota refuses fails the command (status 1, the QuotaError on its
+// stderr) with the previous content kept. Volume writes never reach the
+// sandbox's delta; release commits them like resident ones.
+//
 // Consistency rule: the vfs sees what a native command wrote when that
 // command ends (its Exec harvests). While a native command is still running
 // (a background job, or an exec in another session), every file call of the
@@ -115,6 +123,13 @@ func (m *Manager) runNative(ctx context.Context, inv *commands.Invocation, path 
 		b.m.event("native_oom", b, "path", path, "memory_limit", b.cfg.Limits.MaxMemoryBytes)
 	}
 	if err != nil {
+		if errors.Is(err, native.ErrMountsChanged) {
+			// Raced with a mount change: the next native command gets a
+			// workspace with the new table.
+			b.dropWorkspace(ws)
+			fmt.Fprintf(stderr, "warren: %s: native tier: %v; run it again\n", path, err)
+			return 126
+		}
 		if errors.Is(err, native.ErrWorkspaceLost) {
 			b.dropWorkspace(ws)
 			hint := ""
@@ -163,7 +178,10 @@ func (b *box) workspace(ctx context.Context, fsys *vfs.FS) (*native.Workspace, e
 		b.mu.Unlock()
 		return nil, errors.New("the session's filesystem is not the sandbox's")
 	}
-	if b.ws != nil && b.wsFS == fsys {
+	// A workspace sees the volumes mounted when it started (native
+	// volumes.go); they only change at resume, which makes a new one, but
+	// a stale one is never used.
+	if b.ws != nil && b.wsFS == fsys && !b.ws.MountsChanged() {
 		ws := b.ws
 		b.mu.Unlock()
 		return ws, nil
