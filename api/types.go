@@ -196,6 +196,11 @@ type CreateRequest struct {
 	// Volumes are attached at create (api/volumes.go): at most one live
 	// sandbox holds a volume read-write; forks start without them.
 	Volumes []VolumeMount `json:"volumes,omitempty"`
+	// Drives are shared drives mounted at create (api/drives.go); more
+	// are mounted and unmounted at run time (POST/DELETE .../mounts), and
+	// the list is part of the sandbox's state. Forks, snapshots and
+	// sandboxes from a generation start without them.
+	Drives []DriveMount `json:"drives,omitempty"`
 }
 
 // NetworkPolicy is a sandbox's egress policy. Entries are names
@@ -332,6 +337,8 @@ type Sandbox struct {
 	Sessions []string `json:"sessions,omitempty"`
 	// Volumes are the volumes attached at create (api/volumes.go).
 	Volumes []VolumeMount `json:"volumes,omitempty"`
+	// Drives are the shared drives mounted in it (api/drives.go).
+	Drives []DriveMount `json:"drives,omitempty"`
 	// DiskBytes and DiskInodes are the delta's usage (known when running).
 	DiskBytes  int64 `json:"disk_bytes"`
 	DiskInodes int64 `json:"disk_inodes"`

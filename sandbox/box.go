@@ -52,6 +52,7 @@ type box struct {
 	ws         *native.Workspace // the native workspace (nil until an ELF exec)
 	wsFS       *vfs.FS           // the filesystem ws syncs with
 	vols       []*boxVolume      // volumes mounted in fs (volumes.go)
+	drives     []*boxDrive       // drives mounted in fs (drives.go)
 
 	net *egress.Sandbox // its egress (nil: the node has none); network.go
 
@@ -127,7 +128,7 @@ func (b *box) info() api.Sandbox {
 		StandbyAfter: b.cfg.StandbyAfter, TTL: b.cfg.TTL, CreatedAt: b.created,
 		LastActive: b.lastActive, Parent: b.parent, Snapshot: b.snapshot,
 		Durability: b.cfg.Durability, Security: b.cfg.Security, Network: b.networkPolicy(), Commands: b.cfg.Commands,
-		Volumes: b.cfg.Volumes,
+		Volumes: b.cfg.Volumes, Drives: b.cfg.Drives,
 	}
 	if s.Security == "" { // a record from before the field
 		s.Security = api.SecurityDefault
@@ -211,6 +212,18 @@ func (b *box) vfsOptions(ctx context.Context) (vfs.Options, error) {
 
 func (b *box) resumeLocked(ctx context.Context) error { return b.resumeWithLocked(ctx, true) }
 
+// mountAllLocked mounts b's volumes, then its drives, into fsys.
+func (b *box) mountAllLocked(ctx context.Context, fsys *vfs.FS) error {
+	if err := b.mountVolumesLocked(ctx, fsys); err != nil {
+		return err
+	}
+	if err := b.mountDrivesLocked(ctx, fsys); err != nil {
+		b.vols = nil // not committed: nothing was written yet
+		return err
+	}
+	return nil
+}
+
 // resumeWithLocked is resumeLocked; volumes false leaves b's volumes
 // unmounted (recovery mounts them after replaying the write log).
 func (b *box) resumeWithLocked(ctx context.Context, volumes bool) error {
@@ -267,7 +280,7 @@ func (b *box) resumeWithLocked(ctx context.Context, volumes bool) error {
 		b.m.armBudget(b, fsys, fsys.Usage().Bytes)
 	}
 	if volumes {
-		if err := b.mountVolumesLocked(ctx, fsys); err != nil {
+		if err := b.mountAllLocked(ctx, fsys); err != nil {
 			return err
 		}
 	}
@@ -431,6 +444,7 @@ func (b *box) hibernate(ctx context.Context, idleOnly bool) error {
 	if err := b.dropVolumesLocked(ctx); err != nil {
 		return err
 	}
+	b.dropDrivesLocked()
 	var ref string
 	var err error
 	if b.m.dur != nil {
@@ -496,6 +510,7 @@ func (b *box) kill() error {
 	if err := b.dropVolumesLocked(context.Background()); err != nil {
 		b.m.log.Warn("delete: a volume's last writes were not committed", "sandbox", b.id, "err", err)
 	}
+	b.dropDrivesLocked()
 	b.fs, b.sessions = nil, nil
 	b.disarmBudget()
 	ws := b.takeWorkspaceLocked()
@@ -604,7 +619,7 @@ func (b *box) fork(ctx context.Context, count int) ([]*box, error) {
 	now := b.m.now()
 	child := func() *box {
 		c := b.m.newBox(Record{
-			ID: newID("sb-"), Tenant: b.tenant, Config: withoutVolumes(b.cfg), ImageDigest: b.imageDigest,
+			ID: newID("sb-"), Tenant: b.tenant, Config: withoutMounts(b.cfg), ImageDigest: b.imageDigest,
 			Parent: b.id, Snapshot: b.snapshot, CreatedAt: now,
 		})
 		c.procs = map[int]*process{}

@@ -695,7 +695,7 @@ func (m *Manager) recoverBox(ctx context.Context, id string, rs []wlog.Record) e
 	if err := m.replayLocked(b, h, rs, last); err != nil {
 		return err
 	}
-	if err := b.mountVolumesLocked(ctx, b.fs); err != nil {
+	if err := b.mountAllLocked(ctx, b.fs); err != nil {
 		return fmt.Errorf("recovery of %s: %w", id, err)
 	}
 	return nil

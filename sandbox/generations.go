@@ -120,7 +120,7 @@ func (t *tenantView) createFromGeneration(ctx context.Context, req api.CreateReq
 	if req.Image != "" && req.Image != src.cfg.Image && req.Image != src.imageDigest {
 		return api.Sandbox{}, api.Errorf(api.ErrUnprocessable, "sandbox %s is of image %s, not %s", src.id, src.cfg.Image, req.Image)
 	}
-	base := withoutVolumes(src.cfg) // volumes.go: it asks for its own
+	base := withoutMounts(src.cfg) // volumes.go: it asks for its own
 	if req.Env != nil {
 		base.Env = req.Env
 	}

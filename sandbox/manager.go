@@ -20,6 +20,7 @@ import (
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/committer"
+	"github.com/warren-sandbox/warren/drive"
 	"github.com/warren-sandbox/warren/egress"
 	"github.com/warren-sandbox/warren/image"
 	"github.com/warren-sandbox/warren/native"
@@ -140,6 +141,8 @@ type Config struct {
 	// Egress is the node's way out to the network (nil: sandboxes have
 	// none; network.go).
 	Egress *egress.Egress
+	// Drives are the node's shared drives (nil: none; drives.go).
+	Drives *drive.Registry
 }
 
 // Manager holds every sandbox of one node. It is safe for concurrent use.

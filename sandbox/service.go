@@ -62,6 +62,7 @@ func (t *tenantView) Create(ctx context.Context, req api.CreateRequest) (api.San
 		}
 		base.Secrets = req.Secrets
 		base.Volumes = req.Volumes
+		base.Drives = req.Drives
 		base.TTL = req.TTL
 		base.Snapshot = req.Snapshot
 		req = base
@@ -76,6 +77,9 @@ func (t *tenantView) Create(ctx context.Context, req api.CreateRequest) (api.San
 		}
 	}
 	if req, err = m.normalise(req); err != nil {
+		return api.Sandbox{}, err
+	}
+	if req, err = m.checkDriveMounts(ctx, t.tenant, req); err != nil {
 		return api.Sandbox{}, err
 	}
 	// Secrets leave the request here: the record never holds them.
@@ -475,7 +479,7 @@ func (t *tenantView) CreateSnapshot(ctx context.Context, id, name string) (api.S
 		StateRef: ref, CreatedAt: t.m.now(),
 	}
 	s.Config.Snapshot = ""
-	s.Config = withoutVolumes(s.Config)
+	s.Config = withoutMounts(s.Config)
 	if err := t.m.addSnapshot(ctx, s); err != nil {
 		return api.Snapshot{}, err
 	}

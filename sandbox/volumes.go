@@ -112,11 +112,12 @@ func checkVolumeMounts(vs []api.VolumeMount) error {
 	return nil
 }
 
-// withoutVolumes is cfg for a fork, a snapshot or a sandbox from a
+// withoutMounts is cfg for a fork, a snapshot or a sandbox from a
 // generation: those start without the volumes (a read-write volume has one
-// holder; a new sandbox asks for its own at create).
-func withoutVolumes(cfg api.CreateRequest) api.CreateRequest {
-	cfg.Volumes = nil
+// holder; a new sandbox asks for its own at create) and without the drives
+// (mounted again where wanted; drives.go).
+func withoutMounts(cfg api.CreateRequest) api.CreateRequest {
+	cfg.Volumes, cfg.Drives = nil, nil
 	return cfg
 }
 

@@ -204,6 +204,13 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/volumes/{name}", s.getVolume, authTenant},
 		{"PATCH", "/v1/volumes/{name}", s.resizeVolume, authTenant},
 		{"DELETE", "/v1/volumes/{name}", s.deleteVolume, authTenant},
+		{"POST", "/v1/drives", s.createDrive, authTenant}, // drives.go
+		{"GET", "/v1/drives", s.listDrives, authTenant},
+		{"GET", "/v1/drives/{name}", s.getDrive, authTenant},
+		{"DELETE", "/v1/drives/{name}", s.deleteDrive, authTenant},
+		{"POST", "/v1/sandboxes/{id}/mounts", s.mountDrive, authTenant},
+		{"GET", "/v1/sandboxes/{id}/mounts", s.listMounts, authTenant},
+		{"DELETE", "/v1/sandboxes/{id}/mounts", s.unmountDrive, authTenant},
 		{"POST", "/v1/mcp", s.mcp, authTenant},
 		{"GET", "/v1/nodes", s.listNodes, authAdmin},
 		{"POST", "/v1/nodes/{id}/drain", s.drainNode, authAdmin},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -163,7 +164,37 @@ func mountCmds(c *conn) []*cobra.Command {
 	return []*cobra.Command{mount, umount, mounts}
 }
 
-func parseDriveMount(s string) (api.DriveMount, error) {
-	name, p, ro, err := parseMountSpec("mount", "DRIVE", s)
-	return api.DriveMount{Drive: name, Path: p, ReadOnly: ro}, err
+func parseDriveMount(s string) (api.DriveMount, error) { return parseMountSpec("mount", "DRIVE", s) }
+
+// withDriveFlags adds --drive NAME:/path[:ro] to a create command and
+// chains its parsing after next.
+func withDriveFlags(cmd *cobra.Command, next func(*api.CreateRequest) error) func(*api.CreateRequest) error {
+	var ds []string
+	cmd.Flags().StringArrayVar(&ds, "drive", nil, "mount shared drive NAME at /path (:ro for read-only; repeatable)")
+	return func(req *api.CreateRequest) error {
+		if err := next(req); err != nil {
+			return err
+		}
+		for _, s := range ds {
+			m, err := parseMountSpec("--drive", "DRIVE", s)
+			if err != nil {
+				return usageError(err)
+			}
+			req.Drives = append(req.Drives, m)
+		}
+		return nil
+	}
+}
+
+// driveMounts prints a sandbox's drives as --drive takes them.
+func driveMounts(ds []api.DriveMount) string {
+	var parts []string
+	for _, d := range ds {
+		s := d.Drive + ":" + d.Path
+		if d.ReadOnly {
+			s += ":ro"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ",")
 }

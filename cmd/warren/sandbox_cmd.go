@@ -91,6 +91,7 @@ func newSandboxCmd() *cobra.Command {
 	create.Flags().StringVar(&snapshot, "snapshot", "", "start from this snapshot")
 	genOpts = generationFlags(create)
 	genOpts = withVolumeFlags(create, genOpts) // --volume NAME:/path[:ro] (volume_cmd.go)
+	genOpts = withDriveFlags(create, genOpts)  // --drive NAME:/path[:ro] (drive_cmd.go)
 	create.Flags().StringArrayVar(&labels, "label", nil, "k=v label (repeatable)")
 	create.Flags().StringArrayVar(&env, "env", nil, "K=V environment variable (repeatable)")
 	create.Flags().DurationVar(&standby, "standby-after", 0, "idle time before hibernation (default: the server's)")
@@ -294,6 +295,7 @@ func printSandbox(w io.Writer, sb api.Sandbox) {
 	row("state ref", sb.StateRef)
 	row("sessions", strings.Join(sb.Sessions, ","))
 	row("volumes", volumeMounts(sb.Volumes)) // volume_cmd.go
+	row("drives", driveMounts(sb.Drives))    // drive_cmd.go
 	l := sb.Limits
 	row("limits", fmt.Sprintf("timeout %s, output %s, memory %s, disk %s", l.Timeout.Std(), sizeString(l.MaxOutputBytes), sizeString(l.MaxMemoryBytes), sizeString(l.DiskBytes)))
 	if sb.State == api.StateRunning {

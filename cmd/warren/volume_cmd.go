@@ -173,29 +173,30 @@ func withVolumeFlags(cmd *cobra.Command, next func(*api.CreateRequest) error) fu
 }
 
 func parseVolumeMount(s string) (api.VolumeMount, error) {
-	name, p, ro, err := parseMountSpec("--volume", "NAME", s)
-	return api.VolumeMount{Name: name, Path: p, ReadOnly: ro}, err
+	m, err := parseMountSpec("--volume", "NAME", s)
+	return api.VolumeMount{Name: m.Drive, Path: m.Path, ReadOnly: m.ReadOnly}, err
 }
 
-// parseMountSpec reads NAME:/path[:ro|:rw], the form --volume and sandbox
-// mount take; what names the argument in errors, thing its first part.
-func parseMountSpec(what, thing, s string) (name, p string, ro bool, err error) {
+// parseMountSpec reads NAME:/path[:ro|:rw], the form --volume, --drive and
+// sandbox mount take (as a DriveMount: NAME in Drive); what names the
+// argument in errors, thing its first part.
+func parseMountSpec(what, thing, s string) (api.DriveMount, error) {
 	name, rest, ok := strings.Cut(s, ":")
 	if !ok || name == "" || !strings.HasPrefix(rest, "/") {
-		return "", "", false, fmt.Errorf("%s %q: want %s:/path or %s:/path:ro", what, s, thing, thing)
+		return api.DriveMount{}, fmt.Errorf("%s %q: want %s:/path or %s:/path:ro", what, s, thing, thing)
 	}
-	p = rest
+	m := api.DriveMount{Drive: name, Path: rest}
 	if q, mode, ok := strings.Cut(rest, ":"); ok {
 		switch mode {
 		case "ro":
-			p, ro = q, true
+			m.Path, m.ReadOnly = q, true
 		case "rw":
-			p = q
+			m.Path = q
 		default:
-			return "", "", false, fmt.Errorf("%s %q: mode %q: want ro or rw", what, s, mode)
+			return api.DriveMount{}, fmt.Errorf("%s %q: mode %q: want ro or rw", what, s, mode)
 		}
 	}
-	return name, p, ro, nil
+	return m, nil
 }
 
 // volumeMounts prints a sandbox's volumes as --volume takes them.

@@ -37,6 +37,9 @@ import (
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/std"
 	"github.com/warren-sandbox/warren/committer"
+	"github.com/warren-sandbox/warren/drive"
+	driveboltmeta "github.com/warren-sandbox/warren/drive/boltmeta"
+	"github.com/warren-sandbox/warren/drive/pgmeta"
 	"github.com/warren-sandbox/warren/console"
 	"github.com/warren-sandbox/warren/image"
 	"github.com/warren-sandbox/warren/meta/postgres"
@@ -158,6 +161,9 @@ type Node struct {
 	AdminKey string // set when this start created it
 	KeyFile  string
 	Chunks   *chunkcache.Cache // the chunk cache (DIR/cache/chunks)
+	Drives   *drive.Registry   // shared drives (DIR/drives/meta.db, or PostgreSQL)
+
+	closeDrives func() error
 
 	closeBlobs func() error // nil when the caller owns Blobs
 }
@@ -219,6 +225,9 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 	if opts.ChunkFetchTimeout > 0 {
 		vfs.SetFetchTimeout(opts.ChunkFetchTimeout)
 	}
+	if err := n.openDrives(ctx, opts); err != nil {
+		return nil, err
+	}
 	n.Manager, err = sandbox.New(ctx, sandbox.Config{
 		Blobs:                 n.Blobs,
 		Deltas:                sandbox.VFSDeltas(n.Blobs),
@@ -231,6 +240,7 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 		Native:                opts.Native,
 		Logger:                opts.Logger,
 		Egress:                opts.Egress,
+		Drives:                n.Drives,
 		Durable: &sandbox.Durable{Node: n.NodeID, Log: n.Log, Default: opts.Durability, Budget: opts.Budget,
 			Commit: committer.Options{MaxBytes: opts.CommitBytes, MaxDelay: opts.CommitDelay, Logger: opts.Logger}},
 	})
@@ -262,6 +272,38 @@ func Open(ctx context.Context, opts Options) (n *Node, err error) {
 		n.AdminKey = key
 	}
 	return n, nil
+}
+
+// openDrives opens the node's drive registry: its metadata in
+// PostgreSQL when the node's is, else in DIR/drives/meta.db (bbolt opened
+// per transaction, so the worker processes of one data directory share it
+// through their drives link); its chunks in the node's blob store, read
+// through the node's chunk cache.
+func (n *Node) openDrives(ctx context.Context, opts Options) error {
+	var m drive.Meta
+	if strings.HasPrefix(opts.Meta, "postgres://") || strings.HasPrefix(opts.Meta, "postgresql://") {
+		pm, err := pgmeta.Open(ctx, opts.Meta)
+		if err != nil {
+			return fmt.Errorf("drive metadata %s: %w", redact(opts.Meta), err)
+		}
+		m, n.closeDrives = pm, pm.Close
+	} else {
+		dir := filepath.Join(opts.Dir, "drives")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("cannot create %s: %w", dir, err)
+		}
+		bm, err := driveboltmeta.Open(filepath.Join(dir, "meta.db"), driveboltmeta.Options{NoSync: !opts.Fsync})
+		if err != nil {
+			return err
+		}
+		m, n.closeDrives = bm, bm.Close
+	}
+	spill := filepath.Join(opts.Dir, "cache", "drive-spill")
+	if err := os.MkdirAll(spill, 0o700); err != nil {
+		return fmt.Errorf("cannot create %s: %w", spill, err)
+	}
+	n.Drives = drive.NewRegistry(m, n.Blobs, drive.Options{Cache: n.Chunks, SpillDir: spill, Logger: opts.Logger})
+	return nil
 }
 
 // openChunkCache opens DIR/cache/chunks sized by opts.
@@ -343,6 +385,9 @@ func (n *Node) closeStores() error {
 	}
 	if n.Meta != nil {
 		errs = append(errs, n.Meta.Close())
+	}
+	if n.closeDrives != nil {
+		errs = append(errs, n.closeDrives())
 	}
 	if n.Chunks != nil {
 		// The cache stays installed (a memory tier; chunks still refer to

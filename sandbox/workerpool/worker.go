@@ -233,7 +233,7 @@ func linkShared(dir, data string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("cannot create worker directory: %w", err)
 	}
-	for _, name := range []string{"blobs", "cache"} {
+	for _, name := range []string{"blobs", "cache", "drives"} {
 		target, err := filepath.Abs(filepath.Join(data, name))
 		if err != nil {
 			return err

@@ -1,4 +1,4 @@
-"""Volumes through the SDK against a real `warren serve` (its default
+"""Volumes and drives through the SDK against a real `warren serve` (its default
 worker processes): data outlives the sandbox, one read-write holder, grow
 only, the quota, and the async client's same surface."""
 
@@ -66,5 +66,43 @@ def test_async_volumes(tenant):
         await again.kill()
         assert [v.name for v in await c.list_volumes()] == ["av"]
         await c.delete_volume("av")
+        await c.close()
+    asyncio.run(main())
+
+
+def test_drive_shared_between_sandboxes(tenant):
+    c = Client()
+    d = c.create_drive("team", "1M")
+    assert (d.name, d.size) == ("team", 1 << 20)
+    a = Sandbox.create(drives=["team:/team"])
+    b = Sandbox.create()
+    assert [m.path for m in b.mount("team", "/mnt/t")] == ["/mnt/t"]
+    assert a.commands.run("echo hello > /team/f").exit_code == 0
+    assert b.commands.run("cat /mnt/t/f").stdout == "hello\n"
+    assert [(m.drive, m.path, m.read_only) for m in a.mounts()] == [("team", "/team", False)]
+    with pytest.raises(warren.ConflictError):
+        c.delete_drive("team")
+    with pytest.raises(warren.NotFoundError):
+        b.mount("nosuch", "/x")
+    assert b.unmount("/mnt/t") == []
+    a.kill()
+    b.kill()
+    assert [x.name for x in c.list_drives()] == ["team"]
+    c.delete_drive("team")
+    with pytest.raises(warren.NotFoundError):
+        c.get_drive("team")
+
+
+def test_async_drive(tenant):
+    async def main():
+        c = AsyncClient()
+        await c.create_drive("ad")
+        sb = await AsyncSandbox.create()
+        await sb.mount("ad", "/ad")
+        assert (await sb.commands.run("echo x > /ad/x; cat /ad/x")).stdout == "x\n"
+        assert [m.path for m in await sb.mounts()] == ["/ad"]
+        await sb.unmount("/ad")
+        await sb.kill()
+        await c.delete_drive("ad")
         await c.close()
     asyncio.run(main())

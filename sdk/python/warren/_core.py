@@ -59,6 +59,13 @@ OPERATIONS: Dict[str, tuple] = {
     "get_volume": ("GET", "/v1/volumes/{name}"),
     "resize_volume": ("PATCH", "/v1/volumes/{name}"),
     "delete_volume": ("DELETE", "/v1/volumes/{name}"),
+    "create_drive": ("POST", "/v1/drives"),
+    "list_drives": ("GET", "/v1/drives"),
+    "get_drive": ("GET", "/v1/drives/{name}"),
+    "delete_drive": ("DELETE", "/v1/drives/{name}"),
+    "mount_drive": ("POST", "/v1/sandboxes/{id}/mounts"),
+    "list_mounts": ("GET", "/v1/sandboxes/{id}/mounts"),
+    "unmount_drive": ("DELETE", "/v1/sandboxes/{id}/mounts"),
 }
 
 # Operations the SDK leaves out on purpose, with the reason.
@@ -497,6 +504,53 @@ def volume_mount(v) -> dict:
     raise TypeError(f"volume {v!r}: want a VolumeMount, a dict or a NAME:/path[:ro] string")
 
 
+@dataclass
+class Drive:
+    """A shared drive: many sandboxes mount it read-write at once (close-to-open:
+    what one closed, another's next open sees). size is its quota (0: none)."""
+
+    name: str
+    size: int = 0
+    used: int = 0
+    created_at: str = ""
+
+    @staticmethod
+    def of(d: dict) -> "Drive":
+        return Drive(d["name"], d.get("size", 0), d.get("used", 0), d.get("created_at", ""))
+
+
+@dataclass
+class DriveMount:
+    """A drive mounted in a sandbox: Sandbox.create(drives=[DriveMount("team", "/team")])
+    or sandbox.mount("team", "/team"); "NAME:/path[:ro]" strings work too."""
+
+    drive: str
+    path: str
+    read_only: bool = False
+
+    def wire(self) -> dict:
+        d: Dict[str, Any] = {"drive": self.drive, "path": self.path}
+        if self.read_only:
+            d["read_only"] = True
+        return d
+
+    @staticmethod
+    def of(d: dict) -> "DriveMount":
+        return DriveMount(d["drive"], d["path"], bool(d.get("read_only", False)))
+
+
+def drive_mount(v) -> dict:
+    """A DriveMount, a dict or "NAME:/path[:ro]" as the wire's object."""
+    if isinstance(v, DriveMount):
+        return v.wire()
+    if isinstance(v, dict):
+        return DriveMount(v["drive"], v["path"], bool(v.get("read_only", False))).wire()
+    if isinstance(v, str):
+        m = volume_mount(v)
+        return DriveMount(m["name"], m["path"], m.get("read_only", False)).wire()
+    raise TypeError(f"drive {v!r}: want a DriveMount, a dict or a NAME:/path[:ro] string")
+
+
 def size_bytes(size) -> int:
     """An int of bytes, or a string with a binary suffix ("10G", "512MiB")."""
     if isinstance(size, bool) or not isinstance(size, (int, str)):
@@ -562,7 +616,7 @@ def label_params(labels) -> list:
 
 def create_body(image=None, snapshot=None, envs=None, cwd=None, labels=None, limits=None, ttl=None, *,
                 user=None, hostname=None, standby_after=None, standby_with_jobs=False, durability=None, security=None, commands=None,
-                node_selector=None, network=None, secrets=None, from_generation=None, retention=None, volumes=None) -> dict:
+                node_selector=None, network=None, secrets=None, from_generation=None, retention=None, volumes=None, drives=None) -> dict:
     body: Dict[str, Any] = {}
     for k, v in (("image", image), ("snapshot", snapshot), ("env", envs), ("cwd", cwd), ("labels", labels), ("limits", limits),
                  ("user", user), ("hostname", hostname), ("security", security), ("commands", commands),
@@ -588,6 +642,8 @@ def create_body(image=None, snapshot=None, envs=None, cwd=None, labels=None, lim
         body["retention"] = retention.wire() if isinstance(retention, Retention) else Retention(**retention).wire()
     if volumes:
         body["volumes"] = [volume_mount(v) for v in volumes]
+    if drives:
+        body["drives"] = [drive_mount(d) for d in drives]
     return body
 
 

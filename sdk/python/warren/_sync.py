@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 import httpx
 
 from . import _core as core
-from ._core import CommandResult, EntryInfo, Generation, NetworkDecision, NetworkStatus, Request, Retention, Secret, Volume, VolumeMount, WriteInfo
+from ._core import CommandResult, EntryInfo, Generation, NetworkDecision, NetworkStatus, DriveMount, Drive, Request, Retention, Secret, Volume, VolumeMount, WriteInfo
 
 
 class _Transport:
@@ -307,6 +307,7 @@ class Sandbox:
                user: Optional[str] = None, hostname: Optional[str] = None, security: Optional[str] = None,
                commands: Optional[str] = None, node_selector: Optional[Dict[str, str]] = None,
                volumes: Optional[List[Union[VolumeMount, Dict[str, Any], str]]] = None,
+               drives: Optional[List[Union[DriveMount, Dict[str, Any], str]]] = None,
                api_url: Optional[str] = None, api_key: Optional[str] = None) -> "Sandbox":
         """Create a sandbox. network={"allow": [...], "deny": [...]} lets it
         out (default: no network); secrets=[Secret(name, value, hosts)] puts
@@ -319,7 +320,7 @@ class Sandbox:
         body = core.create_body(image, snapshot, envs, cwd, labels, limits, ttl, user=user, hostname=hostname,
                                 standby_after=standby_after, standby_with_jobs=standby_with_jobs, durability=durability, security=security, commands=commands,
                                 node_selector=node_selector, network=network, secrets=secrets,
-                                from_generation=from_generation, retention=retention, volumes=volumes)
+                                from_generation=from_generation, retention=retention, volumes=volumes, drives=drives)
         return cls(t.json(core.request("create", json_body=body)), t)
 
     @classmethod
@@ -361,6 +362,18 @@ class Sandbox:
     def generations(self) -> List[Generation]:
         """The committed generations its retention keeps, oldest first."""
         return [Generation.of(self.id, d) for d in self._t.json(core.request("list_generations", id=self.id))]
+
+    def mount(self, drive: str, path: str, read_only: bool = False) -> List[DriveMount]:
+        """Mount a shared drive at path (now if running, at resume in standby); the mount list."""
+        body = DriveMount(drive, path, read_only).wire()
+        return [DriveMount.of(d) for d in self._t.json(core.request("mount_drive", id=self.id, json_body=body))]
+
+    def unmount(self, path: str) -> List[DriveMount]:
+        """Unmount the drive at path (files still open there lose what they had not closed)."""
+        return [DriveMount.of(d) for d in self._t.json(core.request("unmount_drive", id=self.id, params={"path": path}))]
+
+    def mounts(self) -> List[DriveMount]:
+        return [DriveMount.of(d) for d in self._t.json(core.request("list_mounts", id=self.id))]
 
     def kill(self) -> None:
         """Delete the sandbox and its files."""
@@ -424,6 +437,23 @@ class Client:
     def delete_volume(self, name: str) -> None:
         """Delete a volume and its data (refused while a sandbox holds it: ConflictError)."""
         self._t.send(core.request("delete_volume", name=name))
+
+    def create_drive(self, name: str, size: Union[int, str, None] = None) -> Drive:
+        """A shared drive, with a quota of size bytes (an int or "10G"; None: no quota)."""
+        body: Dict[str, Any] = {"name": name}
+        if size is not None:
+            body["size"] = core.size_bytes(size)
+        return Drive.of(self._t.json(core.request("create_drive", json_body=body)))
+
+    def list_drives(self) -> List[Drive]:
+        return [Drive.of(d) for d in self._t.json(core.request("list_drives"))]
+
+    def get_drive(self, name: str) -> Drive:
+        return Drive.of(self._t.json(core.request("get_drive", name=name)))
+
+    def delete_drive(self, name: str) -> None:
+        """Delete a drive and its files (refused while mounted: ConflictError)."""
+        self._t.send(core.request("delete_drive", name=name))
 
     def close(self) -> None:
         self._t.http.close()

@@ -49,6 +49,13 @@ export const OPERATIONS = {
   getVolume: ["GET", "/v1/volumes/{name}"],
   resizeVolume: ["PATCH", "/v1/volumes/{name}"],
   deleteVolume: ["DELETE", "/v1/volumes/{name}"],
+  createDrive: ["POST", "/v1/drives"],
+  listDrives: ["GET", "/v1/drives"],
+  getDrive: ["GET", "/v1/drives/{name}"],
+  deleteDrive: ["DELETE", "/v1/drives/{name}"],
+  mountDrive: ["POST", "/v1/sandboxes/{id}/mounts"],
+  listMounts: ["GET", "/v1/sandboxes/{id}/mounts"],
+  unmountDrive: ["DELETE", "/v1/sandboxes/{id}/mounts"],
 } as const;
 
 export type Operation = keyof typeof OPERATIONS;
@@ -786,21 +793,46 @@ export interface Volume {
 /** Attaches a volume at create: {name, path, readOnly} or "NAME:/path[:ro]". */
 export type VolumeMount = { name: string; path: string; readOnly?: boolean } | string;
 
-function volumeMountBody(v: VolumeMount): Record<string, unknown> {
+function volumeMountBody(v: VolumeMount, what = "volume"): Record<string, unknown> {
   let m: { name: string; path: string; readOnly?: boolean };
   if (typeof v === "string") {
     const parts = v.split(":");
     if (parts.length < 2 || parts.length > 3 || !parts[0] || !parts[1].startsWith("/") || (parts.length === 3 && parts[2] !== "ro" && parts[2] !== "rw")) {
-      throw new InvalidArgumentError(`volume ${JSON.stringify(v)}: want NAME:/path or NAME:/path:ro`);
+      throw new InvalidArgumentError(`${what} ${JSON.stringify(v)}: want NAME:/path or NAME:/path:ro`);
     }
     m = { name: parts[0], path: parts[1], readOnly: parts[2] === "ro" };
   } else if (v && typeof v.name === "string" && typeof v.path === "string" && v.path.startsWith("/")) {
     m = v;
   } else {
-    throw new InvalidArgumentError(`volume ${JSON.stringify(v)}: want {name, path: "/..."} or NAME:/path[:ro]`);
+    throw new InvalidArgumentError(`${what} ${JSON.stringify(v)}: want an absolute path ("/...") or NAME:/path[:ro]`);
   }
   const body: Record<string, unknown> = { name: m.name, path: m.path };
   if (m.readOnly) body.read_only = true;
+  return body;
+}
+
+/** A shared drive: many sandboxes mount it read-write at once (close-to-open). size is its quota (0: none). */
+export interface Drive {
+  name: string;
+  size: number;
+  used: number;
+  created_at: string;
+}
+
+/** A drive mounted in a sandbox (as the server reports it). */
+export interface DriveMountInfo {
+  drive: string;
+  path: string;
+  read_only?: boolean;
+}
+
+/** Mounts a drive at create: {drive, path, readOnly} or "NAME:/path[:ro]". */
+export type DriveMount = { drive: string; path: string; readOnly?: boolean } | string;
+
+function driveMountBody(d: DriveMount): Record<string, unknown> {
+  const v = volumeMountBody(typeof d === "string" ? d : { name: d?.drive, path: d?.path, readOnly: d?.readOnly }, "drive");
+  const body: Record<string, unknown> = { drive: v.name, path: v.path };
+  if (v.read_only) body.read_only = true;
   return body;
 }
 
@@ -862,6 +894,8 @@ export interface CreateOptions extends ConnectionOptions {
   nodeSelector?: Record<string, string>;
   /** Volumes to attach (one read-write holder each; read-only ones may be shared). */
   volumes?: VolumeMount[];
+  /** Shared drives to mount (any number of sandboxes at once). */
+  drives?: DriveMount[];
 }
 
 function createBody(o: CreateOptions): Record<string, unknown> {
@@ -898,7 +932,8 @@ function createBody(o: CreateOptions): Record<string, unknown> {
     if (o.retention.keepForMs !== undefined) r.keep_for = `${Math.round(o.retention.keepForMs)}ms`;
     body.retention = r;
   }
-  if (o.volumes?.length) body.volumes = o.volumes.map(volumeMountBody);
+  if (o.volumes?.length) body.volumes = o.volumes.map((v) => volumeMountBody(v));
+  if (o.drives?.length) body.drives = o.drives.map((d) => driveMountBody(d));
   return body;
 }
 
@@ -973,6 +1008,17 @@ export class Sandbox {
     const gens = await this.t.json<Omit<Generation, "sandbox">[]>("listGenerations", { path: { id: this.id } });
     return gens.map((g) => ({ sandbox: this.id, number: g.number, created_at: g.created_at, epoch: g.epoch, head: !!g.head, pinned_by: g.pinned_by ?? [] }));
   }
+  /** Mount a shared drive at path (now if running, at resume in standby); the mount list. */
+  async mount(drive: string, path: string, o: { readOnly?: boolean } = {}): Promise<DriveMountInfo[]> {
+    return this.t.json("mountDrive", { path: { id: this.id }, json: driveMountBody({ drive, path, readOnly: o.readOnly }) });
+  }
+  /** Unmount the drive at path (files still open there lose what they had not closed). */
+  unmount(path: string): Promise<DriveMountInfo[]> {
+    return this.t.json("unmountDrive", { path: { id: this.id }, query: { path } });
+  }
+  mounts(): Promise<DriveMountInfo[]> {
+    return this.t.json("listMounts", { path: { id: this.id } });
+  }
   /** Delete the sandbox and its files. */
   async kill(): Promise<void> {
     await this.t.send("delete", { path: { id: this.id } });
@@ -1027,5 +1073,21 @@ export class Client {
   /** Delete a volume and its data (refused while a sandbox holds it: ConflictError). */
   async deleteVolume(name: string): Promise<void> {
     await this.t.send("deleteVolume", { path: { name } });
+  }
+  /** A shared drive with an optional quota (a number of bytes or "10G"). */
+  createDrive(name: string, size?: number | string): Promise<Drive> {
+    const json: Record<string, unknown> = { name };
+    if (size !== undefined) json.size = sizeBytes(size);
+    return this.t.json("createDrive", { json });
+  }
+  listDrives(): Promise<Drive[]> {
+    return this.t.json("listDrives");
+  }
+  getDrive(name: string): Promise<Drive> {
+    return this.t.json("getDrive", { path: { name } });
+  }
+  /** Delete a drive and its files (refused while mounted: ConflictError). */
+  async deleteDrive(name: string): Promise<void> {
+    await this.t.send("deleteDrive", { path: { name } });
   }
 }

@@ -1,4 +1,4 @@
-// Volumes against a real `warren serve` (its default worker processes):
+// Volumes and drives against a real `warren serve` (its default worker processes):
 // data outlives the sandbox, one read-write holder, grow only, the quota.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -47,4 +47,24 @@ test("bad mounts and sizes are refused before any call", async () => {
   for (const bad of ["ten", "-1", 0, 1.5]) assert.throws(() => sizeBytes(bad), InvalidArgumentError);
   assert.equal(sizeBytes("10G"), 10 * 2 ** 30);
   assert.equal(sizeBytes("512MiB"), 512 * 2 ** 20);
+});
+
+test("a drive is shared by sandboxes mounted at create and at run time", async () => {
+  const c = new Client(conn);
+  assert.equal((await c.createDrive("team", "1M")).size, 1 << 20);
+  const a = await Sandbox.create({ ...conn, drives: ["team:/team"] });
+  const b = await Sandbox.create(conn);
+  assert.deepEqual((await b.mount("team", "/mnt/t")).map((m) => m.path), ["/mnt/t"]);
+  assert.equal((await a.commands.run("echo hello > /team/f")).exitCode, 0);
+  assert.equal((await b.commands.run("cat /mnt/t/f")).stdout, "hello\n");
+  assert.deepEqual(await a.mounts(), [{ drive: "team", path: "/team" }]);
+  await assert.rejects(c.deleteDrive("team"), ConflictError);
+  await assert.rejects(b.mount("nosuch", "/x"), NotFoundError);
+  await assert.rejects(b.mount("team", "relative"), InvalidArgumentError);
+  assert.deepEqual(await b.unmount("/mnt/t"), []);
+  await a.kill();
+  await b.kill();
+  assert.deepEqual((await c.listDrives()).map((d) => d.name), ["team"]);
+  await c.deleteDrive("team");
+  await assert.rejects(c.getDrive("team"), NotFoundError);
 });

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/warren-sandbox/warren/api"
+)
+
+// TestE2E_Drives drives a shared drive as a user would, with the CLI
+// against a real `warren serve` (its default worker processes): two
+// sandboxes mount it (one at create, one at run time), each sees what the
+// other closed, renames are atomic, df shows it, the quota holds, the
+// mount survives hibernate, and a mounted drive cannot be deleted.
+func TestE2E_Drives(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("worker cgroups need root and CI runs as root")
+		}
+		t.Skip("worker cgroups need root")
+	}
+	p := startServe(t, t.TempDir(), "--no-native")
+	key := p.adminKey(t)
+	run := func(wantCode int, args ...string) string {
+		t.Helper()
+		out, errs, code := p.cli(t, key, "", args...)
+		if code != wantCode {
+			t.Fatalf("warren %s: exit %d (want %d)\nstdout %q\nstderr %q", strings.Join(args, " "), code, wantCode, out, errs)
+		}
+		return out + errs
+	}
+	run(0, "drive", "create", "shared", "--size", "1M")
+	if out := run(65, "drive", "create", "shared"); !strings.Contains(out, "already exists") {
+		t.Errorf("duplicate create: %q", out)
+	}
+	if out := run(64, "drive", "create", "Bad Name"); !strings.Contains(out, "drive name") {
+		t.Errorf("bad name: %q", out)
+	}
+	a := strings.TrimSpace(run(0, "sandbox", "create"))
+	b := strings.TrimSpace(run(0, "sandbox", "create", "--drive", "shared:/shared"))
+	if out := run(66, "sandbox", "mount", a, "nosuch:/x"); !strings.Contains(out, `drive "nosuch" not found`) {
+		t.Errorf("mount of a missing drive: %q", out)
+	}
+	run(0, "sandbox", "mount", a, "shared:/mnt/team")
+	if out := run(0, "sandbox", "mounts", a); !regexp.MustCompile(`(?m)^/mnt/team +shared +rw$`).MatchString(out) {
+		t.Errorf("mounts:\n%s", out)
+	}
+	if out := run(65, "sandbox", "mount", a, "shared:/mnt/team/in"); !strings.Contains(out, "overlaps") {
+		t.Errorf("nested mount: %q", out)
+	}
+
+	// A closes, B opens: B sees the whole file; B renames, A sees it.
+	run(0, "sandbox", "exec", a, "-c", "seq 1 1000 > /mnt/team/nums; mkdir /mnt/team/d")
+	if out := run(0, "sandbox", "exec", b, "-c", "wc -l < /shared/nums; mv /shared/nums /shared/d/n; ls /shared; ls /shared/d"); out != "1000\nd\nn\n" {
+		t.Errorf("B after A's close: %q", out)
+	}
+	if out := run(0, "sandbox", "exec", a, "-c", "tail -1 /mnt/team/d/n; df -T /mnt/team | tail -1"); !regexp.MustCompile(`^1000\nshared +drive .* /mnt/team\n$`).MatchString(out) {
+		t.Errorf("A after B's rename, df:\n%s", out)
+	}
+	// The quota (1 MiB): the close that passes it fails with ENOSPC.
+	if out := run(1, "sandbox", "exec", b, "-c", "head -c 2000000 /dev/zero > /shared/big"); !strings.Contains(out, "No space left on device") {
+		t.Errorf("over the quota: %q", out)
+	}
+	// Writes under the mount are not the sandbox's own: a fork lacks both
+	// the mount and its files.
+	fork := strings.TrimSpace(run(0, "sandbox", "fork", a))
+	if out := run(0, "sandbox", "exec", fork, "-c", "ls /mnt/team | wc -l"); strings.TrimSpace(out) != "0" {
+		t.Errorf("a fork sees the drive's files: %q", out)
+	}
+	// The mount is the sandbox's state: it survives hibernate.
+	run(0, "sandbox", "hibernate", a)
+	if out := run(0, "sandbox", "exec", a, "-c", "cat /mnt/team/d/n | wc -l"); strings.TrimSpace(out) != "1000" {
+		t.Errorf("after hibernate: %q", out)
+	}
+	if out := run(0, "sandbox", "get", a); !strings.Contains(out, "shared:/mnt/team") {
+		t.Errorf("get does not show the drive:\n%s", out)
+	}
+	if out := run(65, "drive", "rm", "shared"); !strings.Contains(out, "is mounted") {
+		t.Errorf("rm of a mounted drive: %q", out)
+	}
+	run(0, "sandbox", "umount", a, "/mnt/team")
+	run(0, "sandbox", "rm", b)
+	if out := run(0, "sandbox", "exec", a, "-c", "ls /mnt/team | wc -l"); strings.TrimSpace(out) != "0" {
+		t.Errorf("after umount: %q", out)
+	}
+	if out := run(0, "drive", "ls"); !regexp.MustCompile(`(?m)^shared +1M +`).MatchString(out) {
+		t.Errorf("drive ls:\n%s", out)
+	}
+	run(0, "drive", "rm", "shared")
+	if out := run(66, "drive", "get", "shared"); !strings.Contains(out, "not found") {
+		t.Errorf("after rm: %q", out)
+	}
+}
+
+// TestE2E_DriveFleet: two `warren serve` nodes on one PostgreSQL and one
+// versitygw; a sandbox on each mounts the same drive, and each sees what
+// the other closed (close-to-open across nodes), through either node.
+func TestE2E_DriveFleet(t *testing.T) {
+	f := startFleet(t, 2)
+	ctx := context.Background()
+	c0, c1 := f.client(t, 0), f.client(t, 1)
+	if _, err := c0.CreateDrive(ctx, api.DriveCreate{Name: "team"}); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := c1.ListDrives(ctx); err != nil || len(ds) != 1 || ds[0].Name != "team" {
+		t.Fatalf("node1 lists %+v, %v", ds, err)
+	}
+	m := []api.DriveMount{{Drive: "team", Path: "/team"}}
+	s0 := f.createOn(t, 0, 0, api.CreateRequest{Drives: m})
+	s1 := f.createOn(t, 1, 1, api.CreateRequest{})
+	// The mount goes through node0 to s1's owner, node1.
+	if ms, err := c0.MountDrive(ctx, s1.ID, m[0]); err != nil || len(ms) != 1 {
+		t.Fatalf("mount via node0: %+v, %v", ms, err)
+	}
+	exec := func(c interface {
+		Exec(context.Context, string, api.ExecRequest, io.Writer, io.Writer) (api.ExecResult, error)
+	}, id, script string) string {
+		t.Helper()
+		var out strings.Builder
+		res, err := c.Exec(ctx, id, api.ExecRequest{Script: script}, &out, &out)
+		if err != nil || res.Exit != 0 {
+			t.Fatalf("%s: %q: %+v, %v", id, script, res, err)
+		}
+		return out.String()
+	}
+	for i := range 20 {
+		exec(c0, s0.ID, "echo "+strconv.Itoa(i)+" > /team/tmp && mv /team/tmp /team/v")
+		if got := exec(c1, s1.ID, "cat /team/v"); got != strconv.Itoa(i)+"\n" {
+			t.Fatalf("round %d: node1 reads %q after node0's rename", i, got)
+		}
+		exec(c1, s1.ID, "echo back"+strconv.Itoa(i)+" >> /team/log")
+		if got := exec(c0, s0.ID, "tail -1 /team/log"); got != "back"+strconv.Itoa(i)+"\n" {
+			t.Fatalf("round %d: node0 reads %q after node1's append", i, got)
+		}
+	}
+}
