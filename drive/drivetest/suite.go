@@ -37,14 +37,26 @@ type Fixture struct {
 // Nodes returns two registries on f, each with its own Meta handle and
 // chunk cache, sharing the blob store.
 func (f Fixture) Nodes(t testing.TB, o drive.Options) (a, b *drive.Registry) {
+	return f.nodes(t, o, true)
+}
+
+// NodesWithoutCache is Nodes with no chunk cache: every open reads the
+// blob store.
+func (f Fixture) NodesWithoutCache(t testing.TB, o drive.Options) (a, b *drive.Registry) {
+	return f.nodes(t, o, false)
+}
+
+func (f Fixture) nodes(t testing.TB, o drive.Options, cache bool) (a, b *drive.Registry) {
 	mk := func() *drive.Registry {
-		c, err := chunkcache.Open(chunkcache.Options{Memory: 32 << 20})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
 		oo := o
-		oo.Cache = c
+		if cache {
+			c, err := chunkcache.Open(chunkcache.Options{Memory: 32 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			oo.Cache = c
+		}
 		if oo.SpillDir == "" {
 			oo.SpillDir = t.TempDir()
 		}

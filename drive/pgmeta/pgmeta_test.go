@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/warren-sandbox/warren/drive"
 	"github.com/warren-sandbox/warren/drive/drivetest"
@@ -76,4 +77,46 @@ func TestChecker(t *testing.T) {
 func BenchmarkDrive(b *testing.B) {
 	srv := s3test.Start(b)
 	drivetest.Bench(b, fixture(b, srv.NewStore(b)))
+}
+
+// TestChecker_Sweeping: the checker while both nodes sweep the drive in a
+// loop with a 300 ms grace: a sweep never deletes a chunk a committed
+// version refers to (reads would fail), and it does delete replaced ones.
+func TestChecker_Sweeping(t *testing.T) {
+	srv := s3test.Start(t)
+	f := fixture(t, srv.NewStore(t))
+	const grace = 300 * time.Millisecond
+	a, b := f.NodesWithoutCache(t, drive.Options{Grace: grace})
+	da, db := drivetest.Open(t, a, b, "swept", 0)
+	var deleted, sweeps int
+	drivetest.RunCheckerWith(t, []vfs.RemoteFS{da, db}, 2, drivetest.Ops()/2, func(stop <-chan struct{}) {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			st, err := []*drive.Registry{a, b}[i%2].Sweep(context.Background(), "t", "swept")
+			if err != nil {
+				t.Errorf("sweep: %v", err)
+				return
+			}
+			deleted += st.Deleted
+			sweeps++
+		}
+	})
+	t.Logf("%d sweeps deleted %d chunks", sweeps, deleted)
+	if deleted == 0 {
+		t.Fatal("the sweeps deleted nothing: the test tests nothing")
+	}
+	// Two more sweeps past the grace; every file left must read whole.
+	for range 2 {
+		time.Sleep(grace + 50*time.Millisecond)
+		if _, err := a.Sweep(context.Background(), "t", "swept"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := drivetest.VerifyAll(t, db); n < 8 {
+		t.Fatalf("only %d files to verify after the run", n)
+	}
 }
