@@ -480,6 +480,14 @@ func testFlock(t *testing.T, f Fixture) {
 	must(t, hb.Close())
 	must(t, hb2.Close())
 	must(t, ha.Flock(ctx, vfs.LOCK_EX|vfs.LOCK_NB))
+	// So does closing the Drive that holds it (a sandbox unmounting).
+	hb3 := open(db)
+	wantErrno(t, "EX|NB against a mounted holder", hb3.Flock(ctx, vfs.LOCK_EX|vfs.LOCK_NB), syscall.EWOULDBLOCK)
+	must(t, da.Close())
+	must(t, hb3.Flock(ctx, vfs.LOCK_EX|vfs.LOCK_NB))
+	if _, err := da.Stat("/l"); err == nil {
+		t.Fatal("Stat on a closed Drive succeeded")
+	}
 }
 
 // testFlockExpiry: a holder that stops renewing (its process died) loses
