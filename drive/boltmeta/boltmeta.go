@@ -280,6 +280,10 @@ func (t *txn) SetUsed(used int64) error {
 	return t.setRecord(func(r *drive.Record) { r.Used = used })
 }
 
+func (t *txn) SetQuota(q int64) error {
+	return t.setRecord(func(r *drive.Record) { r.Quota = q })
+}
+
 func (t *txn) SetSweeps(n uint64) error {
 	return t.setRecord(func(r *drive.Record) { r.Sweeps = n })
 }

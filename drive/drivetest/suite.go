@@ -421,6 +421,24 @@ func testQuota(t *testing.T, f Fixture) {
 	if used, _ := da.Usage(); used != 600 {
 		t.Fatalf("Usage after remove: %d, want 600", used)
 	}
+	// A new quota applies to mounted drives at their next commit.
+	ctx := context.Background()
+	if _, err := a.SetQuota(ctx, "t", "small", -1); !errors.Is(err, errdefs.ErrInvalidArgument) {
+		t.Fatalf("SetQuota(-1): %v", err)
+	}
+	rec, err := a.SetQuota(ctx, "t", "small", 500)
+	must(t, err)
+	if rec.Quota != 500 || rec.Used != 600 {
+		t.Fatalf("SetQuota: %+v", rec)
+	}
+	wantErrno(t, "growth over a lowered quota", WriteFile(db, "/c", []byte("x")), syscall.ENOSPC)
+	must(t, WriteFile(db, "/b", make([]byte, 400)))
+	_, err = b.SetQuota(ctx, "t", "small", 0)
+	must(t, err)
+	must(t, WriteFile(da, "/c", make([]byte, 5000)))
+	if _, q := db.Usage(); q != 0 {
+		t.Fatalf("Usage quota after SetQuota(0): %d", q)
+	}
 }
 
 func testRemovedWhileOpen(t *testing.T, f Fixture) {
