@@ -42,6 +42,7 @@ type File struct {
 
 	lastSum [32]byte // the last chunk read (so a nil cache still streams)
 	lastBuf []byte
+	lastIdx int64 // its slot: reading the next one is sequential
 
 	dirents []fs.DirEntry // directory handles: listing read at the first ReadDir
 	dirRead bool
@@ -165,7 +166,7 @@ func (d *Drive) openFile(name string, flag int, perm fs.FileMode) (*File, error)
 	d.ownerN++
 	owner := fmt.Sprintf("%s.%d", d.mount, d.ownerN)
 	d.mu.Unlock()
-	f := &File{d: d, name: name, flag: flag, owner: owner, e: e, opened: opened, sweeps: sweeps}
+	f := &File{d: d, name: name, flag: flag, owner: owner, e: e, opened: opened, sweeps: sweeps, lastIdx: -2}
 	if write && flag&os.O_TRUNC != 0 && e.Size > 0 {
 		// Applied here and committed at Close: readers keep the old
 		// content until the new one is whole.
@@ -246,6 +247,12 @@ func (f *File) readSlot(i, o int64, p []byte) error {
 		return nil
 	}
 	c := f.e.Chunks[i]
+	if c.Sum != f.lastSum {
+		if i == f.lastIdx+1 {
+			f.readAhead(i + 1)
+		}
+		f.lastIdx = i
+	}
 	b, err := f.chunk(c.Sum)
 	if err != nil {
 		return err
@@ -273,12 +280,63 @@ func (f *File) chunk(sum [32]byte) ([]byte, error) {
 	return b, nil
 }
 
+// readAhead fetches the chunks of slots i and i+1 into the node's cache
+// in the background, so a sequential reader overlaps its reading with
+// the next GETs. Only with a cache (the bytes must land somewhere), only
+// when a fetch slot is free.
+func (f *File) readAhead(i int64) {
+	if f.d.opts.Cache == nil {
+		return
+	}
+	for j := i; j < i+2 && j < int64(len(f.e.Chunks)); j++ {
+		c := f.e.Chunks[j]
+		if _, dirty := f.dirty[j]; dirty || c.Hole() {
+			continue
+		}
+		select {
+		case f.d.prefetch <- struct{}{}:
+		default:
+			return
+		}
+		go func() {
+			defer func() { <-f.d.prefetch }()
+			f.d.fetch(c.Sum) // an error is the reader's to see, if it gets there
+		}()
+	}
+}
+
+// flight is one chunk being fetched: concurrent readers (and the read
+// ahead) of one chunk share a GET.
+type flight struct {
+	done chan struct{}
+	b    []byte
+	err  error
+}
+
 func (d *Drive) fetch(sum [32]byte) ([]byte, error) {
 	if d.opts.Cache != nil {
 		if b := d.opts.Cache.Get(sum); b != nil {
 			return b, nil
 		}
 	}
+	d.fmu.Lock()
+	if fl, ok := d.flights[sum]; ok {
+		d.fmu.Unlock()
+		<-fl.done
+		return fl.b, fl.err
+	}
+	fl := &flight{done: make(chan struct{})}
+	d.flights[sum] = fl
+	d.fmu.Unlock()
+	fl.b, fl.err = d.get(sum)
+	d.fmu.Lock()
+	delete(d.flights, sum)
+	d.fmu.Unlock()
+	close(fl.done)
+	return fl.b, fl.err
+}
+
+func (d *Drive) get(sum [32]byte) ([]byte, error) {
 	key := chunkKey(d.rec.ID, sum)
 	b, err := store.ReadAll(d.ctx, d.store, key)
 	if err != nil {
