@@ -116,6 +116,11 @@ type Drive struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
+	uploads  chan struct{} // early uploads in flight (Options.Uploads)
+	prefetch chan struct{} // read-ahead fetches in flight (as many)
+	fmu      sync.Mutex
+	flights  map[[32]byte]*flight
+
 	mu     sync.Mutex
 	held   map[string]Lock // owner -> lock this instance holds
 	used   int64           // last Usage read
@@ -132,7 +137,8 @@ var (
 // locks it holds) until Close.
 func open(ctx context.Context, m Meta, s store.Store, rec Record, o Options) (*Drive, error) {
 	o = o.withDefaults()
-	d := &Drive{rec: rec, meta: m, store: s, opts: o, mount: randomID(), held: map[string]Lock{}, done: make(chan struct{}), used: rec.Used}
+	d := &Drive{rec: rec, meta: m, store: s, opts: o, mount: randomID(), held: map[string]Lock{}, done: make(chan struct{}), used: rec.Used,
+		uploads: make(chan struct{}, o.Uploads), prefetch: make(chan struct{}, o.Uploads), flights: map[[32]byte]*flight{}}
 	err := m.Update(ctx, rec.ID, func(tx Tx) error {
 		now, err := tx.Now()
 		if err != nil {

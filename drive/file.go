@@ -42,6 +42,7 @@ type File struct {
 
 	lastSum [32]byte // the last chunk read (so a nil cache still streams)
 	lastBuf []byte
+	lastIdx int64 // its slot: reading the next one is sequential
 
 	dirents []fs.DirEntry // directory handles: listing read at the first ReadDir
 	dirRead bool
@@ -54,6 +55,18 @@ type File struct {
 type slot struct {
 	mem bool
 	buf []byte
+	up  *early // an upload started when the slot was completed; nil when none or stale
+}
+
+// early is a slot's upload started before Close: a sequential write
+// uploads each slot once it has written to its end, so Close has only
+// the last one left. A later change of the slot drops it (the chunk is
+// then garbage for the sweep).
+type early struct {
+	done chan struct{}
+	sum  [32]byte
+	len  int
+	err  error
 }
 
 // write copies p to offset o of the slot's memory, growing it.
@@ -153,7 +166,7 @@ func (d *Drive) openFile(name string, flag int, perm fs.FileMode) (*File, error)
 	d.ownerN++
 	owner := fmt.Sprintf("%s.%d", d.mount, d.ownerN)
 	d.mu.Unlock()
-	f := &File{d: d, name: name, flag: flag, owner: owner, e: e, opened: opened, sweeps: sweeps}
+	f := &File{d: d, name: name, flag: flag, owner: owner, e: e, opened: opened, sweeps: sweeps, lastIdx: -2}
 	if write && flag&os.O_TRUNC != 0 && e.Size > 0 {
 		// Applied here and committed at Close: readers keep the old
 		// content until the new one is whole.
@@ -234,6 +247,12 @@ func (f *File) readSlot(i, o int64, p []byte) error {
 		return nil
 	}
 	c := f.e.Chunks[i]
+	if c.Sum != f.lastSum {
+		if i == f.lastIdx+1 {
+			f.readAhead(i + 1)
+		}
+		f.lastIdx = i
+	}
 	b, err := f.chunk(c.Sum)
 	if err != nil {
 		return err
@@ -261,12 +280,63 @@ func (f *File) chunk(sum [32]byte) ([]byte, error) {
 	return b, nil
 }
 
+// readAhead fetches the chunks of slots i and i+1 into the node's cache
+// in the background, so a sequential reader overlaps its reading with
+// the next GETs. Only with a cache (the bytes must land somewhere), only
+// when a fetch slot is free.
+func (f *File) readAhead(i int64) {
+	if f.d.opts.Cache == nil {
+		return
+	}
+	for j := i; j < i+2 && j < int64(len(f.e.Chunks)); j++ {
+		c := f.e.Chunks[j]
+		if _, dirty := f.dirty[j]; dirty || c.Hole() {
+			continue
+		}
+		select {
+		case f.d.prefetch <- struct{}{}:
+		default:
+			return
+		}
+		go func() {
+			defer func() { <-f.d.prefetch }()
+			f.d.fetch(c.Sum) // an error is the reader's to see, if it gets there
+		}()
+	}
+}
+
+// flight is one chunk being fetched: concurrent readers (and the read
+// ahead) of one chunk share a GET.
+type flight struct {
+	done chan struct{}
+	b    []byte
+	err  error
+}
+
 func (d *Drive) fetch(sum [32]byte) ([]byte, error) {
 	if d.opts.Cache != nil {
 		if b := d.opts.Cache.Get(sum); b != nil {
 			return b, nil
 		}
 	}
+	d.fmu.Lock()
+	if fl, ok := d.flights[sum]; ok {
+		d.fmu.Unlock()
+		<-fl.done
+		return fl.b, fl.err
+	}
+	fl := &flight{done: make(chan struct{})}
+	d.flights[sum] = fl
+	d.fmu.Unlock()
+	fl.b, fl.err = d.get(sum)
+	d.fmu.Lock()
+	delete(d.flights, sum)
+	d.fmu.Unlock()
+	close(fl.done)
+	return fl.b, fl.err
+}
+
+func (d *Drive) get(sum [32]byte) ([]byte, error) {
 	key := chunkKey(d.rec.ID, sum)
 	b, err := store.ReadAll(d.ctx, d.store, key)
 	if err != nil {
@@ -317,8 +387,46 @@ func (f *File) writeAt(p []byte, off int64) (int, error) {
 		n += m
 		f.wrote = true
 		f.e.Size = max(f.e.Size, off+n)
+		if o+m == ChunkSize {
+			if err := f.uploadEarly(i); err != nil {
+				return int(n), f.err("write", err)
+			}
+		}
 	}
 	return int(n), nil
+}
+
+// uploadEarly starts the upload of slot i, just written to its end. It
+// waits for a free upload slot (Options.Uploads per Drive), which bounds
+// the copies in flight and slows a writer that outruns the store.
+func (f *File) uploadEarly(i int64) error {
+	s := f.dirty[i]
+	b := make([]byte, ChunkSize)
+	if s.mem {
+		copy(b, s.buf)
+	} else if _, err := f.spill.ReadAt(b, i*ChunkSize); err != nil {
+		return err
+	}
+	b = bytes.TrimRight(b, "\x00")
+	if len(b) == 0 {
+		return nil
+	}
+	e := &early{done: make(chan struct{}), sum: sha256.Sum256(b), len: len(b)}
+	s.up = e
+	d := f.d
+	select {
+	case d.uploads <- struct{}{}:
+	case <-d.ctx.Done():
+		return d.ctx.Err()
+	}
+	go func() {
+		defer func() { <-d.uploads }()
+		defer close(e.done)
+		if e.err = store.PutBytes(d.ctx, d.store, chunkKey(d.rec.ID, e.sum), b); e.err == nil && d.opts.Cache != nil {
+			d.opts.Cache.Put(e.sum, b)
+		}
+	}()
+	return nil
 }
 
 func (f *File) writeSlot(i, o int64, p []byte) error {
@@ -326,6 +434,7 @@ func (f *File) writeSlot(i, o int64, p []byte) error {
 	if err != nil {
 		return err
 	}
+	s.up = nil
 	if s.mem {
 		f.mem += s.write(o, p)
 		return nil
@@ -418,6 +527,7 @@ func (f *File) Truncate(size int64) error {
 				}
 				delete(f.dirty, i)
 			case (i+1)*ChunkSize > size:
+				s.up = nil
 				o := size - i*ChunkSize
 				if s.mem {
 					s.buf = s.buf[:min(int64(len(s.buf)), o)]
@@ -508,9 +618,10 @@ func (f *File) Close() error {
 }
 
 type upload struct {
-	i   int64
-	b   []byte
-	sum [32]byte
+	i      int64
+	b      []byte
+	sum    [32]byte
+	stored bool // uploaded early
 }
 
 func (f *File) commit() error {
@@ -536,6 +647,14 @@ func (f *File) commit() error {
 		if len(b) == 0 {
 			chunks[i] = Chunk{}
 			continue
+		}
+		if e := s.up; e != nil {
+			<-e.done
+			if e.err == nil && e.len == len(b) {
+				chunks[i] = Chunk{Sum: e.sum, Len: uint32(e.len)}
+				ups = append(ups, upload{i: i, b: b, sum: e.sum, stored: true})
+				continue
+			}
 		}
 		sum := sha256.Sum256(b)
 		chunks[i] = Chunk{Sum: sum, Len: uint32(len(b))}
@@ -661,6 +780,7 @@ func (d *Drive) restore(ups []upload, force bool) error {
 				continue
 			}
 		}
+		u.stored = false
 		again = append(again, u)
 	}
 	return d.upload(again)
@@ -703,7 +823,13 @@ var errRemoved = errors.New("removed")
 
 // upload puts chunks into the blob store, Options.Uploads at a time, and
 // into the node's cache (a new version is likely read next).
-func (d *Drive) upload(ups []upload) error {
+func (d *Drive) upload(all []upload) error {
+	var ups []upload
+	for _, u := range all {
+		if !u.stored {
+			ups = append(ups, u)
+		}
+	}
 	if len(ups) == 0 {
 		return nil
 	}

@@ -43,6 +43,8 @@ type Tx interface {
 	Record() (Record, error)
 	// SetUsed records the drive's bytes in use.
 	SetUsed(used int64) error
+	// SetQuota changes the drive's quota.
+	SetQuota(quota int64) error
 	// SetSweeps records the count of sweeps that doomed chunks.
 	SetSweeps(n uint64) error
 	// NewID returns an entry id never handed out before in this drive.

@@ -84,6 +84,27 @@ func (r *Registry) Open(ctx context.Context, tenant, name string) (*Drive, error
 	return open(ctx, r.meta, r.store, rec, r.opts)
 }
 
+// SetQuota changes tenant's drive name's quota (0: none). A quota below
+// the bytes in use is allowed: the drive then refuses growth until it has
+// shrunk below it. Mounted drives see it at their next commit.
+func (r *Registry) SetQuota(ctx context.Context, tenant, name string, quota int64) (Record, error) {
+	if quota < 0 {
+		return Record{}, Errorf(errdefs.ErrInvalidArgument, "drive %q: negative quota %d", name, quota)
+	}
+	rec, err := r.meta.Drive(ctx, tenant, name)
+	if err != nil {
+		return Record{}, err
+	}
+	err = r.meta.Update(ctx, rec.ID, func(tx Tx) error {
+		if err := tx.SetQuota(quota); err != nil {
+			return err
+		}
+		rec, err = tx.Record()
+		return err
+	})
+	return rec, err
+}
+
 // ErrMounted is matched by Delete's refusal of a mounted drive (it also
 // matches errdefs.ErrFailedPrecondition).
 var ErrMounted = errors.New("drive is mounted")

@@ -224,7 +224,12 @@ func sortByName(rs []drive.Record) {
 	}
 }
 
-func (m *Meta) Update(_ context.Context, id string, fn func(drive.Tx) error) error {
+// Update and View check ctx before they start; a bbolt transaction, short
+// by design, is not interrupted.
+func (m *Meta) Update(ctx context.Context, id string, fn func(drive.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	return m.tx(true, func(tx *bolt.Tx) error {
 		b := tx.Bucket(driveBucket(id))
 		if b == nil {
@@ -234,7 +239,10 @@ func (m *Meta) Update(_ context.Context, id string, fn func(drive.Tx) error) err
 	})
 }
 
-func (m *Meta) View(_ context.Context, id string, fn func(drive.Tx) error) error {
+func (m *Meta) View(ctx context.Context, id string, fn func(drive.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	return m.tx(false, func(tx *bolt.Tx) error {
 		b := tx.Bucket(driveBucket(id))
 		if b == nil {
@@ -270,6 +278,10 @@ func (t *txn) Record() (drive.Record, error) {
 
 func (t *txn) SetUsed(used int64) error {
 	return t.setRecord(func(r *drive.Record) { r.Used = used })
+}
+
+func (t *txn) SetQuota(q int64) error {
+	return t.setRecord(func(r *drive.Record) { r.Quota = q })
 }
 
 func (t *txn) SetSweeps(n uint64) error {

@@ -3,6 +3,7 @@ package boltmeta
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -294,4 +296,90 @@ func BenchmarkTxHeldOpen(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestFlock_ProcessDies: a lock held by another process that is killed
+// (SIGKILL: no Close, no unlock) is free at most LockTTL after its last
+// renewal, and not before it stops renewing.
+func TestFlock_ProcessDies(t *testing.T) {
+	const ttl = time.Second
+	base := t.TempDir()
+	f := fixtureAt(t, base)
+	reg := drive.NewRegistry(f.NewMeta(t), f.Store, drive.Options{LockTTL: ttl})
+	ctx := context.Background()
+	if _, err := reg.Create(ctx, "t", "locks", 0); err != nil {
+		t.Fatal(err)
+	}
+	d, err := reg.Open(ctx, "t", "locks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := drivetest.WriteFile(d, "/l", nil); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFlockChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "WARREN_DRIVE_LOCKCHILD="+base)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	marker := filepath.Join(base, "locked")
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatal("the child never took its lock")
+		}
+	}
+	h, err := d.OpenFile("/l", os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	time.Sleep(2 * ttl) // the child renews meanwhile
+	var errno syscall.Errno
+	if err := h.Flock(ctx, vfs.LOCK_EX|vfs.LOCK_NB); !errors.As(err, &errno) || errno != syscall.EWOULDBLOCK {
+		t.Fatalf("EX|NB against a live process's lock: %v", err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	killed := time.Now()
+	if err := h.Flock(ctx, vfs.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	waited := time.Since(killed)
+	t.Logf("lock free %v after the holder was killed (TTL %v)", waited.Round(time.Millisecond), ttl)
+	if waited > ttl+time.Second {
+		t.Fatalf("the dead process's lock lasted %v, TTL %v", waited, ttl)
+	}
+}
+
+// TestFlockChild is the lock holder of TestFlock_ProcessDies.
+func TestFlockChild(t *testing.T) {
+	base := os.Getenv("WARREN_DRIVE_LOCKCHILD")
+	if base == "" {
+		t.Skip("runs only as the child of TestFlock_ProcessDies")
+	}
+	f := fixtureAt(t, base)
+	reg := drive.NewRegistry(f.NewMeta(t), f.Store, drive.Options{LockTTL: time.Second})
+	d, err := reg.Open(context.Background(), "t", "locks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := d.OpenFile("/l", os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Flock(context.Background(), vfs.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base, "locked"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Hour) // until killed
 }

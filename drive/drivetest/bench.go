@@ -52,6 +52,7 @@ func benchSequential(b *testing.B, f Fixture, write bool) {
 	da, db := Open(b, a, c, uniq("seq"), 0)
 	data := make([]byte, seqSize)
 	rand.Read(data)
+	var closes []time.Duration
 	put := func() error {
 		h, err := da.OpenFile("/big", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 		if err != nil {
@@ -62,7 +63,10 @@ func benchSequential(b *testing.B, f Fixture, write bool) {
 				return err
 			}
 		}
-		return h.Close()
+		start := time.Now()
+		err = h.Close()
+		closes = append(closes, time.Since(start))
+		return err
 	}
 	if !write {
 		if err := put(); err != nil {
@@ -95,6 +99,10 @@ func benchSequential(b *testing.B, f Fixture, write bool) {
 	}
 	b.StopTimer()
 	ReportPercentiles(b, lat)
+	if write {
+		slices.Sort(closes)
+		b.ReportMetric(float64(closes[len(closes)/2].Nanoseconds()), "close-p50-ns")
+	}
 }
 
 // benchSmall: create, write 1 KiB and close a new file, on one node.

@@ -308,8 +308,24 @@ func Ops() int {
 // logs and fails t on any violation.
 func RunChecker(t testing.TB, drives []vfs.RemoteFS, workers, ops int) {
 	t.Helper()
+	RunCheckerWith(t, drives, workers, ops, nil)
+}
+
+// RunCheckerWith is RunChecker with background running meanwhile (until
+// stop is closed; RunCheckerWith waits for it to return).
+func RunCheckerWith(t testing.TB, drives []vfs.RemoteFS, workers, ops int, background func(stop <-chan struct{})) {
+	t.Helper()
 	start := time.Now()
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		if background != nil {
+			background(stop)
+		}
+	}()
 	logs := RunWorkers(t, drives, workers, ops)
+	close(stop)
+	<-done
 	Report(t, logs, time.Since(start))
 }
 
@@ -359,4 +375,40 @@ func Report(t testing.TB, logs []Log, took time.Duration) {
 		}
 		t.Error(f)
 	}
+}
+
+// VerifyAll reads every file of d (a node that caches nothing, to see
+// the store) and checks its header: after a run, every committed version
+// must still be whole.
+func VerifyAll(t testing.TB, d vfs.RemoteFS) int {
+	t.Helper()
+	n := 0
+	var walk func(dir string)
+	walk = func(dir string) {
+		es, err := d.ReadDir(dir)
+		if err != nil {
+			t.Fatalf("readdir %s: %v", dir, err)
+		}
+		for _, e := range es {
+			name := strings.TrimSuffix(dir, "/") + "/" + e.Name()
+			if e.IsDir() {
+				walk(name)
+				continue
+			}
+			b, err := ReadFile(d, name)
+			if err != nil {
+				t.Errorf("read %s: %v", name, err)
+				continue
+			}
+			if len(b) == 0 {
+				continue
+			}
+			if _, err := verify(b); err != nil {
+				t.Errorf("read %s: %v", name, err)
+			}
+			n++
+		}
+	}
+	walk("/")
+	return n
 }

@@ -37,14 +37,26 @@ type Fixture struct {
 // Nodes returns two registries on f, each with its own Meta handle and
 // chunk cache, sharing the blob store.
 func (f Fixture) Nodes(t testing.TB, o drive.Options) (a, b *drive.Registry) {
+	return f.nodes(t, o, true)
+}
+
+// NodesWithoutCache is Nodes with no chunk cache: every open reads the
+// blob store.
+func (f Fixture) NodesWithoutCache(t testing.TB, o drive.Options) (a, b *drive.Registry) {
+	return f.nodes(t, o, false)
+}
+
+func (f Fixture) nodes(t testing.TB, o drive.Options, cache bool) (a, b *drive.Registry) {
 	mk := func() *drive.Registry {
-		c, err := chunkcache.Open(chunkcache.Options{Memory: 32 << 20})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
 		oo := o
-		oo.Cache = c
+		if cache {
+			c, err := chunkcache.Open(chunkcache.Options{Memory: 32 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			oo.Cache = c
+		}
 		if oo.SpillDir == "" {
 			oo.SpillDir = t.TempDir()
 		}
@@ -409,6 +421,24 @@ func testQuota(t *testing.T, f Fixture) {
 	if used, _ := da.Usage(); used != 600 {
 		t.Fatalf("Usage after remove: %d, want 600", used)
 	}
+	// A new quota applies to mounted drives at their next commit.
+	ctx := context.Background()
+	if _, err := a.SetQuota(ctx, "t", "small", -1); !errors.Is(err, errdefs.ErrInvalidArgument) {
+		t.Fatalf("SetQuota(-1): %v", err)
+	}
+	rec, err := a.SetQuota(ctx, "t", "small", 500)
+	must(t, err)
+	if rec.Quota != 500 || rec.Used != 600 {
+		t.Fatalf("SetQuota: %+v", rec)
+	}
+	wantErrno(t, "growth over a lowered quota", WriteFile(db, "/c", []byte("x")), syscall.ENOSPC)
+	must(t, WriteFile(db, "/b", make([]byte, 400)))
+	_, err = b.SetQuota(ctx, "t", "small", 0)
+	must(t, err)
+	must(t, WriteFile(da, "/c", make([]byte, 5000)))
+	if _, q := db.Usage(); q != 0 {
+		t.Fatalf("Usage quota after SetQuota(0): %d", q)
+	}
 }
 
 func testRemovedWhileOpen(t *testing.T, f Fixture) {
@@ -468,6 +498,14 @@ func testFlock(t *testing.T, f Fixture) {
 	must(t, hb.Close())
 	must(t, hb2.Close())
 	must(t, ha.Flock(ctx, vfs.LOCK_EX|vfs.LOCK_NB))
+	// So does closing the Drive that holds it (a sandbox unmounting).
+	hb3 := open(db)
+	wantErrno(t, "EX|NB against a mounted holder", hb3.Flock(ctx, vfs.LOCK_EX|vfs.LOCK_NB), syscall.EWOULDBLOCK)
+	must(t, da.Close())
+	must(t, hb3.Flock(ctx, vfs.LOCK_EX|vfs.LOCK_NB))
+	if _, err := da.Stat("/l"); err == nil {
+		t.Fatal("Stat on a closed Drive succeeded")
+	}
 }
 
 // testFlockExpiry: a holder that stops renewing (its process died) loses

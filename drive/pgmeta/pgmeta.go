@@ -176,6 +176,14 @@ func (t *txn) SetUsed(used int64) error {
 	return nil
 }
 
+func (t *txn) SetQuota(q int64) error {
+	if _, err := t.tx.Exec(t.ctx, `UPDATE drives SET quota = $2 WHERE id = $1`, t.id, q); err != nil {
+		return err
+	}
+	t.rec.Quota = q
+	return nil
+}
+
 func (t *txn) SetSweeps(n uint64) error {
 	if _, err := t.tx.Exec(t.ctx, `UPDATE drives SET sweeps = $2 WHERE id = $1`, t.id, int64(n)); err != nil {
 		return err
