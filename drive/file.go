@@ -39,6 +39,11 @@ type File struct {
 	off    int64
 	closed bool
 	lock   int // LOCK_SH, LOCK_EX or 0
+	// room is how large the file may grow as the drive's usage stood at
+	// open (-1: no quota): a write past it fails at once with ENOSPC, as
+	// on a local disk, rather than only the Close (which a shell's
+	// redirection does not report); the commit still checks exactly.
+	room, quota int64
 
 	lastSum [32]byte // the last chunk read (so a nil cache still streams)
 	lastBuf []byte
@@ -101,13 +106,14 @@ func (d *Drive) openFile(name string, flag int, perm fs.FileMode) (*File, error)
 	write := flag&(os.O_WRONLY|os.O_RDWR) != 0
 	var e Entry
 	var sweeps uint64
+	var quota, used int64
 	opened := time.Now()
 	find := func(tx Tx, parts []string) error {
 		rec, err := tx.Record()
 		if err != nil {
 			return err
 		}
-		sweeps = rec.Sweeps
+		sweeps, quota, used = rec.Sweeps, rec.Quota, rec.Used
 		e, err = walk(tx, parts)
 		if err != nil {
 			return err
@@ -126,7 +132,7 @@ func (d *Drive) openFile(name string, flag int, perm fs.FileMode) (*File, error)
 			if err != nil {
 				return err
 			}
-			sweeps = rec.Sweeps
+			sweeps, quota, used = rec.Sweeps, rec.Quota, rec.Used
 			dir, base, err := walkParent(tx, parts)
 			if err != nil {
 				return err
@@ -166,7 +172,10 @@ func (d *Drive) openFile(name string, flag int, perm fs.FileMode) (*File, error)
 	d.ownerN++
 	owner := fmt.Sprintf("%s.%d", d.mount, d.ownerN)
 	d.mu.Unlock()
-	f := &File{d: d, name: name, flag: flag, owner: owner, e: e, opened: opened, sweeps: sweeps, lastIdx: -2}
+	f := &File{d: d, name: name, flag: flag, owner: owner, e: e, opened: opened, sweeps: sweeps, lastIdx: -2, room: -1}
+	if quota > 0 {
+		f.room, f.quota = max(quota-used+e.Size, 0), quota
+	}
 	if write && flag&os.O_TRUNC != 0 && e.Size > 0 {
 		// Applied here and committed at Close: readers keep the old
 		// content until the new one is whole.
@@ -376,6 +385,9 @@ func (f *File) writeAt(p []byte, off int64) (int, error) {
 		return 0, f.err("write", syscall.EBADF)
 	case off < 0:
 		return 0, f.err("write", syscall.EINVAL)
+	}
+	if end := off + int64(len(p)); f.room >= 0 && end > f.e.Size && end > f.room {
+		return 0, f.err("write", &vfs.QuotaError{Errno: syscall.ENOSPC, Limit: "bytes", Max: f.quota, Want: f.quota - f.room + end, Name: "drive " + f.d.rec.Name})
 	}
 	n := int64(0)
 	for n < int64(len(p)) {

@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/containerd/errdefs"
 	"github.com/warren-sandbox/warren/api"
@@ -308,4 +309,48 @@ func (t *tenantView) ListMounts(ctx context.Context, id string) ([]api.DriveMoun
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.Clone(b.cfg.Drives), nil
+}
+
+// sweepDrives sweeps every drive's unreferenced chunks (drive.Registry.Sweep,
+// after its grace) and the objects of deleted drives, every interval until
+// the manager closes. Every node and worker runs it; sweeps of one drive
+// from several are safe (docs/drive.md), just repeated work.
+func (m *Manager) sweepDrives(interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-m.stop
+		cancel()
+	}()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+		}
+		reg := m.cfg.Drives
+		recs, err := reg.List(ctx, "")
+		if err != nil {
+			m.log.Warn("drive sweep: cannot list drives", "err", err)
+			continue
+		}
+		for _, r := range recs {
+			st, err := reg.Sweep(ctx, r.Tenant, r.Name)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				m.log.Warn("drive sweep failed; the next run tries again", "drive", r.Name, "tenant", r.Tenant, "err", err)
+				continue
+			}
+			m.log.Debug("drive sweep", "drive", r.Name, "tenant", r.Tenant, "stats", st)
+		}
+		if n, err := reg.DeleteOrphans(ctx); err != nil {
+			m.log.Warn("drive sweep: deleted drives' objects", "err", err)
+		} else if n > 0 {
+			m.log.Info("drive sweep: removed the objects of deleted drives", "drives", n)
+		}
+	}
 }

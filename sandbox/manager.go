@@ -253,6 +253,9 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		}
 	}
 	go m.tick()
+	if m.cfg.Drives != nil {
+		go m.sweepDrives(DefaultGCInterval)
+	}
 	return m, nil
 }
 
