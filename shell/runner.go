@@ -367,11 +367,14 @@ func (r *runner) stageRunner() *runner {
 	c := stagePool.Get().(*runner)
 	h, hsh := c.hooks, c.sh
 	r.subshellInto(c)
-	if h != nil && hsh == r.sh {
+	switch {
+	case h != nil && hsh == r.sh:
 		// The hooks of this runner pointer, built for the same Shell: the
 		// same as cmdHooks would build (they depend on the Shell's Config
 		// and the session's start only; their funcs read c when called).
 		c.hooks, c.hooksOf = h, c
+	case h != nil:
+		c.rehook(h)
 	}
 	return c
 }
