@@ -448,6 +448,20 @@ func (r *runner) killPid(pid int, sig string) error {
 
 func (r *runner) openHook(name string, flag int, perm fs.FileMode) (commands.File, bool, error) {
 	f, handled, err := r.openSpecial(name, flag)
+	if !handled && readOnlyOpen(flag) {
+		// Opened here, not by the command after a Stat: one walk. The
+		// command gets the same *vfs.File its own open would return.
+		vf, fifo, verr := r.openRead(name, flag)
+		switch {
+		case fifo:
+			f, err = r.openFifo(name, flag)
+			handled = true
+		case verr == nil:
+			return vf, true, nil
+		default:
+			return nil, false, nil // the command's own open reports it
+		}
+	}
 	if !handled && r.isFifo(name) {
 		f, err = r.openFifo(name, flag)
 		handled = true
