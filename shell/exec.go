@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/warren-sandbox/warren/commands"
@@ -978,8 +979,27 @@ func (r *runner) customPath() bool {
 	if v == nil {
 		return false
 	}
-	// no strings.Split: this runs for every resident command
 	p := v.str()
+	// Sessions keep the default PATH (one string for all of them): the
+	// verdict on the last PATH seen is kept, so the common case is one
+	// comparison (same bytes at the same address), not a scan.
+	if last := lastPathVerdict.Load(); last != nil && last.path == p {
+		return last.custom
+	}
+	custom := isCustomPath(p)
+	lastPathVerdict.Store(&pathVerdict{p, custom})
+	return custom
+}
+
+type pathVerdict struct {
+	path   string
+	custom bool
+}
+
+var lastPathVerdict atomic.Pointer[pathVerdict]
+
+func isCustomPath(p string) bool {
+	// no strings.Split: this runs for every resident command
 	for {
 		d, rest, more := strings.Cut(p, ":")
 		if !stdPathDirs[d] {
