@@ -176,6 +176,16 @@ func (r *runner) openFile(name string, flag int, perm fs.FileMode) (any, error) 
 	if f, handled, err := r.openSpecial(p, flag); handled {
 		return f, err
 	}
+	if readOnlyOpen(flag) {
+		f, fifo, err := r.openRead(p, flag)
+		switch {
+		case fifo:
+			return r.openFifo(p, flag)
+		case err != nil:
+			return nil, err
+		}
+		return f, nil
+	}
 	if r.isFifo(p) {
 		return r.openFifo(p, flag)
 	}
