@@ -410,7 +410,15 @@ func (r *runner) release(f *fdesc) {
 			return
 		}
 	}
-	f.c.Close()
+	if err := f.c.Close(); err != nil && f.w != nil {
+		// A close can fail where every write went through (a drive
+		// commits at close: its quota, its store): say so, and fail
+		// the command, rather than lose the file silently.
+		r.errf("%s: %s", f.path, errText(err))
+		if r.status == 0 {
+			r.status = 1
+		}
+	}
 }
 
 func (r *runner) setFd(n int, f *fdesc) {
