@@ -236,6 +236,15 @@ func TestRunDensity(t *testing.T) {
 		if d.StartLag.Min < 0 {
 			t.Errorf("an exec started early: start_lag min %v", d.StartLag.Min)
 		}
+		// the dispatcher slept and woke: its thread used some CPU, a part
+		// of the process's
+		if d.DispatcherCPU <= 0 || d.DispatcherCPU > d.ProcessCPU {
+			t.Errorf("dispatcher CPU %v, process CPU %v: want 0 < dispatcher <= process", d.DispatcherCPU, d.ProcessCPU)
+		}
+		o := d.Object()
+		if _, ok := o.Get("dispatcher_cpu_us_per_exec"); !ok {
+			t.Error("density object has no dispatcher_cpu_us_per_exec")
+		}
 	})
 	t.Run("overloaded", func(t *testing.T) {
 		// one agent whose exec takes 3 periods: it stays late and completes

@@ -35,9 +35,14 @@ type Density struct {
 	MaxInflight int64
 	Wall        time.Duration // start to max(last return, window end)
 	ProcessCPU  time.Duration // this process's CPU over Wall
-	SysBusy     float64       // whole machine busy CPU seconds over Wall (-1 unknown)
-	SysSteal    float64
-	Runtime     RuntimeStats // the Go runtime over the run: GC and scheduler
+	// DispatcherCPU is the dispatcher thread's own CPU (its nanosleeps,
+	// clock reads and hand-offs to the executors, their futex wake-ups
+	// included): the harness's share of ProcessCPU, which a node serving
+	// requests from the network does not have in this form.
+	DispatcherCPU time.Duration
+	SysBusy       float64 // whole machine busy CPU seconds over Wall (-1 unknown)
+	SysSteal      float64
+	Runtime       RuntimeStats // the Go runtime over the run: GC and scheduler
 }
 
 // ScheduledInWindow counts the ticks due inside the window exactly as the
@@ -143,6 +148,7 @@ func RunDensity(ctx context.Context, p DensityParams, exec func(ctx context.Cont
 		}()
 	}
 	dispatched := make(chan struct{})
+	var dispatcherCPU time.Duration
 	go func() {
 		defer close(dispatched)
 		defer close(jobs)
@@ -150,6 +156,8 @@ func RunDensity(ctx context.Context, p DensityParams, exec func(ctx context.Cont
 		// locked takes its thread (and its timer slack) with it.
 		runtime.LockOSThread()
 		unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+		t0 := threadCPU()
+		defer func() { dispatcherCPU = threadCPU() - t0 }()
 		var woke time.Time
 		for k := 0; ; k++ {
 			for i := range n {
@@ -180,6 +188,7 @@ func RunDensity(ctx context.Context, p DensityParams, exec func(ctx context.Cont
 	}
 	d.Wall = last.Sub(start)
 	d.ProcessCPU = processCPU() - cpu0
+	d.DispatcherCPU = dispatcherCPU
 	d.Runtime = readRuntimeStats().since(rt0)
 	if sys1, ok := readSysCPU(); ok && sys0.busy >= 0 {
 		d.SysBusy, d.SysSteal = sys1.busy-sys0.busy, sys1.steal-sys0.steal
@@ -226,6 +235,16 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 		ts := unix.NsecToTimespec(int64(min(w, 10*time.Millisecond)))
 		unix.Nanosleep(&ts, nil)
 	}
+}
+
+// threadCPU is the calling thread's user+system CPU (the caller is locked
+// to its thread); 0 when unknown.
+func threadCPU() time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func sysOrZero() sysCPU {
@@ -278,6 +297,10 @@ func (d Density) Object() Object {
 		per := Micros(d.ProcessCPU) / float64(d.Completed)
 		o.Set("cpu_us_per_exec", r1(per))
 		o.Set("exec_per_core_s", r1(1e6/per))
+		if d.DispatcherCPU > 0 {
+			// of which the harness's dispatcher thread (not the sandboxes')
+			o.Set("dispatcher_cpu_us_per_exec", r1(Micros(d.DispatcherCPU)/float64(d.Completed)))
+		}
 	}
 	o.Set("processes", 1)
 	o.Set("gomaxprocs", runtime.GOMAXPROCS(0))

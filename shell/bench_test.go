@@ -166,30 +166,50 @@ func BenchmarkLoopAssignStd(b *testing.B) {
 // on a warm session with the real commands: $RANDOM, an append, a
 // two-stage pipeline. /log is truncated every 10 runs, untimed, as a
 // density agent's log grows by one line a period over its window.
-func BenchmarkHeartbeatStd(b *testing.B) {
+func BenchmarkHeartbeatStd(b *testing.B) { benchHeartbeat(b, 1) }
+
+// BenchmarkHeartbeatStdMany is the same heartbeat over 10,000 sessions in
+// turn, as the density scenario runs them: every Run finds its session
+// cold in the CPU caches, and stagePool hands its pipeline stage a runner
+// last used by another session.
+func BenchmarkHeartbeatStdMany(b *testing.B) { benchHeartbeat(b, 10000) }
+
+func benchHeartbeat(b *testing.B, sessions int) {
 	const script = "echo $RANDOM >> /log; cat /log | wc -l"
-	fsys, _ := benchBase(b)
-	sh, err := New(Config{FS: fsys, Commands: stdTable(), Dir: "/home/user"})
-	if err != nil {
-		b.Fatal(err)
+	type session struct {
+		fsys *vfs.FS
+		sh   *Shell
+	}
+	ss := make([]session, sessions)
+	tbl := stdTable()
+	for i := range ss {
+		fsys, _ := benchBase(b)
+		sh, err := New(Config{FS: fsys, Commands: tbl, Dir: "/home/user"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ss[i] = session{fsys, sh}
 	}
 	ctx := context.Background()
 	var out strings.Builder
 	lat := make([]time.Duration, 0, b.N)
+	runtime.GC()
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := processCPU(b)
 	for i := 0; i < b.N; i++ {
-		if i%10 == 0 {
-			if err := fsys.WriteFile("/log", nil, 0o644); err != nil {
+		s := &ss[i%sessions]
+		round := i / sessions
+		if round%10 == 0 {
+			if err := s.fsys.WriteFile("/log", nil, 0o644); err != nil {
 				b.Fatal(err)
 			}
 		}
 		out.Reset()
 		t0 := time.Now()
-		st, _ := sh.Run(ctx, script, nil, &out, io.Discard)
+		st, _ := s.sh.Run(ctx, script, nil, &out, io.Discard)
 		lat = append(lat, time.Since(t0))
-		if want := strconv.Itoa(i%10+1) + "\n"; st != 0 || out.String() != want {
+		if want := strconv.Itoa(round%10+1) + "\n"; st != 0 || out.String() != want {
 			b.Fatalf("run %d: status %d, output %q, want %q", i, st, out.String(), want)
 		}
 	}

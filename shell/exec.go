@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/warren-sandbox/warren/commands"
@@ -341,20 +342,37 @@ type hooks struct {
 	exec    func(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int
 	execDir func(ctx context.Context, dir string, argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int
 	lookup  func(name string, all bool) []string
+	// procs and kill are this runner's, for sys when the Config has none.
+	procs func() []commands.Proc
+	kill  func(pid int, sig string) error
 }
 
 func (r *runner) cmdHooks() *hooks {
 	if r.hooksOf == r {
 		return r.hooks
 	}
-	h := &hooks{sys: r.system(), open: r.openHook, exec: r.execHook, execDir: r.execDirHook, lookup: r.lookupPaths}
+	h := &hooks{open: r.openHook, exec: r.execHook, execDir: r.execDirHook, lookup: r.lookupPaths, procs: r.procs, kill: r.killPid}
+	h.sys = r.system(h.procs, h.kill)
 	r.hooks, r.hooksOf = h, r
 	return h
 }
 
+// rehook makes h, the hooks built for r (a pooled stage runner) under a
+// former Shell, r's hooks under its new one: the funcs are r's method
+// values, which read r when called, so only the System is rebuilt, in
+// place. That is as safe as the pool's reuse of r itself: the former
+// stage's Invocations ended before r went back to the pool. With many
+// sandboxes the pool seldom hands a runner back to its own Shell, and
+// building new hooks (seven funcs, ~380 B) per stage cost ~1 µs in the
+// density bench.
+func (r *runner) rehook(h *hooks) {
+	h.sys = r.system(h.procs, h.kill)
+	r.hooks, r.hooksOf = h, r
+}
+
 // system is what commands see of the sandbox: Config.Sys completed from
-// the Config and this runner's pid space and jobs.
-func (r *runner) system() commands.System {
+// the Config and this runner's pid space and jobs (procs and kill, r's).
+func (r *runner) system(procs func() []commands.Proc, kill func(pid int, sig string) error) commands.System {
 	cfg := &r.sh.cfg
 	var s commands.System
 	if cfg.Sys != nil {
@@ -382,10 +400,10 @@ func (r *runner) system() commands.System {
 		s.Now = cfg.Now
 	}
 	if s.Procs == nil {
-		s.Procs = r.procs
+		s.Procs = procs
 	}
 	if s.Kill == nil {
-		s.Kill = r.killPid
+		s.Kill = kill
 	}
 	return s
 }
@@ -431,6 +449,20 @@ func (r *runner) killPid(pid int, sig string) error {
 
 func (r *runner) openHook(name string, flag int, perm fs.FileMode) (commands.File, bool, error) {
 	f, handled, err := r.openSpecial(name, flag)
+	if !handled && readOnlyOpen(flag) {
+		// Opened here, not by the command after a Stat: one walk. The
+		// command gets the same *vfs.File its own open would return.
+		vf, fifo, verr := r.openRead(name, flag)
+		switch {
+		case fifo:
+			f, err = r.openFifo(name, flag)
+			handled = true
+		case verr == nil:
+			return vf, true, nil
+		default:
+			return nil, false, nil // the command's own open reports it
+		}
+	}
 	if !handled && r.isFifo(name) {
 		f, err = r.openFifo(name, flag)
 		handled = true
@@ -947,8 +979,27 @@ func (r *runner) customPath() bool {
 	if v == nil {
 		return false
 	}
-	// no strings.Split: this runs for every resident command
 	p := v.str()
+	// Sessions keep the default PATH (one string for all of them): the
+	// verdict on the last PATH seen is kept, so the common case is one
+	// comparison (same bytes at the same address), not a scan.
+	if last := lastPathVerdict.Load(); last != nil && last.path == p {
+		return last.custom
+	}
+	custom := isCustomPath(p)
+	lastPathVerdict.Store(&pathVerdict{p, custom})
+	return custom
+}
+
+type pathVerdict struct {
+	path   string
+	custom bool
+}
+
+var lastPathVerdict atomic.Pointer[pathVerdict]
+
+func isCustomPath(p string) bool {
+	// no strings.Split: this runs for every resident command
 	for {
 		d, rest, more := strings.Cut(p, ":")
 		if !stdPathDirs[d] {

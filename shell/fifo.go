@@ -73,6 +73,31 @@ func (r *runner) isFifo(path string) bool {
 	return err == nil && fi.Mode()&fs.ModeNamedPipe != 0
 }
 
+// readOnlyOpen: flag opens for reading only, which leaves the tree as it
+// is (no O_CREATE, no O_TRUNC).
+func readOnlyOpen(flag int) bool {
+	return flag&vfs.O_ACCMODE == vfs.O_RDONLY && flag&(vfs.O_CREATE|vfs.O_TRUNC) == 0
+}
+
+// openRead opens path of the vfs for reading (readOnlyOpen(flag)) in one
+// walk instead of isFifo's Stat and then the open: it looks at what it
+// opened. fifo: path is a fifo (f is nil; open it with openFifo). An error
+// is the vfs's; only then is isFifo asked, as before, so that a fifo the
+// vfs does not open as a file (O_DIRECTORY) still opens as a fifo. Writing
+// opens keep isFifo first: a vfs open for writing publishes a new tree
+// even on a fifo, which would make the session look changed.
+func (r *runner) openRead(path string, flag int) (f *vfs.File, fifo bool, err error) {
+	f, err = r.sh.cfg.FS.OpenFile(path, flag, 0)
+	if err != nil {
+		return nil, r.isFifo(path), err
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode()&fs.ModeNamedPipe != 0 {
+		f.Close()
+		return nil, true, nil
+	}
+	return f, false, nil
+}
+
 // openFifo opens the fifo at path as flag says.
 func (r *runner) openFifo(path string, flag int) (any, error) {
 	f := r.fifoFor(path)

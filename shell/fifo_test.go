@@ -47,3 +47,37 @@ func TestFifo(t *testing.T) {
 		})
 	}
 }
+
+// Read-only opens look at what they opened instead of a Stat first: a fifo
+// reached through a symlink still opens as a fifo (it waits for a writer,
+// where an empty file would give EOF at once), a missing file still fails
+// with the open's error, and a regular file still reads (commands and <).
+// (Fifos meet by the path opened, so a writer of /tmp/f and a reader of a
+// link to it do not meet: as before, unlike Linux.)
+func TestFifoReadOpen(t *testing.T) {
+	tests := []struct {
+		name, script, out, stderr string
+		status                    int
+	}{
+		{"symlink to a fifo, command", `cat /tmp/l; echo unreachable`, "", "time limit exceeded", StatusTimeout},
+		{"symlink to a fifo, redirection", `read -r x < /tmp/l; echo unreachable`, "", "time limit exceeded", StatusTimeout},
+		{"missing file, command", `cat /tmp/nope; echo $?`, "1\n", "cat: /tmp/nope: No such file or directory", 0},
+		{"missing file, redirection", `read -r x < /tmp/nope; echo $?`, "1\n", "/tmp/nope: No such file or directory", 0},
+		{"regular file", `echo data > /tmp/r; cat /tmp/r; read -r x < /tmp/r; echo "$x"`, "data\ndata\n", "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sh := newTestShell(t, Limits{Timeout: 300 * time.Millisecond})
+			if err := sh.FS().Mknod("/tmp/f", fs.ModeNamedPipe|0o644, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := sh.FS().Symlink("/tmp/f", "/tmp/l"); err != nil {
+				t.Fatal(err)
+			}
+			out, errs, st := runScript(t, sh, tt.script)
+			if out != tt.out || st != tt.status || !strings.Contains(errs, tt.stderr) {
+				t.Errorf("got %q %q %d, want %q %q %d", out, errs, st, tt.out, tt.stderr, tt.status)
+			}
+		})
+	}
+}

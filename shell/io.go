@@ -176,6 +176,16 @@ func (r *runner) openFile(name string, flag int, perm fs.FileMode) (any, error) 
 	if f, handled, err := r.openSpecial(p, flag); handled {
 		return f, err
 	}
+	if readOnlyOpen(flag) {
+		f, fifo, err := r.openRead(p, flag)
+		switch {
+		case fifo:
+			return r.openFifo(p, flag)
+		case err != nil:
+			return nil, err
+		}
+		return f, nil
+	}
 	if r.isFifo(p) {
 		return r.openFifo(p, flag)
 	}
@@ -400,7 +410,15 @@ func (r *runner) release(f *fdesc) {
 			return
 		}
 	}
-	f.c.Close()
+	if err := f.c.Close(); err != nil && f.w != nil {
+		// A close can fail where every write went through (a drive
+		// commits at close: its quota, its store): say so, and fail
+		// the command, rather than lose the file silently.
+		r.errf("%s: %s", f.path, errText(err))
+		if r.status == 0 {
+			r.status = 1
+		}
+	}
 }
 
 func (r *runner) setFd(n int, f *fdesc) {

@@ -325,3 +325,28 @@ func overrides(n int) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// The verdict on PATH (standard directories only, or one where a script
+// may shadow a resident command) is kept for the last PATH seen: sessions
+// taking turns with different PATHs each get their own verdict.
+func TestCustomPathVerdict(t *testing.T) {
+	plain := newTestShell(t, Limits{})
+	custom := newTestShell(t, Limits{})
+	if err := custom.FS().MkdirAll("/opt/bin", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := custom.FS().WriteFile("/opt/bin/whoami", []byte("#!/bin/bash\necho script\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, errs, st := runScript(t, custom, `PATH=/opt/bin:$PATH; hash -r`); st != 0 {
+		t.Fatalf("setup: %q %q %d", out, errs, st)
+	}
+	for i := range 4 {
+		if out, errs, _ := runScript(t, plain, `whoami`); out != "user\n" {
+			t.Errorf("turn %d, standard PATH: %q (stderr %q), want the resident whoami", i, out, errs)
+		}
+		if out, errs, _ := runScript(t, custom, `whoami`); out != "script\n" {
+			t.Errorf("turn %d, /opt/bin first: %q (stderr %q), want the script", i, out, errs)
+		}
+	}
+}

@@ -68,6 +68,8 @@ type runState struct {
 	ladder   ladder       // the Run's commands policy and rung counts (ladder.go)
 	outW     limitWriter  // the Run's stdout and stderr (in the runState: one allocation less)
 	errW     limitWriter
+	std      [3]fdesc  // the Run's descriptors 0-2 and the table's first backing
+	stdFds   [3]*fdesc // array (in the runState too: two allocations less)
 }
 
 func (rs *runState) fail(le *limitError) {
@@ -367,11 +369,14 @@ func (r *runner) stageRunner() *runner {
 	c := stagePool.Get().(*runner)
 	h, hsh := c.hooks, c.sh
 	r.subshellInto(c)
-	if h != nil && hsh == r.sh {
+	switch {
+	case h != nil && hsh == r.sh:
 		// The hooks of this runner pointer, built for the same Shell: the
 		// same as cmdHooks would build (they depend on the Shell's Config
 		// and the session's start only; their funcs read c when called).
 		c.hooks, c.hooksOf = h, c
+	case h != nil:
+		c.rehook(h)
 	}
 	return c
 }
@@ -500,8 +505,10 @@ func (r *runner) runTopWith(ctx context.Context, stdin io.Reader, stdout, stderr
 	rs.outW = limitWriter{w: stdout, rs: rs}
 	rs.errW = limitWriter{w: stderr, rs: rs}
 	ow, ew := &rs.outW, &rs.errW
-	std := &[3]fdesc{{r: stdin, path: "/dev/stdin"}, {w: ow, path: "/dev/stdout"}, {w: ew, path: "/dev/stderr"}}
-	r.fds = []*fdesc{&std[0], &std[1], &std[2]}
+	std := &rs.std
+	*std = [3]fdesc{{r: stdin, path: "/dev/stdin"}, {w: ow, path: "/dev/stdout"}, {w: ew, path: "/dev/stderr"}}
+	rs.stdFds = [3]*fdesc{&std[0], &std[1], &std[2]}
+	r.fds = rs.stdFds[:]
 	rs.top = [2]io.Writer{ow, ew}
 	rs.term = &runTerm{w: rs.top}
 	r.exiting, r.breakN, r.contN, r.returning = false, 0, 0, false

@@ -77,3 +77,45 @@ func TestStagePoolNoLeak(t *testing.T) {
 		}
 	}
 }
+
+// A pooled stage runner that served another Shell gets the new Shell's
+// System from rehook, and keeps its own funcs (bound to the runner).
+func TestStageRehook(t *testing.T) {
+	var shells []*Shell
+	for _, name := range []string{"alpha", "beta"} {
+		fsys, tbl := benchBase(nil)
+		sh, err := New(Config{FS: fsys, Commands: tbl, Hostname: name, User: name + "-user"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shells = append(shells, sh)
+	}
+	a, b := shells[0].st, shells[1].st
+	c := a.stageRunner()
+	old := c.cmdHooks()
+	if old.sys.Hostname != "alpha" {
+		t.Fatalf("hostname %q under alpha", old.sys.Hostname)
+	}
+	// What releaseStage and beta's stageRunner do when the pool hands c
+	// over (sync.Pool may not return c itself, hence by hand).
+	c.resetStage()
+	if c.hooks != old || c.sh != shells[0] {
+		t.Fatal("resetStage dropped the runner's own hooks")
+	}
+	b.subshellInto(c)
+	c.rehook(old)
+	h := c.cmdHooks()
+	if h != old {
+		t.Error("rehook built new hooks: the runner's own are reused")
+	}
+	want := b.system(nil, nil)
+	if h.sys.Hostname != want.Hostname || h.sys.User != want.User || !h.sys.Started.Equal(want.Started) || h.sys.MaxMemoryBytes != want.MaxMemoryBytes {
+		t.Errorf("rehooked System %+v, want beta's %+v", h.sys, want)
+	}
+	if h.sys.Procs == nil || h.sys.Kill == nil || h.open == nil || h.exec == nil || h.execDir == nil || h.lookup == nil {
+		t.Errorf("rehooked hooks lost funcs: %+v", h)
+	}
+	if ps := h.sys.Procs(); len(ps) == 0 || ps[0].Pid != b.pid {
+		t.Errorf("Procs lists %+v, want beta's shell (pid %d) first", ps, b.pid)
+	}
+}
