@@ -62,9 +62,17 @@ func TestE2E_Drives(t *testing.T) {
 	if out := run(0, "sandbox", "exec", a, "-c", "tail -1 /mnt/team/d/n; df -T /mnt/team | tail -1"); !regexp.MustCompile(`^1000\nshared +drive .* /mnt/team\n$`).MatchString(out) {
 		t.Errorf("A after B's rename, df:\n%s", out)
 	}
-	// The quota (1 MiB): the close that passes it fails with ENOSPC.
+	// The quota (1 MiB): a write past it fails at once with ENOSPC; two
+	// files that each fit but not together: the second close fails, loudly.
 	if out := run(1, "sandbox", "exec", b, "-c", "head -c 2000000 /dev/zero > /shared/big"); !strings.Contains(out, "No space left on device") {
 		t.Errorf("over the quota: %q", out)
+	}
+	out := run(1, "sandbox", "exec", b, "-c", "rm /shared/big; exec 3>/shared/x; head -c 600000 /dev/zero >&3; head -c 600000 /dev/zero > /shared/y; exec 3>&-")
+	if !strings.Contains(out, "/shared/x: No space left on device") {
+		t.Errorf("a close past the quota: %q", out)
+	}
+	if out := run(0, "sandbox", "exec", a, "-c", "ls /mnt/team; wc -c < /mnt/team/y"); out != "d\ny\n600000\n" {
+		t.Errorf("after the refused close: %q", out)
 	}
 	// Writes under the mount are not the sandbox's own: a fork lacks both
 	// the mount and its files.
