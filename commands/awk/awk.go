@@ -270,7 +270,14 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 			src += "\n" + asortSource
 		}
 	}
+	if rw, add := rewriteCompat(src); rw != src {
+		src = rw + "\n" + add
+	}
+	chars := utf8Locale(inv)
 	gawk := gawkFuncs(inv, func(msg string) { fmt.Fprintf(inv.Stderr, "%s: warning: %s\n", name, msg) })
+	for k, v := range compatFuncs(chars) {
+		gawk[k] = v
+	}
 	// FILENAME: GoAWK only ever sees "-", so reads of it are rewritten to
 	// ask the input sequence which file is current.
 	seg := &segments{ctx: ctx, inv: inv, stderr: inv.Stderr}
@@ -290,7 +297,14 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		return 2
 	}
 	var met *meter
+	var sp *splitter
 	funcs := map[string]interface{}{
+		splitFunc: func() int {
+			if sp != nil {
+				return sp.split()
+			}
+			return 0
+		},
 		filenameFunc: seg.filename,
 		ewriteFunc: func(s string) int {
 			io.WriteString(inv.Stderr, s)
@@ -317,8 +331,11 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	// when the record was read (FS set in an action applies from the next
 	// record).
 	head := "BEGIN{" + meterFunc + "()} "
-	if len(asWritten.Actions) > 0 && assignsFS(src) {
-		head += "NF<0{} "
+	if len(asWritten.Actions) > 0 {
+		head += splitFunc + "(){} "
+		if assignsFS(src) {
+			head += "NF<0{} "
+		}
 	}
 	prog, err := parser.ParseProgram([]byte(head+src), &parser.ParserConfig{Funcs: funcs})
 	if err != nil {
@@ -342,11 +359,11 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		}
 		argv = append(argv, "-")
 	}
-	// A program that never names RS keeps the default newline RS, the
-	// only mode in which GoAWK drops a \r.
-	seg.keepCR = !strings.Contains(src, "RS")
+	// A program that never sets RS to anything but a newline keeps the
+	// newline RS, the only mode in which GoAWK drops a \r.
+	seg.keepCR = !setsRS(src)
 	for _, a := range append(append([]string{}, assigns...), args...) {
-		if strings.HasPrefix(a, "RS=") {
+		if v, ok := strings.CutPrefix(a, "RS="); ok && unescapeFS(v) != "\n" {
 			seg.keepCR = false
 		}
 	}
@@ -386,12 +403,16 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		Args: argv[1:], Vars: vars, Environ: env,
 		NoExec: true, NoFileReads: true, NoFileWrites: true,
 		Funcs: funcs,
+		// length, substr, index, match and %c count characters in a
+		// UTF-8 locale, bytes in the C locale, as gawk does.
+		Chars: chars,
 	}
 	it, err := interp.New(prog)
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, err)
 		return 2
 	}
+	sp = newSplitter(it)
 	var run context.Context = ctx
 	if mem := inv.Memory(); mem != nil {
 		res := mem.Reserve()
@@ -483,4 +504,49 @@ func unescapeFS(s string) string {
 		return u
 	}
 	return s
+}
+
+// setsRS reports whether the program assigns RS anything but "\n" (a
+// program that does not lex is taken to).
+func setsRS(src string) bool {
+	if !strings.Contains(src, "RS") {
+		return false
+	}
+	toks, ok := lex(src)
+	if !ok {
+		return true
+	}
+	for i, t := range toks {
+		if t.tok != lexer.NAME || t.val != "RS" || i+1 >= len(toks) {
+			continue
+		}
+		switch toks[i+1].tok {
+		case lexer.ASSIGN:
+			if i+3 < len(toks) && toks[i+2].tok == lexer.STRING && toks[i+2].val == "\n" {
+				switch toks[i+3].tok {
+				case lexer.SEMICOLON, lexer.NEWLINE, lexer.RBRACE, lexer.EOF:
+					continue
+				}
+			}
+			return true
+		case lexer.ADD_ASSIGN, lexer.SUB_ASSIGN, lexer.MUL_ASSIGN, lexer.DIV_ASSIGN, lexer.MOD_ASSIGN, lexer.POW_ASSIGN:
+			return true
+		}
+		if i > 0 && toks[i-1].tok == lexer.GETLINE {
+			return true
+		}
+	}
+	return false
+}
+
+// utf8Locale reports whether the invocation's locale (LC_ALL, LC_CTYPE,
+// LANG, the first set) is a UTF-8 one; unset is the C locale.
+func utf8Locale(inv *commands.Invocation) bool {
+	for _, k := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if v := inv.Getenv(k); v != "" {
+			v = strings.ToLower(v)
+			return strings.Contains(v, "utf-8") || strings.Contains(v, "utf8")
+		}
+	}
+	return false
 }

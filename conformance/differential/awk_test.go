@@ -76,6 +76,7 @@ func TestCompareAwk(t *testing.T) {
 
 // TestAwkCorpus replays the awk regression corpus: an entry not marked
 // known must match gawk's recorded outcome byte for byte.
+// AWK_CORPUS_UPDATE=1 turns known entries that now match into guards.
 func TestAwkCorpus(t *testing.T) {
 	needGawk(t)
 	r := newRunner(t)
@@ -103,7 +104,15 @@ func TestAwkCorpus(t *testing.T) {
 				c.Gawk.Stdout, c.Gawk.Stderr, c.Gawk.Status, w.Stdout, w.Stderr, w.Status)
 		case c.Known && v == Match:
 			fixed++
-			t.Logf("%s: now matches gawk; set \"known\": false to keep it as a guard", c.Name)
+			if os.Getenv("AWK_CORPUS_UPDATE") != "" {
+				c.Known, c.Why, c.Class = false, "", ""
+				if err := c.Save(awkCorpus); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%s: now matches gawk: kept as a guard (known: false)", c.Name)
+				continue
+			}
+			t.Logf("%s: now matches gawk; set \"known\": false to keep it as a guard (AWK_CORPUS_UPDATE=1 does)", c.Name)
 		case c.Known:
 			known++
 		}
@@ -115,7 +124,9 @@ func TestAwkCorpus(t *testing.T) {
 // feature, default 5: the CI slice) and holds testdata/awk-floor.json's
 // line on silent and loud mismatches per feature. AWK_UPDATE=1 rewrites
 // the floor; AWK_SAVE=1 minimizes every mismatch and saves it to the
-// corpus (as known, with gawk's outcome); AWK_SEED picks the first seed.
+// corpus (as known, with gawk's outcome); AWK_SEED picks the first seed,
+// AWK_FEATURES (comma-separated) the features; AWK_VERBOSE=1 prints every
+// mismatch.
 func TestAwkSeeded(t *testing.T) {
 	needGawk(t)
 	r := newRunner(t)
@@ -127,7 +138,11 @@ func TestAwkSeeded(t *testing.T) {
 		seed, _ = strconv.ParseUint(s, 10, 64)
 	}
 	save := os.Getenv("AWK_SAVE") != ""
-	rep, err := AwkCampaign(context.Background(), r, Options{Seed: seed, PerFeature: n, Jobs: 2, Minimize: save})
+	var feats []string
+	if s := os.Getenv("AWK_FEATURES"); s != "" {
+		feats = strings.Split(s, ",")
+	}
+	rep, err := AwkCampaign(context.Background(), r, Options{Seed: seed, PerFeature: n, Jobs: 2, Minimize: save, Features: feats})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +182,7 @@ func TestAwkSeeded(t *testing.T) {
 	if err := json.Unmarshal(raw, &floor); err != nil {
 		t.Fatal(err)
 	}
-	if floor["per_feature"] != n || seed != 1 {
+	if floor["per_feature"] != n || seed != 1 || feats != nil {
 		t.Logf("floor recorded with seed 1 and %d programs per feature, this run is seed %d with %d: not judged", floor["per_feature"], seed, n)
 		return
 	}
