@@ -34,19 +34,27 @@ func Register(t commands.Table) {
 // segments is stdin for GoAWK: each input file in turn, with an EOF between
 // them so GoAWK's per-"-" scanners see one file each.
 type segments struct {
-	ctx     context.Context
-	inv     *commands.Invocation
-	names   []string
-	cur     io.Reader
-	closer  io.Closer
-	opened  bool
-	keepCR  bool // RS is the default newline: keep a \r before it (see crKeeper)
-	stderr  io.Writer
-	failed  bool
-	started bool
-	current string // the file being read, for FILENAME
-	stdin   bool   // no file operands: FILENAME is "-" once reading starts
+	ctx      context.Context
+	inv      *commands.Invocation
+	names    []string
+	cur      io.Reader
+	closer   io.Closer
+	opened   bool
+	keepCR   bool // RS is the default newline: keep a \r before it (see crKeeper)
+	stderr   io.Writer
+	failed   bool
+	started  bool
+	current  string // the file being read, for FILENAME
+	stdin    bool   // no file operands: FILENAME is "-" once reading starts
+	queued   bool   // operandHook queued a file
+	stdinEOF bool   // standard input, read for want of file operands, is done
 }
+
+// operandHook is the BEGIN action that hands the file operands to the
+// segments (see Awk).
+const operandHook = "BEGIN{for(__warren_a=1;__warren_a<ARGC;__warren_a++)if(" + operandFunc + "(ARGV[__warren_a]))ARGV[__warren_a]=\"-\"}"
+
+const operandFunc = "__warren_operand"
 
 // filename is FILENAME: "" before input is read (BEGIN), then the file
 // being read, "-" for standard input (as mawk).
@@ -60,6 +68,14 @@ func (s *segments) filename() string {
 func (s *segments) Read(p []byte) (int, error) {
 	if err := s.ctx.Err(); err != nil {
 		return 0, err
+	}
+	if !s.opened && len(s.names) == 0 && !s.queued && !s.stdinEOF {
+		// no file operands: GoAWK reads its standard input
+		var r io.Reader = textio.WithContext(s.ctx, s.inv.Stdin)
+		if s.keepCR {
+			r = &crKeeper{r: r}
+		}
+		s.cur, s.closer, s.opened, s.stdin, s.started, s.stdinEOF = r, io.NopCloser(nil), true, true, true, true
 	}
 	if !s.opened {
 		if len(s.names) == 0 {
@@ -310,6 +326,17 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 			io.WriteString(inv.Stderr, s)
 			return 0
 		},
+		operandFunc: func(a string) int {
+			if a == "" || isAssign(a) {
+				return 0
+			}
+			if a == "/dev/stdin" {
+				a = "-"
+			}
+			seg.names = append(seg.names, a)
+			seg.queued = true
+			return 1
+		},
 		meterFunc: func() int {
 			if met != nil {
 				return met.start()
@@ -331,6 +358,11 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	// when the record was read (FS set in an action applies from the next
 	// record).
 	head := "BEGIN{" + meterFunc + "()} "
+	if strings.Contains(src, "getline") {
+		head += operandHook + " "
+	} else {
+		src += "\n" + operandHook + "\n"
+	}
 	if len(asWritten.Actions) > 0 {
 		head += splitFunc + "(){} "
 		if assignsFS(src) {
@@ -342,23 +374,14 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, err)
 		return 2
 	}
-	// Operands that are files become "-" reading the next segment;
-	// var=value operands stay in place so they apply at the right time.
-	argv := []string{name}
-	files := 0
-	for _, a := range args {
-		if isAssign(a) {
-			argv = append(argv, a)
-			continue
-		}
-		files++
-		if a == "-" || a == "/dev/stdin" {
-			seg.names = append(seg.names, "-")
-		} else {
-			seg.names = append(seg.names, a)
-		}
-		argv = append(argv, "-")
-	}
+	// File operands reach GoAWK as "-", each reading the next segment:
+	// operandHook, the last BEGIN action (the first when the program uses
+	// getline, which may read input in BEGIN), queues each operand that
+	// is a file (not "" and not var=value, which stay in place so they
+	// apply at the right time) and sets its ARGV entry to "-". So BEGIN
+	// sees the operands as written, and a program that edits ARGV there
+	// (ARGV[1] = "", ARGV[ARGC++] = "f") reads what it asked for.
+	argv := append([]string{name}, args...)
 	// A program that never sets RS to anything but a newline keeps the
 	// newline RS, the only mode in which GoAWK drops a \r.
 	seg.keepCR = !setsRS(src)
@@ -368,14 +391,6 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		}
 	}
 	var stdin io.Reader = seg
-	if files == 0 {
-		seg.stdin = true
-		var r io.Reader = textio.WithContext(ctx, inv.Stdin)
-		if seg.keepCR {
-			r = &crKeeper{r: r}
-		}
-		stdin = &startReader{r: r, started: &seg.started}
-	}
 	env := []string{}
 	for _, kv := range inv.Env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -400,7 +415,7 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	defer textio.PutWriter(out)
 	cfg := &interp.Config{
 		Stdin: stdin, Output: out, Error: inv.Stderr,
-		Args: argv[1:], Vars: vars, Environ: env,
+		Argv0: name, Args: argv[1:], Vars: vars, Environ: env,
 		NoExec: true, NoFileReads: true, NoFileWrites: true,
 		Funcs: funcs,
 		// length, substr, index, match and %c count characters in a
@@ -454,17 +469,6 @@ func unwrap(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// startReader notes when standard input is first read (for FILENAME).
-type startReader struct {
-	r       io.Reader
-	started *bool
-}
-
-func (s *startReader) Read(p []byte) (int, error) {
-	*s.started = true
-	return s.r.Read(p)
 }
 
 func isAssign(a string) bool {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -31,6 +32,19 @@ import (
 //	                      argument, arr[0] and arr[i] the match and its
 //	                      groups, arr[i, "start"] and arr[i, "length"]
 //	                      (a group that took no part is "" without them).
+//	for (k in a)       -> a loop over a snapshot of the keys that
+//	                      __warren_keys (awk, added) takes: gawk visits the
+//	                      keys of an array of small or dense non-negative
+//	                      integers in ascending order, as numbers, and
+//	                      scripts rely on it (split's 1..n, NR-indexed
+//	                      lines); GoAWK walks a Go map, in an order that
+//	                      changes from run to run. Other arrays keep
+//	                      GoAWK's order (gawk's hash order is not
+//	                      reproducible from outside). The snapshot is what
+//	                      gawk iterates too: a key deleted in the loop is
+//	                      still visited. Inside a function the loop's
+//	                      variables are added to its parameters (locals),
+//	                      so recursion keeps one snapshot per call.
 const (
 	substrFunc   = "__warren_substr"
 	splitAwkFunc = "__warren_split"
@@ -38,7 +52,35 @@ const (
 	btrimFunc    = "__warren_btrim"
 	matchAwkFunc = "__warren_match"
 	groupsFunc   = "__warren_groups"
+	keysAwkFunc  = "__warren_keys"
+	uintFunc     = "__warren_uint"
 )
+
+// keysSource is __warren_keys in awk: it fills ks[1..n] with a's keys
+// and returns n; the keys are in ascending order, as numbers, when all
+// are canonical non-negative integers below 2^31 that are dense (max-min
+// < 2n) or all below 1024 (where gawk's integer arrays list in order).
+const keysSource = `
+function __warren_keys(a, ks,    k, n, v, mn, mx, ok, i) {
+	delete ks
+	n = 0; ok = 1
+	for (k in a) {
+		ks[++n] = k
+		if (ok) {
+			v = __warren_uint(k)
+			if (v < 0) ok = 0
+			else if (n == 1) mn = mx = v
+			else if (v < mn) mn = v
+			else if (v > mx) mx = v
+		}
+	}
+	if (ok && n > 1 && (mx - mn < 2 * n || mx < 1024)) {
+		n = 0
+		for (i = mn; i <= mx; i++) if (i in a) ks[++n] = i
+	}
+	return n
+}
+`
 
 // splitSource is __warren_split in awk (split needs an array argument,
 // which native functions cannot take).
@@ -80,6 +122,7 @@ func compatFuncs(chars bool) map[string]interface{} {
 			return 0
 		},
 		btrimFunc: func(s string) string { return strings.Trim(s, " \t\n") },
+		uintFunc:  canonicalUint,
 		groupsFunc: func(s, re string) (string, error) {
 			rx, err := cachedRegex(re)
 			if err != nil {
@@ -154,6 +197,25 @@ func gawkSubstr(s string, chars bool, args ...float64) string {
 	return s[from:bi]
 }
 
+// canonicalUint is the value of a key that is a non-negative integer
+// below 2^31 written canonically (no sign, no leading zero), else -1.
+func canonicalUint(k string) int {
+	if k == "" || len(k) > 10 || len(k) > 1 && k[0] == '0' {
+		return -1
+	}
+	v := 0
+	for i := 0; i < len(k); i++ {
+		if k[i] < '0' || k[i] > '9' {
+			return -1
+		}
+		v = v*10 + int(k[i]-'0')
+	}
+	if v >= 1<<31 {
+		return -1
+	}
+	return v
+}
+
 var compatRegexes sync.Map // regex source -> *regexp.Regexp
 
 func cachedRegex(re string) (*regexp.Regexp, error) {
@@ -172,7 +234,7 @@ func cachedRegex(re string) (*regexp.Regexp, error) {
 // functions to add after the program (splitSource, matchSource); a program that does not lex, or defines a
 // function of one of the names, is returned as it is.
 func rewriteCompat(src string) (string, string) {
-	if !strings.Contains(src, "substr") && !strings.Contains(src, "split") && !strings.Contains(src, "match") {
+	if !strings.Contains(src, "substr") && !strings.Contains(src, "split") && !strings.Contains(src, "match") && !strings.Contains(src, "in") {
 		return src, ""
 	}
 	toks, ok := lex(src)
@@ -185,9 +247,48 @@ func rewriteCompat(src string) (string, string) {
 		}
 	}
 	var reps []replacement
-	needSplit, needMatch := false, false
+	needSplit, needMatch, needKeys := false, false, false
+	depth := 0
+	funcParams, added := -1, 0 // the ')' of the enclosing function's parameters
 	for i := 0; i+1 < len(toks); i++ {
 		t := toks[i]
+		switch t.tok {
+		case lexer.FUNCTION:
+			if depth == 0 {
+				for k := i + 1; k < len(toks); k++ {
+					if toks[k].tok == lexer.RPAREN {
+						funcParams, added = k, 0
+						break
+					}
+				}
+			}
+		case lexer.LBRACE:
+			depth++
+		case lexer.RBRACE:
+			if depth--; depth == 0 {
+				funcParams = -1
+			}
+		case lexer.FOR:
+			if i+5 < len(toks) && toks[i+1].tok == lexer.LPAREN && toks[i+2].tok == lexer.NAME && toks[i+3].tok == lexer.IN &&
+				toks[i+4].tok == lexer.NAME && toks[i+5].tok == lexer.RPAREN {
+				needKeys = true
+				n := strconv.Itoa(i)
+				iv, nv, kv := "__warren_i"+n, "__warren_n"+n, "__warren_ks"+n
+				reps = append(reps, replacement{toks[i+1].off, toks[i+5].off + 1, fmt.Sprintf(
+					"(%s = %s = %s(%s, %s); %s > 0 && ((%s = %s[%s - %s + 1]) || 1); %s--)",
+					iv, nv, keysAwkFunc, toks[i+4].val, kv, iv, toks[i+2].val, kv, nv, iv, iv)})
+				if funcParams >= 0 {
+					sep := ", "
+					if toks[funcParams-1].tok == lexer.LPAREN && added == 0 {
+						sep = ""
+					}
+					added++
+					reps = append(reps, replacement{toks[funcParams].off, toks[funcParams].off, sep + iv + ", " + nv + ", " + kv})
+				}
+				i += 5
+				continue
+			}
+		}
 		if t.tok != lexer.F_SUBSTR && t.tok != lexer.F_SPLIT && t.tok != lexer.F_MATCH || toks[i+1].tok != lexer.LPAREN {
 			continue
 		}
@@ -237,6 +338,9 @@ func rewriteCompat(src string) (string, string) {
 	}
 	if needMatch {
 		add += matchSource
+	}
+	if needKeys {
+		add += keysSource
 	}
 	return applyReplacements(src, reps), add
 }
