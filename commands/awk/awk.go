@@ -289,9 +289,14 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	if rw, add := rewriteCompat(src); rw != src {
 		src = rw + "\n" + add
 	}
+	src = rewritePipes(src)
+	pp := newPipes(ctx, inv, nil)
 	chars := utf8Locale(inv)
 	gawk := gawkFuncs(inv, func(msg string) { fmt.Fprintf(inv.Stderr, "%s: warning: %s\n", name, msg) })
 	for k, v := range compatFuncs(chars) {
+		gawk[k] = v
+	}
+	for k, v := range pp.funcs() {
 		gawk[k] = v
 	}
 	// FILENAME: GoAWK only ever sees "-", so reads of it are rewritten to
@@ -413,6 +418,7 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	}
 	out := textio.NewWriter(inv.Stdout)
 	defer textio.PutWriter(out)
+	pp.out = out
 	cfg := &interp.Config{
 		Stdin: stdin, Output: out, Error: inv.Stderr,
 		Argv0: name, Args: argv[1:], Vars: vars, Environ: env,
@@ -437,6 +443,7 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		}
 	}
 	status, err := it.ExecuteContext(run, cfg)
+	pp.closeAll()
 	if ferr := out.Flush(); textio.BrokenPipe(ferr) || (err != nil && textio.BrokenPipe(err)) {
 		return 141 // SIGPIPE in a real awk: silent
 	}
