@@ -278,6 +278,17 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		src += "\n" + strings.Join(sources, "\n")
 	}
 	src = joinContinuedStrings(src)
+	where := "cmd. line" // how gawk names the program in diagnostics
+	if len(progFiles) == 1 && len(sources) == 0 {
+		where = progFiles[0]
+	}
+	consts, divs := divisions(src, where)
+	if len(consts) > 0 {
+		for _, m := range consts {
+			fmt.Fprintf(inv.Stderr, "%s: %s\n", name, m)
+		}
+		return 1
+	}
 	// gawk's extensions: calls rewritten, asort/asorti added as awk code
 	// after the program (its lines keep their numbers).
 	if rw, needSort := rewriteGawk(src); rw != src {
@@ -320,9 +331,9 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	var met *meter
 	var sp *splitter
 	funcs := map[string]interface{}{
-		splitFunc: func() int {
+		splitFunc: func(fnr int) int {
 			if sp != nil {
-				return sp.split()
+				return sp.split(fnr)
 			}
 			return 0
 		},
@@ -369,7 +380,7 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		src += "\n" + operandHook + "\n"
 	}
 	if len(asWritten.Actions) > 0 {
-		head += splitFunc + "(){} "
+		head += splitFunc + "(FNR){} "
 		if assignsFS(src) {
 			head += "NF<0{} "
 		}
@@ -458,6 +469,11 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 			return st
 		}
 		msg := err.Error()
+		if sp != nil {
+			if m := divMessage(msg, divs, where, sp.read, seg.filename(), sp.fnr); m != "" {
+				msg = m
+			}
+		}
 		if strings.Contains(msg, "NoFileReads") || strings.Contains(msg, "NoFileWrites") || strings.Contains(msg, "NoExec") {
 			msg += " (file redirection, getline from files and commands are not available in the sandbox's awk)"
 		}

@@ -57,9 +57,11 @@ var fieldLayout = func() (l struct {
 	return
 }()
 
-// splitter re-splits records for one interpreter.
+// splitter re-splits records for one interpreter; splitFunc is given FNR.
 type splitter struct {
 	base unsafe.Pointer // GoAWK's *interp; nil when the layout is unknown
+	fnr  int            // FNR of the last record read (for diagnostics)
+	read bool           // a record was read
 }
 
 func newSplitter(it *interp.Interpreter) *splitter {
@@ -71,7 +73,8 @@ func newSplitter(it *interp.Interpreter) *splitter {
 
 // split is splitFunc: it returns 0, so the rule it is the pattern of
 // never runs an action.
-func (s *splitter) split() int {
+func (s *splitter) split(fnr int) int {
+	s.fnr, s.read = fnr, true
 	if s.base == nil {
 		return 0
 	}
