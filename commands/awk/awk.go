@@ -303,7 +303,16 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	src = rewritePipes(src)
 	pp := newPipes(ctx, inv, nil)
 	chars := utf8Locale(inv)
-	gawk := gawkFuncs(inv, func(msg string) { fmt.Fprintf(inv.Stderr, "%s: warning: %s\n", name, msg) })
+	seg := &segments{ctx: ctx, inv: inv, stderr: inv.Stderr}
+	var sp *splitter
+	gawk := gawkFuncs(inv, func(line int, msg string) {
+		// gawk's form: where:line: (FILENAME=f FNR=n) warning: msg
+		at := ""
+		if sp != nil && sp.read {
+			at = fmt.Sprintf("(FILENAME=%s FNR=%d) ", seg.filename(), sp.fnr)
+		}
+		fmt.Fprintf(inv.Stderr, "%s: %s:%d: %swarning: %s\n", name, where, line, at, msg)
+	})
 	for k, v := range compatFuncs(chars) {
 		gawk[k] = v
 	}
@@ -312,7 +321,6 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	}
 	// FILENAME: GoAWK only ever sees "-", so reads of it are rewritten to
 	// ask the input sequence which file is current.
-	seg := &segments{ctx: ctx, inv: inv, stderr: inv.Stderr}
 	if err := checkNesting(src); err != nil {
 		st, _ := inv.LimitExceeded(err)
 		return st
@@ -329,7 +337,6 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		return 2
 	}
 	var met *meter
-	var sp *splitter
 	funcs := map[string]interface{}{
 		splitFunc: func(fnr int) int {
 			if sp != nil {
@@ -421,10 +428,7 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	}
 	for _, a := range assigns {
 		k, v, _ := strings.Cut(a, "=")
-		uv, err := lexer.Unescape(v)
-		if err == nil {
-			v = uv
-		}
+		v = unescapeAssign(v, func(msg string) { fmt.Fprintf(inv.Stderr, "%s: warning: %s\n", name, msg) })
 		vars = append(vars, k, v)
 	}
 	out := textio.NewWriter(inv.Stdout)

@@ -379,3 +379,81 @@ func applyReplacements(src string, reps []replacement) string {
 	b.WriteString(src[last:])
 	return b.String()
 }
+
+// unescapeAssign processes the escapes of a -v assignment's value as gawk
+// does: the C escapes, \" \\ \/, octal \ooo, \xHH (two digits at most);
+// another escaped character stands for itself, with warn's warning, and a
+// backslash at the end is dropped.
+func unescapeAssign(v string, warn func(string)) string {
+	if !strings.Contains(v, `\`) {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c != '\\' {
+			b.WriteByte(c)
+			continue
+		}
+		if i+1 == len(v) {
+			break
+		}
+		i++
+		switch c = v[i]; c {
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		case '\\', '"':
+			b.WriteByte(c)
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			n := 0
+			for k := 0; k < 3 && i < len(v) && v[i] >= '0' && v[i] <= '7'; k++ {
+				n = n*8 + int(v[i]-'0')
+				i++
+			}
+			i--
+			b.WriteByte(byte(n))
+		case 'x':
+			n, k := 0, 0
+			for ; k < 2 && i+1 < len(v) && isHex(v[i+1]); k++ {
+				i++
+				n = n*16 + hexVal(v[i])
+			}
+			if k == 0 {
+				warn("no hex digits in `\\x' escape sequence")
+				b.WriteByte('x')
+				continue
+			}
+			b.WriteByte(byte(n))
+		default:
+			warn(fmt.Sprintf("escape sequence `\\%c' treated as plain `%c'", c, c))
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func hexVal(c byte) int {
+	switch {
+	case c >= 'a':
+		return int(c-'a') + 10
+	case c >= 'A':
+		return int(c-'A') + 10
+	}
+	return int(c - '0')
+}

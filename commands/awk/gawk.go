@@ -25,7 +25,8 @@ import (
 
 // gawkFuncs are the native functions, for one invocation (the clock and
 // time zone are the sandbox's).
-func gawkFuncs(inv *commands.Invocation, errf func(string)) map[string]interface{} {
+// errf reports a warning of the call on the given program line.
+func gawkFuncs(inv *commands.Invocation, errf func(line int, msg string)) map[string]interface{} {
 	bits := func(name string, op func(a, b uint64) uint64) func(args ...float64) (float64, error) {
 		return func(args ...float64) (float64, error) {
 			if len(args) < 2 {
@@ -102,8 +103,8 @@ func gawkFuncs(inv *commands.Invocation, errf func(string)) map[string]interface
 			}
 			return float64(time.Date(n[0], time.Month(n[1]), n[2], n[3], n[4], n[5], 0, loc).Unix())
 		},
-		gensubFunc: func(re, repl, how, target string) (string, error) {
-			return gensub(re, repl, how, target, errf)
+		gensubFunc: func(line int, re, repl, how, target string) (string, error) {
+			return gensub(re, repl, how, target, func(msg string) { errf(line, msg) })
 		},
 	}
 }
@@ -175,7 +176,7 @@ func gensub(re, repl, how, target string, errf func(string)) (string, error) {
 		if n, err := strconv.ParseFloat(strings.TrimSpace(how), 64); err == nil && n >= 1 {
 			which = int(n)
 		} else if errf != nil {
-			errf(fmt.Sprintf("gensub: third argument %q treated as 1", how))
+			errf(fmt.Sprintf("gensub: third argument `%s' treated as 1", how))
 		}
 	}
 	var b strings.Builder
@@ -364,7 +365,9 @@ func rewriteGawk(src string) (string, bool) {
 			}
 		}
 		if t.val == "gensub" {
-			reps = append(reps, replacement{t.off, t.off + len(t.val), gensubFunc})
+			// the call's line goes first, for gawk's warnings
+			line := strings.Count(src[:t.off], "\n") + 1
+			reps = append(reps, replacement{t.off, toks[i+1].off + 1, gensubFunc + "(" + strconv.Itoa(line) + ", "})
 			if r := toks[i+2]; r.tok == lexer.REGEX {
 				end := toks[i+3].off
 				reps = append(reps, replacement{r.off, end, awkString(r.val)})
