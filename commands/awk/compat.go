@@ -45,6 +45,14 @@ import (
 //	                      still visited. Inside a function the loop's
 //	                      variables are added to its parameters (locals),
 //	                      so recursion keeps one snapshot per call.
+//	/\y/ /\</ /\>/      -> /\b/ (and \` \' -> \A \z): gawk's word and buffer
+//	                      operators in Go's syntax, in regex literals and in
+//	                      string literals used as regexes (after ~ or !~, the
+//	                      first argument of sub, gsub, match, gensub, split's
+//	                      third); Go's regexp took \< for a literal < and
+//	                      refused \y. \< and \> become \b, which is the same
+//	                      where a word character follows \< and precedes \>,
+//	                      the way they are written.
 const (
 	substrFunc   = "__warren_substr"
 	splitAwkFunc = "__warren_split"
@@ -222,7 +230,7 @@ func cachedRegex(re string) (*regexp.Regexp, error) {
 	if rx, ok := compatRegexes.Load(re); ok {
 		return rx.(*regexp.Regexp), nil
 	}
-	rx, err := regexp.Compile("(?s)" + re)
+	rx, err := regexp.Compile("(?s)" + gawkRegex(re))
 	if err != nil {
 		return nil, fmt.Errorf("invalid regex %q: %w", re, err)
 	}
@@ -234,7 +242,7 @@ func cachedRegex(re string) (*regexp.Regexp, error) {
 // functions to add after the program (splitSource, matchSource); a program that does not lex, or defines a
 // function of one of the names, is returned as it is.
 func rewriteCompat(src string) (string, string) {
-	if !strings.Contains(src, "substr") && !strings.Contains(src, "split") && !strings.Contains(src, "match") && !strings.Contains(src, "in") {
+	if !strings.Contains(src, "substr") && !strings.Contains(src, "split") && !strings.Contains(src, "match") && !strings.Contains(src, "in") && !strings.Contains(src, `\`) {
 		return src, ""
 	}
 	toks, ok := lex(src)
@@ -253,6 +261,18 @@ func rewriteCompat(src string) (string, string) {
 	for i := 0; i+1 < len(toks); i++ {
 		t := toks[i]
 		switch t.tok {
+		case lexer.REGEX:
+			if rx := gawkRegex(t.val); rx != t.val {
+				end := regexEnd(src, t.off)
+				reps = append(reps, replacement{t.off, end, "/" + strings.ReplaceAll(rx, "/", `\/`) + "/"})
+			}
+		case lexer.STRING:
+			if i > 0 && regexPosition(toks, i) {
+				lit := src[t.off:min(toks[i+1].off, len(src))]
+				if rx := gawkRegexSource(lit); rx != lit {
+					reps = append(reps, replacement{t.off, t.off + len(lit), rx})
+				}
+			}
 		case lexer.FUNCTION:
 			if depth == 0 {
 				for k := i + 1; k < len(toks); k++ {
@@ -456,4 +476,116 @@ func hexVal(c byte) int {
 		return int(c-'A') + 10
 	}
 	return int(c - '0')
+}
+
+// gawkRegex translates gawk's regex operators Go lacks (\y \< \> \` \')
+// in regex text re.
+func gawkRegex(re string) string {
+	if !strings.Contains(re, `\`) {
+		return re
+	}
+	var b strings.Builder
+	for i := 0; i < len(re); i++ {
+		if re[i] != '\\' || i+1 == len(re) {
+			b.WriteByte(re[i])
+			continue
+		}
+		i++
+		switch re[i] {
+		case 'y', '<', '>':
+			b.WriteString(`\b`)
+		case '`':
+			b.WriteString(`\A`)
+		case '\'':
+			b.WriteString(`\z`)
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(re[i])
+		}
+	}
+	return b.String()
+}
+
+// gawkRegexSource is gawkRegex for a string literal's source text (where
+// the regex's backslash is written \\).
+func gawkRegexSource(lit string) string {
+	if !strings.Contains(lit, `\\`) {
+		return lit
+	}
+	var b strings.Builder
+	for i := 0; i < len(lit); i++ {
+		if lit[i] != '\\' || i+1 == len(lit) {
+			b.WriteByte(lit[i])
+			continue
+		}
+		if lit[i+1] == '\\' && i+2 < len(lit) {
+			switch lit[i+2] {
+			case 'y', '<', '>':
+				b.WriteString(`\\b`)
+				i += 2
+				continue
+			case '`':
+				b.WriteString(`\\A`)
+				i += 2
+				continue
+			case '\'':
+				b.WriteString(`\\z`)
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(lit[i])
+		b.WriteByte(lit[i+1])
+		i++
+	}
+	return b.String()
+}
+
+// regexEnd returns the offset just past the regex literal at off (its
+// opening slash), as GoAWK's lexer ends it: at the first unescaped slash.
+func regexEnd(src string, off int) int {
+	for i := off + 1; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			i++
+		case '/':
+			return i + 1
+		}
+	}
+	return len(src)
+}
+
+// regexPosition reports whether the string literal toks[i] is used as a
+// regex: after ~ or !~, or the regex argument of sub, gsub, match, gensub
+// or split.
+func regexPosition(toks []token, i int) bool {
+	switch toks[i-1].tok {
+	case lexer.MATCH, lexer.NOT_MATCH:
+		return true
+	case lexer.LPAREN:
+		if i >= 2 {
+			switch f := toks[i-2]; {
+			case f.tok == lexer.F_SUB || f.tok == lexer.F_GSUB || f.tok == lexer.F_MATCH:
+				return true
+			case f.tok == lexer.NAME && f.val == "gensub":
+				return true
+			}
+		}
+	case lexer.COMMA:
+		// split(s, a, "re")
+		for k, depth := i-2, 0; k >= 1; k-- {
+			switch toks[k].tok {
+			case lexer.RPAREN, lexer.RBRACKET:
+				depth++
+			case lexer.LBRACKET:
+				depth--
+			case lexer.LPAREN:
+				if depth == 0 {
+					return toks[k-1].tok == lexer.F_SPLIT && len(topCommas(toks, k+1, i)) == 2
+				}
+				depth--
+			}
+		}
+	}
+	return false
 }

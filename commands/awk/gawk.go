@@ -160,6 +160,7 @@ func strtonum(s string) float64 {
 var gensubCache sync.Map // regex source -> *regexp.Regexp
 
 func gensub(re, repl, how, target string, errf func(string)) (string, error) {
+	re = gawkRegex(re)
 	rx, ok := gensubCache.Load(re)
 	if !ok {
 		c, err := regexp.Compile(re)
