@@ -282,6 +282,18 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	if len(progFiles) == 1 && len(sources) == 0 {
 		where = progFiles[0]
 	}
+	// An integer conversion in OFMT or CONVFMT is refused before anything
+	// runs (GoAWK would print Go's %!d(float64=...)), so that a native
+	// awk can run the program.
+	bad := intFormatAssigned(src)
+	for _, a := range assigns {
+		if k, v, _ := strings.Cut(a, "="); (k == "OFMT" || k == "CONVFMT") && intFormat(v) {
+			bad = k + "=" + v
+		}
+	}
+	if bad != "" {
+		return inv.Refuse(&commands.UnsupportedError{Cmd: name, What: bad + " (an integer conversion in OFMT or CONVFMT)"})
+	}
 	consts, divs := divisions(src, where)
 	if len(consts) > 0 {
 		for _, m := range consts {
@@ -308,8 +320,8 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	gawk := gawkFuncs(inv, func(line int, msg string) {
 		// gawk's form: where:line: (FILENAME=f FNR=n) warning: msg
 		at := ""
-		if sp != nil && sp.read {
-			at = fmt.Sprintf("(FILENAME=%s FNR=%d) ", seg.filename(), sp.fnr)
+		if nr, fnr, ok := sp.position(); ok && nr > 0 {
+			at = fmt.Sprintf("(FILENAME=%s FNR=%d) ", seg.filename(), fnr)
 		}
 		fmt.Fprintf(inv.Stderr, "%s: %s:%d: %swarning: %s\n", name, where, line, at, msg)
 	})
@@ -338,9 +350,9 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	}
 	var met *meter
 	funcs := map[string]interface{}{
-		splitFunc: func(fnr int) int {
+		splitFunc: func() int {
 			if sp != nil {
-				return sp.split(fnr)
+				return sp.split()
 			}
 			return 0
 		},
@@ -387,7 +399,7 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		src += "\n" + operandHook + "\n"
 	}
 	if len(asWritten.Actions) > 0 {
-		head += splitFunc + "(FNR){} "
+		head += `index($0, "\r") && ` + splitFunc + "(){} "
 		if assignsFS(src) {
 			head += "NF<0{} "
 		}
@@ -473,10 +485,9 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 			return st
 		}
 		msg := err.Error()
-		if sp != nil {
-			if m := divMessage(msg, divs, where, sp.read, seg.filename(), sp.fnr); m != "" {
-				msg = m
-			}
+		nr, fnr, _ := sp.position()
+		if m := divMessage(msg, divs, where, nr > 0, seg.filename(), fnr); m != "" {
+			msg = m
 		}
 		if strings.Contains(msg, "NoFileReads") || strings.Contains(msg, "NoFileWrites") || strings.Contains(msg, "NoExec") {
 			msg += " (file redirection, getline from files and commands are not available in the sandbox's awk)"

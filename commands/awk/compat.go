@@ -61,7 +61,6 @@ const (
 	matchAwkFunc = "__warren_match"
 	groupsFunc   = "__warren_groups"
 	keysAwkFunc  = "__warren_keys"
-	uintFunc     = "__warren_uint"
 )
 
 // keysSource is __warren_keys in awk: it fills ks[1..n] with a's keys
@@ -69,23 +68,23 @@ const (
 // are canonical non-negative integers below 2^31 that are dense (max-min
 // < 2n) or all below 1024 (where gawk's integer arrays list in order).
 const keysSource = `
-function __warren_keys(a, ks,    k, n, v, mn, mx, ok, i) {
+function __warren_keys(a, ks,    k, n, v, mn, mx, i) {
 	delete ks
-	n = 0; ok = 1
+	n = 0
 	for (k in a) {
-		ks[++n] = k
-		if (ok) {
-			v = __warren_uint(k)
-			if (v < 0) ok = 0
-			else if (n == 1) mn = mx = v
-			else if (v < mn) mn = v
-			else if (v > mx) mx = v
-		}
+		# a canonical integer reads back as itself
+		if (k "" != (v = k + 0) "" || v < 0 || v >= 2147483648) { n = -1; break }
+		if (++n == 1) mn = mx = v
+		else if (v < mn) mn = v
+		else if (v > mx) mx = v
 	}
-	if (ok && n > 1 && (mx - mn < 2 * n || mx < 1024)) {
+	if (n > 1 && (mx - mn < 2 * n || mx < 1024)) {
 		n = 0
 		for (i = mn; i <= mx; i++) if (i in a) ks[++n] = i
+		return n
 	}
+	n = 0
+	for (k in a) ks[++n] = k
 	return n
 }
 `
@@ -130,7 +129,6 @@ func compatFuncs(chars bool) map[string]interface{} {
 			return 0
 		},
 		btrimFunc: func(s string) string { return strings.Trim(s, " \t\n") },
-		uintFunc:  canonicalUint,
 		groupsFunc: func(s, re string) (string, error) {
 			rx, err := cachedRegex(re)
 			if err != nil {
@@ -203,25 +201,6 @@ func gawkSubstr(s string, chars bool, args ...float64) string {
 		return ""
 	}
 	return s[from:bi]
-}
-
-// canonicalUint is the value of a key that is a non-negative integer
-// below 2^31 written canonically (no sign, no leading zero), else -1.
-func canonicalUint(k string) int {
-	if k == "" || len(k) > 10 || len(k) > 1 && k[0] == '0' {
-		return -1
-	}
-	v := 0
-	for i := 0; i < len(k); i++ {
-		if k[i] < '0' || k[i] > '9' {
-			return -1
-		}
-		v = v*10 + int(k[i]-'0')
-	}
-	if v >= 1<<31 {
-		return -1
-	}
-	return v
 }
 
 var compatRegexes sync.Map // regex source -> *regexp.Regexp
@@ -588,4 +567,44 @@ func regexPosition(toks []token, i int) bool {
 		}
 	}
 	return false
+}
+
+// intFormat reports whether an OFMT/CONVFMT value converts with an integer
+// conversion (%d %i %o %x %X %u %c): gawk applies it to the number
+// (OFMT = "%d" prints 17/3 as 5), GoAWK hands it to Go's fmt with a
+// float64 and prints %!d(float64=5.666666666666667).
+func intFormat(f string) bool {
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			continue
+		}
+		j := i + 1
+		for j < len(f) && strings.IndexByte("-+ #0123456789.*", f[j]) >= 0 {
+			j++
+		}
+		if j < len(f) && strings.IndexByte("diouxXc", f[j]) >= 0 {
+			return true
+		}
+		i = j
+	}
+	return false
+}
+
+// intFormatAssigned returns the first OFMT or CONVFMT the program assigns
+// a string literal with an integer conversion ("" when none).
+func intFormatAssigned(src string) string {
+	if !strings.Contains(src, "FMT") {
+		return ""
+	}
+	toks, ok := lex(src)
+	if !ok {
+		return ""
+	}
+	for i := 0; i+2 < len(toks); i++ {
+		if toks[i].tok == lexer.NAME && (toks[i].val == "OFMT" || toks[i].val == "CONVFMT") &&
+			toks[i+1].tok == lexer.ASSIGN && toks[i+2].tok == lexer.STRING && intFormat(toks[i+2].val) {
+			return toks[i].val + " = " + awkString(toks[i+2].val)
+		}
+	}
+	return ""
 }

@@ -14,21 +14,23 @@ import (
 // newlines only, so a CRLF record's last field keeps its \r ($NF == "x\r",
 // NF counts a lone "\r"), and \v, \f and NBSP are field text. GoAWK's
 // splitting is not reachable through its API, so the program is given a
-// first main rule whose pattern calls splitFunc: for a record that has such
-// a character and is to be split on " ", it splits the record the POSIX
+// first main rule whose pattern calls splitFunc when the record has a \r
+// (index($0, "\r"): a builtin, cheaper than a native call per record):
+// for a record that is to be split on " ", it splits the record the POSIX
 // way and stores the fields in GoAWK's interpreter state (found by name
 // with reflect, as the meter does; written on GoAWK's own goroutine, in a
 // native function call, so without a race), marked as split. Records
 // without one are left to GoAWK's own lazy split.
 //
 // What it does not reach: a record read by plain getline, or $0 assigned
-// in an action (GoAWK splits those itself), and split(s, a) with the
-// default separator.
+// in an action (GoAWK splits those itself), and records whose only odd
+// space is \v, \f or a Unicode one (strings.Fields splits on them).
 const splitFunc = "__warren_fields"
 
 var fieldLayout = func() (l struct {
 	ok                                                          bool
 	line, fieldSep, fields, trueStr, numFields, have, inputMode int
+	nr, fnr                                                     int
 }) {
 	t := reflect.TypeOf(interp.Interpreter{})
 	if t.NumField() != 1 || t.Field(0).Type.Kind() != reflect.Pointer {
@@ -45,7 +47,7 @@ var fieldLayout = func() (l struct {
 		}
 		return int(f.Offset), true
 	}
-	var ok [7]bool
+	var ok [9]bool
 	l.line, ok[0] = field("line", reflect.TypeOf(""))
 	l.fieldSep, ok[1] = field("fieldSep", reflect.TypeOf(""))
 	l.fields, ok[2] = field("fields", reflect.TypeOf([]string{}))
@@ -53,15 +55,25 @@ var fieldLayout = func() (l struct {
 	l.numFields, ok[4] = field("numFields", reflect.TypeOf(0))
 	l.have, ok[5] = field("haveFields", reflect.TypeOf(false))
 	l.inputMode, ok[6] = field("inputMode", reflect.TypeOf(interp.DefaultMode))
-	l.ok = ok == [7]bool{true, true, true, true, true, true, true}
+	l.nr, ok[7] = field("lineNum", reflect.TypeOf(0))
+	l.fnr, ok[8] = field("fileLineNum", reflect.TypeOf(0))
+	l.ok = ok == [9]bool{true, true, true, true, true, true, true, true, true}
 	return
 }()
 
-// splitter re-splits records for one interpreter; splitFunc is given FNR.
+// splitter re-splits records for one interpreter.
 type splitter struct {
 	base unsafe.Pointer // GoAWK's *interp; nil when the layout is unknown
-	fnr  int            // FNR of the last record read (for diagnostics)
-	read bool           // a record was read
+}
+
+// position is NR and FNR, read on GoAWK's goroutine (in a native
+// function, or after the run) for diagnostics; ok is false when the
+// layout is unknown.
+func (s *splitter) position() (nr, fnr int, ok bool) {
+	if s.base == nil {
+		return 0, 0, false
+	}
+	return *(*int)(unsafe.Add(s.base, fieldLayout.nr)), *(*int)(unsafe.Add(s.base, fieldLayout.fnr)), true
 }
 
 func newSplitter(it *interp.Interpreter) *splitter {
@@ -73,8 +85,7 @@ func newSplitter(it *interp.Interpreter) *splitter {
 
 // split is splitFunc: it returns 0, so the rule it is the pattern of
 // never runs an action.
-func (s *splitter) split(fnr int) int {
-	s.fnr, s.read = fnr, true
+func (s *splitter) split() int {
 	if s.base == nil {
 		return 0
 	}
