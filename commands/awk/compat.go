@@ -535,34 +535,42 @@ func regexEnd(src string, off int) int {
 }
 
 // regexPosition reports whether the string literal toks[i] is used as a
-// regex: after ~ or !~, or the regex argument of sub, gsub, match, gensub
-// or split.
+// regex: after ~ or !~, or the regex argument of sub, gsub and gensub
+// (the first), match (the second) or split (the third).
 func regexPosition(toks []token, i int) bool {
 	switch toks[i-1].tok {
 	case lexer.MATCH, lexer.NOT_MATCH:
 		return true
-	case lexer.LPAREN:
-		if i >= 2 {
-			switch f := toks[i-2]; {
-			case f.tok == lexer.F_SUB || f.tok == lexer.F_GSUB || f.tok == lexer.F_MATCH:
-				return true
-			case f.tok == lexer.NAME && f.val == "gensub":
-				return true
-			}
+	case lexer.LPAREN, lexer.COMMA:
+		if i+1 < len(toks) && toks[i+1].tok != lexer.COMMA && toks[i+1].tok != lexer.RPAREN {
+			return false // the literal is part of a longer expression
 		}
-	case lexer.COMMA:
-		// split(s, a, "re")
-		for k, depth := i-2, 0; k >= 1; k-- {
+		// the call the argument belongs to, and its position
+		commas := 0
+		for k, depth := i-1, 0; k >= 1; k-- {
 			switch toks[k].tok {
 			case lexer.RPAREN, lexer.RBRACKET:
 				depth++
 			case lexer.LBRACKET:
 				depth--
-			case lexer.LPAREN:
+			case lexer.COMMA:
 				if depth == 0 {
-					return toks[k-1].tok == lexer.F_SPLIT && len(topCommas(toks, k+1, i)) == 2
+					commas++
 				}
-				depth--
+			case lexer.LPAREN:
+				if depth > 0 {
+					depth--
+					continue
+				}
+				switch f := toks[k-1]; {
+				case f.tok == lexer.F_SUB || f.tok == lexer.F_GSUB || f.tok == lexer.NAME && f.val == "gensub":
+					return commas == 0
+				case f.tok == lexer.F_MATCH:
+					return commas == 1
+				case f.tok == lexer.F_SPLIT:
+					return commas == 2
+				}
+				return false
 			}
 		}
 	}

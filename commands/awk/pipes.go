@@ -148,6 +148,8 @@ func (p *pipes) write(cmd, s string) (int, error) {
 		p.order = append(p.order, cmd)
 	}
 	if p.held+len(s) > maxPipeBytes {
+		// nothing held runs: the program stops on an error of ours
+		p.order, p.bufs, p.held = nil, map[string]*bytes.Buffer{}, 0
 		return 0, fmt.Errorf("output to %q: more than %d bytes held for commands (the limit of the sandbox's awk)", cmd, maxPipeBytes)
 	}
 	p.held += len(s)
