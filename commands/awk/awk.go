@@ -1,10 +1,13 @@
 // Package awk runs awk programs with GoAWK (github.com/benhoyt/goawk) over
-// the shell's streams. GoAWK would open files and run commands on the host,
-// so it runs with NoExec, NoFileReads and NoFileWrites: input files are
-// opened here through the vfs and fed to GoAWK as a sequence of "-" inputs,
-// and FILENAME and > "/dev/stderr" are rewritten (see rewrite.go). What is
-// left out: system(), pipes to and from commands, print > "file" and
-// getline < "file" (they fail with a clear error).
+// the shell's streams, answering as gawk 5 does where GoAWK alone would not
+// (compat.go, fields.go, divzero.go; docs/commands.md lists what is left).
+// GoAWK would open files and run commands on the host, so it runs with
+// NoExec, NoFileReads and NoFileWrites: input files are opened here
+// through the vfs and fed to GoAWK as a sequence of "-" inputs, FILENAME
+// and > "/dev/stderr" are rewritten (rewrite.go), and system(), pipes to
+// and from commands and close() go through the shell (pipes.go). What is
+// left out: print > "file" and getline < "file" (they fail with a clear
+// error).
 package awk
 
 import (
@@ -490,7 +493,7 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 			msg = m
 		}
 		if strings.Contains(msg, "NoFileReads") || strings.Contains(msg, "NoFileWrites") || strings.Contains(msg, "NoExec") {
-			msg += " (file redirection, getline from files and commands are not available in the sandbox's awk)"
+			msg += " (file redirection and getline from files are not available in the sandbox's awk, nor a command whose getline is too complex to find)"
 		}
 		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, msg)
 		return 2

@@ -38,9 +38,10 @@ import (
 //	                      integers in ascending order, as numbers, and
 //	                      scripts rely on it (split's 1..n, NR-indexed
 //	                      lines); GoAWK walks a Go map, in an order that
-//	                      changes from run to run. Other arrays keep
-//	                      GoAWK's order (gawk's hash order is not
-//	                      reproducible from outside). The snapshot is what
+//	                      changes from run to run. Other arrays of up to
+//	                      32 keys go in string order, the same in every
+//	                      run; bigger ones keep GoAWK's order (gawk's hash
+//	                      order is not reproducible from outside). The snapshot is what
 //	                      gawk iterates too: a key deleted in the loop is
 //	                      still visited. Inside a function the loop's
 //	                      variables are added to its parameters (locals),
@@ -66,7 +67,8 @@ const (
 // keysSource is __warren_keys in awk: it fills ks[1..n] with a's keys
 // and returns n; the keys are in ascending order, as numbers, when all
 // are canonical non-negative integers below 2^31 that are dense (max-min
-// < 2n) or all below 1024 (where gawk's integer arrays list in order).
+// < 2n) or all below 1024 (where gawk's integer arrays list in order),
+// else in string order when there are at most 32.
 const keysSource = `
 function __warren_keys(a, ks,    k, n, v, mn, mx, i) {
 	delete ks
@@ -85,6 +87,13 @@ function __warren_keys(a, ks,    k, n, v, mn, mx, i) {
 	}
 	n = 0
 	for (k in a) ks[++n] = k
+	# a small array of other keys in string order, the same from run to run
+	if (n <= 32)
+		for (i = 2; i <= n; i++) {
+			k = ks[i]
+			for (v = i - 1; v >= 1 && ks[v] "" > k ""; v--) ks[v + 1] = ks[v]
+			ks[v + 1] = k
+		}
 	return n
 }
 `
