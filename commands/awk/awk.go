@@ -312,12 +312,12 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 			src += "\n" + asortSource
 		}
 	}
-	if rw, add := rewriteCompat(src); rw != src {
+	chars := utf8Locale(inv)
+	if rw, add := rewriteCompat(src, chars); rw != src {
 		src = rw + "\n" + add
 	}
 	src = rewritePipes(src)
 	pp := newPipes(ctx, inv, nil)
-	chars := utf8Locale(inv)
 	seg := &segments{ctx: ctx, inv: inv, stderr: inv.Stderr}
 	var sp *splitter
 	gawk := gawkFuncs(inv, func(line int, msg string) {

@@ -139,7 +139,7 @@ func compatFuncs(chars bool) map[string]interface{} {
 		},
 		btrimFunc: func(s string) string { return strings.Trim(s, " \t\n") },
 		groupsFunc: func(s, re string) (string, error) {
-			rx, err := cachedRegex(re)
+			rx, err := cachedRegex(re, chars)
 			if err != nil {
 				return "", err
 			}
@@ -212,25 +212,29 @@ func gawkSubstr(s string, chars bool, args ...float64) string {
 	return s[from:bi]
 }
 
-var compatRegexes sync.Map // regex source -> *regexp.Regexp
+var compatRegexes sync.Map // regex source ("u:" first in a UTF-8 locale) -> *regexp.Regexp
 
-func cachedRegex(re string) (*regexp.Regexp, error) {
-	if rx, ok := compatRegexes.Load(re); ok {
+func cachedRegex(re string, chars bool) (*regexp.Regexp, error) {
+	key := re
+	if chars {
+		key = "u:" + re
+	}
+	if rx, ok := compatRegexes.Load(key); ok {
 		return rx.(*regexp.Regexp), nil
 	}
-	rx, err := regexp.Compile("(?s)" + gawkRegex(re))
+	rx, err := regexp.Compile("(?s)" + unicodeClasses(gawkRegex(re), chars, `\`))
 	if err != nil {
 		return nil, fmt.Errorf("invalid regex %q: %w", re, err)
 	}
-	compatRegexes.Store(re, rx)
+	compatRegexes.Store(key, rx)
 	return rx, nil
 }
 
 // rewriteCompat rewrites the calls listed above and returns the awk
 // functions to add after the program (splitSource, matchSource); a program that does not lex, or defines a
 // function of one of the names, is returned as it is.
-func rewriteCompat(src string) (string, string) {
-	if !strings.Contains(src, "substr") && !strings.Contains(src, "split") && !strings.Contains(src, "match") && !strings.Contains(src, "in") && !strings.Contains(src, `\`) {
+func rewriteCompat(src string, chars bool) (string, string) {
+	if !strings.Contains(src, "substr") && !strings.Contains(src, "split") && !strings.Contains(src, "match") && !strings.Contains(src, "in") && !strings.Contains(src, `\`) && !strings.Contains(src, "[:") {
 		return src, ""
 	}
 	toks, ok := lex(src)
@@ -250,14 +254,14 @@ func rewriteCompat(src string) (string, string) {
 		t := toks[i]
 		switch t.tok {
 		case lexer.REGEX:
-			if rx := gawkRegex(t.val); rx != t.val {
+			if rx := unicodeClasses(gawkRegex(t.val), chars, `\`); rx != t.val {
 				end := regexEnd(src, t.off)
 				reps = append(reps, replacement{t.off, end, "/" + strings.ReplaceAll(rx, "/", `\/`) + "/"})
 			}
 		case lexer.STRING:
 			if i > 0 && regexPosition(toks, i) {
 				lit := src[t.off:min(toks[i+1].off, len(src))]
-				if rx := gawkRegexSource(lit); rx != lit {
+				if rx := unicodeClasses(gawkRegexSource(lit), chars, `\\`); rx != lit {
 					reps = append(reps, replacement{t.off, t.off + len(lit), rx})
 				}
 			}
@@ -494,6 +498,17 @@ func gawkRegex(re string) string {
 	return b.String()
 }
 
+// unicodeClasses widens the bracket classes that gawk takes from the
+// locale ([:upper:] [:lower:] [:alpha:] [:alnum:]) to Unicode's in a UTF-8
+// locale (Go's are ASCII); esc is how a backslash is written where re is.
+func unicodeClasses(re string, chars bool, esc string) string {
+	if !chars || !strings.Contains(re, "[:") {
+		return re
+	}
+	return strings.NewReplacer("[:upper:]", esc+"p{Lu}", "[:lower:]", esc+"p{Ll}", "[:alpha:]", esc+"p{L}",
+		"[:alnum:]", esc+"p{L}"+esc+"p{Nd}").Replace(re)
+}
+
 // gawkRegexSource is gawkRegex for a string literal's source text (where
 // the regex's backslash is written \\).
 func gawkRegexSource(lit string) string {
@@ -550,6 +565,9 @@ func regexPosition(toks []token, i int) bool {
 	switch toks[i-1].tok {
 	case lexer.MATCH, lexer.NOT_MATCH:
 		return true
+	case lexer.ASSIGN:
+		// r = "\\<a": most likely a regex kept for later
+		return i+1 < len(toks) && (toks[i+1].tok == lexer.SEMICOLON || toks[i+1].tok == lexer.NEWLINE || toks[i+1].tok == lexer.RBRACE)
 	case lexer.LPAREN, lexer.COMMA:
 		if i+1 < len(toks) && toks[i+1].tok != lexer.COMMA && toks[i+1].tok != lexer.RPAREN {
 			return false // the literal is part of a longer expression

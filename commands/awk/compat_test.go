@@ -32,6 +32,7 @@ var compatCases = []struct {
 	{"for-in recursion", []string{`function f(a, d,   k) { for (k in a) { if (d < 1) f(a, d + 1); printf "%s.%s ", d, k } } BEGIN{a[2]; a[1]; f(a, 0); print ""}`}, "", "1.1 1.2 0.1 1.1 1.2 0.2 \n", "", 0},
 	{"for-in snapshot", []string{`BEGIN{a[1]; a[2]; a[3]; for (k in a) { delete a[3]; printf "%s ", k }; print length(a)}`}, "", "1 2 3 2\n", "", 0},
 	{"gawk regex operators", []string{`{print ($0 ~ /\<b/), ($0 ~ "\\ybc\\y"), gensub(/\yb/, "B", "g"), match($0, "\\<c")}`}, "a bc cb\n", "1 1 a Bc cb 6\n", "", 0},
+	{"unicode classes, regex in a variable", []string{`{print gsub(/[[:alpha:]]/, "<&>"), $0; r = "\\<a"; print ($0 ~ r), gensub(/[[:upper:]]/, "U", "g")}`}, "Ä日本ß1 ab\n", "6 <Ä><日><本><ß>1 <a><b>\n1 <U><日><本><ß>1 <a><b>\n", "", 0},
 	{"division by zero at run time", []string{`BEGIN{x = 0; print "a"; print 1 % x}`}, "", "a\n", "awk: cmd. line:1: fatal: division by zero attempted in `%'\n", 2},
 	{"division by a constant zero", []string{"BEGIN{print \"a\"}\n{print 1 % 0; print 2 / 0}"}, "", "", "awk: cmd. line:2: error: division by zero attempted in `%'\nawk: cmd. line:2: error: division by zero attempted\n", 1},
 	{"characters", []string{`BEGIN{print length("日本"), index("日本語", "語")}`}, "", "2 3\n", "", 0},

@@ -48,6 +48,7 @@ func gawkFuncs(inv *commands.Invocation, errf func(line int, msg string)) map[st
 		}
 	}
 	loc := sysinfo.Location(inv)
+	chars := utf8Locale(inv)
 	return map[string]interface{}{
 		"and": bits("and", func(a, b uint64) uint64 { return a & b }),
 		"or":  bits("or", func(a, b uint64) uint64 { return a | b }),
@@ -104,7 +105,7 @@ func gawkFuncs(inv *commands.Invocation, errf func(line int, msg string)) map[st
 			return float64(time.Date(n[0], time.Month(n[1]), n[2], n[3], n[4], n[5], 0, loc).Unix())
 		},
 		gensubFunc: func(line int, re, repl, how, target string) (string, error) {
-			return gensub(re, repl, how, target, func(msg string) { errf(line, msg) })
+			return gensub(unicodeClasses(re, chars, `\`), repl, how, target, func(msg string) { errf(line, msg) })
 		},
 	}
 }
