@@ -450,7 +450,10 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	defer textio.PutWriter(out)
 	pp.out = out
 	cfg := &interp.Config{
-		Stdin: stdin, Output: out, Error: inv.Stderr,
+		// Not a *bufio.Writer, which GoAWK would flush itself at the end:
+		// the commands still open run first, then awk's output is
+		// flushed (gawk's order; see pipes.go).
+		Stdin: stdin, Output: struct{ io.Writer }{out}, Error: inv.Stderr,
 		Argv0: name, Args: argv[1:], Vars: vars, Environ: env,
 		NoExec: true, NoFileReads: true, NoFileWrites: true,
 		Funcs: funcs,
