@@ -18,11 +18,11 @@ import (
 // token:
 //
 //	system(cmd)              -> __warren_system(fflush(), cmd)
-//	print a, b | cmd         -> __warren_pwrite(cmd, (a) OFS (b) ORS)
-//	printf f, a | cmd        -> __warren_pwrite(cmd, sprintf(f, a))
+//	print a, b | cmd         -> __warren_pwrite(fflush(), cmd, (a) OFS (b) ORS)
+//	printf f, a | cmd        -> __warren_pwrite(fflush(), cmd, sprintf(f, a))
 //	close(cmd)               -> __warren_close(fflush(), cmd)
 //
-// fflush() first, as gawk flushes its output before it runs a command.
+// fflush() first, as gawk flushes its output before it starts a command.
 // Output to a command is collected and the command runs when the program
 // closes it or ends (then in the reverse order of opening, before awk's
 // own buffered output is flushed: gawk's order when its stdout is not a
@@ -140,9 +140,13 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 	return b.Buffer.Write(p)
 }
 
-func (p *pipes) write(cmd, s string) (int, error) {
+func (p *pipes) write(_ float64, cmd, s string) (int, error) {
 	b, ok := p.bufs[cmd]
 	if !ok {
+		// gawk flushes its output when it starts a command
+		if err := p.out.Flush(); err != nil {
+			return 0, err
+		}
 		b = &bytes.Buffer{}
 		p.bufs[cmd] = b
 		p.order = append(p.order, cmd)
@@ -298,7 +302,7 @@ func rewritePipes(src string) string {
 			cmd := strings.TrimSpace(src[toks[pipe+1].off:toks[end].off])
 			var text string
 			if t.tok == lexer.PRINTF {
-				text = pwriteFunc + "(" + cmd + ", sprintf(" + strings.Join(parts, ",") + "))"
+				text = pwriteFunc + "(fflush(), " + cmd + ", sprintf(" + strings.Join(parts, ",") + "))"
 			} else {
 				if len(parts) == 0 {
 					parts = []string{"$0"}
@@ -306,7 +310,7 @@ func rewritePipes(src string) string {
 				for k := range parts {
 					parts[k] = "(" + strings.TrimSpace(parts[k]) + ")"
 				}
-				text = pwriteFunc + "(" + cmd + ", " + strings.Join(parts, " OFS ") + " ORS)"
+				text = pwriteFunc + "(fflush(), " + cmd + ", " + strings.Join(parts, " OFS ") + " ORS)"
 			}
 			reps = append(reps, replacement{t.off, toks[end].off, text})
 			i = end - 1

@@ -334,9 +334,12 @@ func GenerateAwk(seed uint64, f string) AwkProg {
 		p.End = []string{"print \"end\""}
 	case "pipes":
 		p.Rules = stmt(k, func() string {
-			return g.pick("{print $1 | \"sort\"}", "{print | \"cat\"}", "END {close(\"sort\"); print \"after\"}",
+			// commands that write only when their input ends (sort, tr
+			// to a pipe): cat writes as it reads, and then gawk's own
+			// output order depends on the scheduler
+			return g.pick("{print $1 | \"sort\"}", "{print | \"tr a-z A-Z\"}", "END {close(\"sort\"); print \"after\"}",
 				"{system(\"echo sys \" NR)}", "{r = system(\"exit 3\"); print r}", "NR == 1 {\"echo hi\" | getline v; print v}",
-				"{print $0 | \"sort -r\"} END {close(\"sort -r\"); print \"done\"}", "{printf \"%s\\n\", $1 | \"cat 1>&2\"}",
+				"{print $0 | \"sort -r\"} END {close(\"sort -r\"); print \"done\"}", "{printf \"%s\\n\", $1 | \"sort 1>&2\"}",
 				"NR == 1 {while ((\"printf \\\"a\\\\nb\\\\n\\\"\" | getline l) > 0) print \"l:\" l}", "END {print close(\"nothing\")}",
 				"{fflush(); system(\"\")}")
 		})
