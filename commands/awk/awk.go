@@ -342,7 +342,7 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	}
 	// The program is parsed as written first, so that parse errors name
 	// the user's own lines and columns.
-	firstFuncs := map[string]interface{}{filenameFunc: func() string { return "" }, ewriteFunc: func(string) int { return 0 }}
+	firstFuncs := map[string]interface{}{filenameFunc: func() string { return "" }, ewriteFunc: func(string) int { return 0 }, splitFunc: func() int { return 0 }}
 	for k, v := range gawk {
 		firstFuncs[k] = v
 	}

@@ -234,7 +234,7 @@ func cachedRegex(re string, chars bool) (*regexp.Regexp, error) {
 // functions to add after the program (splitSource, matchSource); a program that does not lex, or defines a
 // function of one of the names, is returned as it is.
 func rewriteCompat(src string, chars bool) (string, string) {
-	if !strings.Contains(src, "substr") && !strings.Contains(src, "split") && !strings.Contains(src, "match") && !strings.Contains(src, "in") && !strings.Contains(src, `\`) && !strings.Contains(src, "[:") {
+	if !strings.Contains(src, "substr") && !strings.Contains(src, "split") && !strings.Contains(src, "match") && !strings.Contains(src, "in") && !strings.Contains(src, `\`) && !strings.Contains(src, "[:") && !strings.Contains(src, "getline") {
 		return src, ""
 	}
 	toks, ok := lex(src)
@@ -253,6 +253,18 @@ func rewriteCompat(src string, chars bool) (string, string) {
 	for i := 0; i+1 < len(toks); i++ {
 		t := toks[i]
 		switch t.tok {
+		case lexer.GETLINE:
+			// plain getline reads a record GoAWK splits itself: the
+			// field hook (fields.go) runs on it too
+			if i > 0 && toks[i-1].tok == lexer.PIPE {
+				continue
+			}
+			switch toks[i+1].tok {
+			case lexer.NAME, lexer.DOLLAR, lexer.LESS:
+				continue
+			}
+			reps = append(reps, replacement{t.off, t.off + len("getline"),
+				`((__warren_g = getline) + (__warren_g > 0 && index($0, "\r") ? ` + splitFunc + `() : 0))`})
 		case lexer.REGEX:
 			if rx := unicodeClasses(gawkRegex(t.val), chars, `\`); rx != t.val {
 				end := regexEnd(src, t.off)

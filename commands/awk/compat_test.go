@@ -24,6 +24,7 @@ var compatCases = []struct {
 	code int
 }{
 	{"crlf last field keeps \\r", []string{`{print $NF "|"; print NF}`}, "a b\r\nc d \r\n", "b\r|\n2\n\r|\n3\n", "", 0},
+	{"plain getline keeps \\r", []string{`NR==1{r = getline; print r, NF, $NF "|"; while ((getline) > 0) n++; print n, NF}`}, "a b\r\nc d\r\ne \r\n", "1 2 d\r|\n1 2\n", "", 0},
 	{"split default keeps \\r", []string{`{n = split($0, p); print n, p[n] "|"}`}, "a b\r\n", "2 b\r|\n", "", 0},
 	{"substr", []string{`BEGIN{print substr("hello", -1, 3) "|" substr("hello", 1.5, 2.3) "|" substr("hello", 0) "|" substr("hello", -log(0)) "|" substr("hello", 2, -log(0)) "|" substr("日本語", 2)}`}, "", "hel|he|hello||ello|本語\n", "", 0},
 	{"split separators", []string{`BEGIN{n = split(" a  b ", p); print n, p[1]; n = split("a b", q, / /); print n; n = split("a.b", r, /./); print n}`}, "", "2 a\n2\n4\n", "", 0},

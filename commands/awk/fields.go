@@ -22,8 +22,9 @@ import (
 // native function call, so without a race), marked as split. Records
 // without one are left to GoAWK's own lazy split.
 //
-// What it does not reach: a record read by plain getline, or $0 assigned
-// in an action (GoAWK splits those itself), and records whose only odd
+// Plain getline is rewritten (compat.go) to call it too. What it does not
+// reach: $0 assigned in an action or read by getline < "-" (GoAWK splits
+// those itself), and records whose only odd
 // space is \v, \f or a Unicode one (strings.Fields splits on them).
 const splitFunc = "__warren_fields"
 
