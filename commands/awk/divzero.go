@@ -27,7 +27,7 @@ type divOp struct {
 // divisions scans src for constant divisions by zero (returned as gawk's
 // error lines, without the program name) and the other candidates.
 func divisions(src, where string) (consts []string, cands []divOp) {
-	if !strings.Contains(src, "/") && !strings.Contains(src, "%") {
+	if !strings.Contains(src, "/") && !strings.Contains(src, "%") && !strings.Contains(src, "NF") {
 		return nil, nil
 	}
 	toks, ok := lex(src)
@@ -37,6 +37,10 @@ func divisions(src, where string) (consts []string, cands []divOp) {
 	lineOf := func(off int) int { return strings.Count(src[:min(off, len(src))], "\n") + 1 }
 	for i, t := range toks {
 		var op string
+		if t.tok == lexer.NAME && t.val == "NF" && i+1 < len(toks) && isAssignOp(toks[i+1].tok) {
+			cands = append(cands, divOp{lineOf(t.off), "NF"})
+			continue
+		}
 		switch t.tok {
 		case lexer.DIV:
 			op = "/"
@@ -69,15 +73,18 @@ func divisions(src, where string) (consts []string, cands []divOp) {
 	return consts, cands
 }
 
-// divMessage is gawk's text for GoAWK's division error msg, or "" when
-// msg is another error. inInput says whether a record was read (gawk then
+// divMessage is gawk's text for GoAWK's division error msg (and for NF
+// set below zero, whose candidates are NF's assignments), or "" when msg
+// is another error. inInput says whether a record was read (gawk then
 // names FILENAME and FNR).
 func divMessage(msg string, cands []divOp, where string, inInput bool, filename string, fnr int) string {
 	var mod bool
-	switch msg {
-	case "division by zero":
-	case "division by zero in mod":
+	switch {
+	case msg == "division by zero":
+	case msg == "division by zero in mod":
 		mod = true
+	case strings.HasPrefix(msg, "NF set to negative value"):
+		return fatalAt(cands, "NF", where, inInput, filename, fnr, "NF set to negative value")
 	default:
 		return ""
 	}
@@ -86,7 +93,7 @@ func divMessage(msg string, cands []divOp, where string, inInput bool, filename 
 	// an earlier one had a non-zero divisor.
 	line, op := 0, ""
 	for _, c := range cands {
-		if (c.op[0] == '%') == mod {
+		if c.op != "NF" && (c.op[0] == '%') == mod {
 			line, op = c.line, c.op
 			break
 		}
@@ -103,4 +110,19 @@ func divMessage(msg string, cands []divOp, where string, inInput bool, filename 
 		b.WriteString(" in `" + op + "'")
 	}
 	return b.String()
+}
+
+// fatalAt is gawk's fatal text for msg at the first candidate of kind op.
+func fatalAt(cands []divOp, op, where string, inInput bool, filename string, fnr int, msg string) string {
+	var b strings.Builder
+	for _, c := range cands {
+		if c.op == op {
+			fmt.Fprintf(&b, "%s:%d: ", where, c.line)
+			break
+		}
+	}
+	if inInput {
+		fmt.Fprintf(&b, "(FILENAME=%s FNR=%d) ", filename, fnr)
+	}
+	return b.String() + "fatal: " + msg
 }
