@@ -37,6 +37,21 @@ func TestGenerateAwk(t *testing.T) {
 			seen[a.Script()] = true
 		}
 	}
+	// gawk is the judge of well-formedness: --pretty-print parses
+	// without running.
+	if gawk, err := exec.LookPath(AwkReference); err == nil {
+		for _, f := range AwkFeatures {
+			for seed := uint64(1); seed <= 5; seed++ {
+				p := GenerateAwk(seed, f)
+				out, err := exec.Command(gawk, "-o/dev/null", p.Program()).CombinedOutput()
+				// a constant division by zero is a parse-time error the
+				// divzero feature asks for
+				if err != nil && !(f == "divzero" && strings.Contains(string(out), "division by zero attempted")) {
+					t.Errorf("%s seed %d: gawk does not parse it: %v %s\n%s", f, seed, err, out, p.Program())
+				}
+			}
+		}
+	}
 	if len(seen) < len(AwkFeatures)*10 {
 		t.Errorf("only %d distinct programs from %d", len(seen), len(AwkFeatures)*20)
 	}
