@@ -130,7 +130,9 @@ function __warren_match(s, r, m,    n, g, k, i, j, p) {
 // compatFuncs are the native functions the rewritten calls use.
 func compatFuncs(chars bool) map[string]interface{} {
 	return map[string]interface{}{
-		substrFunc: func(s string, args ...float64) string { return gawkSubstr(s, chars, args...) },
+		// fixed arities: GoAWK calls a variadic native function slower
+		substrFunc + "2": func(s string, m float64) string { return gawkSubstr(s, chars, m) },
+		substrFunc + "3": func(s string, m, n float64) string { return gawkSubstr(s, chars, m, n) },
 		ospaceFunc: func(s string) int {
 			if otherSpace(s) {
 				return 1
@@ -323,7 +325,55 @@ func rewriteCompat(src string, chars bool) (string, string) {
 		commas := topCommas(toks, i+2, close)
 		switch {
 		case t.tok == lexer.F_SUBSTR && (len(commas) == 1 || len(commas) == 2):
-			reps = append(reps, replacement{t.off, t.off + len("substr"), substrFunc})
+			// GoAWK's builtin agrees with gawk for literal integers (start
+			// >= 1, length >= 0) and costs a sixth of the native call
+			if literalInt(toks, commas[0]+1, close, commas, 1) && (len(commas) == 1 || literalInt(toks, commas[1]+1, close, commas, 0)) {
+				continue
+			}
+			native := substrFunc + strconv.Itoa(len(commas)+1)
+			// a plain variable or literal as start and length: the builtin
+			// behind a guard (the variable read twice has no side effect)
+			var conds []string
+			simple := true
+			for k, c := range commas {
+				a := toks[c+1]
+				end := close
+				if k+1 < len(commas) {
+					end = commas[k+1]
+				}
+				min := 1
+				if k == 1 {
+					min = 0
+				}
+				switch {
+				case c+2 != end:
+					simple = false
+				case a.tok == lexer.NAME && (c+2 >= len(toks) || toks[c+2].tok != lexer.LBRACKET):
+					conds = append(conds, fmt.Sprintf("%s == int(%s) && %s >= %d && %s < 9007199254740992", a.val, a.val, a.val, min, a.val))
+				case !literalInt(toks, c+1, close, commas, float64(min)):
+					simple = false
+				}
+			}
+			// the string argument is copied into both branches, so it may
+			// hold nothing another rewrite would change
+			for k := i + 2; simple && k < commas[0]; k++ {
+				switch a := toks[k]; a.tok {
+				case lexer.F_SUBSTR, lexer.F_SPLIT, lexer.F_MATCH, lexer.F_SUB, lexer.F_GSUB, lexer.REGEX, lexer.GETLINE, lexer.PIPE:
+					simple = false
+				case lexer.NAME:
+					simple = !strings.HasPrefix(a.val, "gensub") && !strings.HasPrefix(a.val, "asort")
+				case lexer.STRING:
+					simple = !strings.ContainsAny(src[a.off:toks[k+1].off], `\[`)
+				}
+			}
+			if simple && len(conds) > 0 {
+				call := src[t.off : toks[close].off+1]
+				reps = append(reps, replacement{t.off, toks[close].off + 1,
+					"(" + strings.Join(conds, " && ") + " ? " + call + " : " + native + call[len("substr"):] + ")"})
+				i = close
+				continue
+			}
+			reps = append(reps, replacement{t.off, t.off + len("substr"), native})
 		case t.tok == lexer.F_MATCH && len(commas) == 2:
 			if toks[commas[1]+1].tok != lexer.NAME || commas[1]+2 != close {
 				continue
@@ -367,6 +417,21 @@ func rewriteCompat(src string, chars bool) (string, string) {
 		add += keysSource
 	}
 	return applyReplacements(src, reps), add
+}
+
+// literalInt reports whether the argument starting at toks[k] is one
+// integer literal of at least min (it ends at a comma in commas or at
+// close).
+func literalInt(toks []token, k, close int, commas []int, min float64) bool {
+	if toks[k].tok != lexer.NUMBER {
+		return false
+	}
+	end := k + 1
+	if end != close && !(len(commas) > 0 && (end == commas[0] || len(commas) > 1 && end == commas[1])) {
+		return false
+	}
+	v, err := strconv.ParseFloat(toks[k].val, 64)
+	return err == nil && v == math.Trunc(v) && v >= min && v < 1<<53
 }
 
 // topCommas returns the indexes of the commas at depth 0 between from and

@@ -27,6 +27,7 @@ var compatCases = []struct {
 	{"plain getline keeps \\r", []string{`NR==1{r = getline; print r, NF, $NF "|"; while ((getline) > 0) n++; print n, NF}`}, "a b\r\nc d\r\ne \r\n", "1 2 d\r|\n1 2\n", "", 0},
 	{"split default keeps \\r", []string{`{n = split($0, p); print n, p[n] "|"}`}, "a b\r\n", "2 b\r|\n", "", 0},
 	{"substr", []string{`BEGIN{print substr("hello", -1, 3) "|" substr("hello", 1.5, 2.3) "|" substr("hello", 0) "|" substr("hello", -log(0)) "|" substr("hello", 2, -log(0)) "|" substr("日本語", 2)}`}, "", "hel|he|hello||ello|本語\n", "", 0},
+	{"substr with variables", []string{`BEGIN{s = "hello"; i = 0; n = 3; a = substr(s, i, n); i = 1.5; b = substr(s, i); i = 2; n = 2.7; c = substr(s, i, n); i = 2; d = substr(s, i, 2); print a "|" b "|" c "|" d}`}, "", "hel|hello|el|el\n", "", 0},
 	{"split separators", []string{`BEGIN{n = split(" a  b ", p); print n, p[1]; n = split("a b", q, / /); print n; n = split("a.b", r, /./); print n}`}, "", "2 a\n2\n4\n", "", 0},
 	{"match array", []string{`BEGIN{print match("xab", /(a)(c)?(b)/, m), m[0], m[1] "|" m[2] "|" m[3], m[3, "start"], m[3, "length"], RSTART, RLENGTH}`}, "", "2 ab a||b 3 1 2 2\n", "", 0},
 	{"for-in integers ascending, as numbers", []string{`BEGIN{a[10]; a[9]; a[1]; a[100]; for (k in a) printf "%s ", k; print ""; for (k in a) if (k < 9.5) print "lt", k}`}, "", "1 9 10 100 \nlt 1\nlt 9\n", "", 0},

@@ -12,8 +12,9 @@ import (
 )
 
 // BenchmarkFields measures the per-record field hook (fields.go) on
-// 40,000 lines with and without CRLF endings, and a for-in over 40,000
-// integer keys (compat.go's snapshot): go test -run '^$' -bench Fields
+// 40,000 lines with and without CRLF endings, a for-in over 40,000
+// integer keys (compat.go's snapshot) and 200,000 substr calls with a
+// variable start (compat.go's native substr): go test -run '^$' -bench Fields
 // -benchtime 20x ./commands/awk. Latencies are p50/p95/p99 over the
 // iterations (n = the iteration count).
 func BenchmarkFields(b *testing.B) {
@@ -25,6 +26,7 @@ func BenchmarkFields(b *testing.B) {
 		{"lf", `{n += NF; s = s < $NF ? $NF : s} END{print n, s}`, lf},
 		{"crlf", `{n += NF; s = s < $NF ? $NF : s} END{print n, s}`, crlf},
 		{"forin-int", `{a[NR] = $1} END{for (k in a) n++; print n}`, lf},
+		{"substr-loop", `BEGIN{s = sprintf("%200000s", ""); n = length(s); for (i = 1; i <= n; i++) c = substr(s, i, 1); print length(c)}`, ""},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			files := cmdtest.NewFiles(nil)
