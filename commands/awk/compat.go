@@ -22,9 +22,9 @@ import (
 //	                      shortening n, and gives "" for n NaN or < 1;
 //	                      GoAWK rounds and takes NaN for the whole string.
 //	split(s, a[, fs])  -> __warren_split (awk, added to the program): the
-//	                      default separator splits on blanks and newlines
-//	                      only (GoAWK: every Unicode space, so a CRLF line
-//	                      loses its \r); a regex literal separator is a
+//	                      default separator splits a string with a \r on
+//	                      blanks and newlines only (GoAWK: every Unicode
+//	                      space, so a CRLF line loses its \r); a regex literal separator is a
 //	                      regex even when it is one character (GoAWK took
 //	                      / / for the default " " and /./ for a literal
 //	                      dot).
@@ -57,7 +57,6 @@ import (
 const (
 	substrFunc   = "__warren_substr"
 	splitAwkFunc = "__warren_split"
-	ospaceFunc   = "__warren_ospace"
 	btrimFunc    = "__warren_btrim"
 	matchAwkFunc = "__warren_match"
 	groupsFunc   = "__warren_groups"
@@ -102,7 +101,7 @@ function __warren_keys(a, ks,    k, n, v, mn, mx, i) {
 // which native functions cannot take).
 const splitSource = `
 function __warren_split(s, a, fs) {
-	if (fs == " " && __warren_ospace(s)) return split(__warren_btrim(s), a, "[ \t\n]+")
+	if (fs == " " && index(s, "\r")) return split(__warren_btrim(s), a, "[ \t\n]+")
 	return split(s, a, fs)
 }
 `
@@ -133,13 +132,7 @@ func compatFuncs(chars bool) map[string]interface{} {
 		// fixed arities: GoAWK calls a variadic native function slower
 		substrFunc + "2": func(s string, m float64) string { return gawkSubstr(s, chars, m) },
 		substrFunc + "3": func(s string, m, n float64) string { return gawkSubstr(s, chars, m, n) },
-		ospaceFunc: func(s string) int {
-			if otherSpace(s) {
-				return 1
-			}
-			return 0
-		},
-		btrimFunc: func(s string) string { return strings.Trim(s, " \t\n") },
+		btrimFunc:        func(s string) string { return strings.Trim(s, " \t\n") },
 		groupsFunc: func(s, re string) (string, error) {
 			rx, err := cachedRegex(re, chars)
 			if err != nil {
