@@ -469,6 +469,10 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	sp = newSplitter(it)
 	var run context.Context = ctx
 	if mem := inv.Memory(); mem != nil {
+		pp.res = mem.Reserve()
+		defer pp.res.Close()
+	}
+	if mem := inv.Memory(); mem != nil {
 		res := mem.Reserve()
 		defer res.Close()
 		if met = newMeter(ctx, it, res); met != nil {

@@ -101,3 +101,28 @@ func TestPipeLimit(t *testing.T) {
 		t.Errorf("status %d, %d commands run, err %q; want 2, 0 and the limit named", code, ran, errb.String())
 	}
 }
+
+// TestPipeMemory: output held for commands is charged to the sandbox's
+// memory budget; past it the program stops with the budget's status and
+// nothing held runs.
+func TestPipeMemory(t *testing.T) {
+	tab := commands.Table{}
+	awk.Register(tab)
+	files := cmdtest.NewFiles(nil)
+	var out, errb strings.Builder
+	inv := files.Invocation([]string{"awk", `BEGIN{s = sprintf("%1000s", ""); for (i = 0; i < 1000; i++) print s | "cat"}`}, strings.NewReader(""), &out, &errb)
+	inv.Sys = &commands.System{Memory: commands.NewMemory(256 << 10)}
+	ran := 0
+	inv.Exec = func(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+		ran++
+		return 0
+	}
+	code := tab["awk"](t.Context(), inv)
+	t.Logf("status %d: %s", code, errb.String())
+	if code == 0 || ran != 0 || errb.Len() == 0 {
+		t.Errorf("status %d, %d commands run, err %q; want the budget's failure and nothing run", code, ran, errb.String())
+	}
+	if used := inv.Sys.Memory.Used(); used != 0 {
+		t.Errorf("%d bytes still charged after the run", used)
+	}
+}

@@ -47,7 +47,8 @@ const (
 	cmdLineFunc = "__warren_cmdline"
 )
 
-// maxPipeBytes bounds what the program's output pipes hold at once.
+// maxPipeBytes bounds what the program's output pipes hold at once (it
+// is also charged to the sandbox's memory budget).
 var maxPipeBytes = 64 << 20
 
 type pipes struct {
@@ -59,12 +60,14 @@ type pipes struct {
 	held  int
 	reads map[string]*cmdOutput
 	line  string
+	res   *commands.Reservation // what is held, charged to the sandbox's memory (nil: unlimited)
 }
 
 // cmdOutput is what a getline command printed, and how much was read.
 type cmdOutput struct {
-	data   string
-	status int
+	data    string
+	status  int
+	charged int64 // to the memory budget, given back at close
 }
 
 func newPipes(ctx context.Context, inv *commands.Invocation, out *bufio.Writer) *pipes {
@@ -78,6 +81,7 @@ func (p *pipes) funcs() map[string]interface{} {
 		closeFunc: func(_ float64, cmd string) (int, error) {
 			if r, ok := p.reads[cmd]; ok {
 				delete(p.reads, cmd)
+				p.res.Shrink(r.charged)
 				return r.status, nil
 			}
 			b, ok := p.bufs[cmd]
@@ -108,7 +112,10 @@ func (p *pipes) next(_ float64, cmd, rs string) (int, error) {
 		if b.over {
 			return 0, fmt.Errorf("output of %q: more than %d bytes (the limit of the sandbox's awk)", cmd, maxPipeBytes)
 		}
-		r = &cmdOutput{data: b.String(), status: st}
+		if err := p.res.Grow(int64(b.Len())); err != nil {
+			return 0, err
+		}
+		r = &cmdOutput{data: b.String(), status: st, charged: int64(b.Len())}
 		p.reads[cmd] = r
 	}
 	if r.data == "" {
@@ -156,6 +163,11 @@ func (p *pipes) write(_ float64, cmd, s string) (int, error) {
 		p.order, p.bufs, p.held = nil, map[string]*bytes.Buffer{}, 0
 		return 0, fmt.Errorf("output to %q: more than %d bytes held for commands (the limit of the sandbox's awk)", cmd, maxPipeBytes)
 	}
+	if err := p.res.Grow(int64(len(s))); err != nil {
+		p.order, p.bufs, p.held = nil, map[string]*bytes.Buffer{}, 0
+		p.res.Close()
+		return 0, err
+	}
 	p.held += len(s)
 	b.WriteString(s)
 	return 0, nil
@@ -163,6 +175,7 @@ func (p *pipes) write(_ float64, cmd, s string) (int, error) {
 
 func (p *pipes) forget(cmd string) {
 	p.held -= p.bufs[cmd].Len()
+	p.res.Shrink(int64(p.bufs[cmd].Len()))
 	delete(p.bufs, cmd)
 	for i, c := range p.order {
 		if c == cmd {
