@@ -298,6 +298,7 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		return inv.Refuse(&commands.UnsupportedError{Cmd: name, What: bad + " (an integer conversion in OFMT or CONVFMT)"})
 	}
 	consts, divs := divisions(src, where)
+	fmts := formatCalls(src)
 	if len(consts) > 0 {
 		for _, m := range consts {
 			fmt.Fprintf(inv.Stderr, "%s: %s\n", name, m)
@@ -497,6 +498,8 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		msg := err.Error()
 		nr, fnr, _ := sp.position()
 		if m := divMessage(msg, divs, where, nr > 0, seg.filename(), fnr); m != "" {
+			msg = m
+		} else if m := formatMessage(msg, fmts, where, nr > 0, seg.filename(), fnr); m != "" {
 			msg = m
 		}
 		if strings.Contains(msg, "NoFileReads") || strings.Contains(msg, "NoFileWrites") || strings.Contains(msg, "NoExec") {

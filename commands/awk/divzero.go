@@ -126,3 +126,115 @@ func fatalAt(cands []divOp, op, where string, inInput bool, filename string, fnr
 	}
 	return b.String() + "fatal: " + msg
 }
+
+// fmtCall is a printf or sprintf whose format is a string literal.
+type fmtCall struct {
+	line  int
+	fmt   string
+	args  int // after the format
+	caret int // index in fmt of the conversion that runs out, -1 if none
+}
+
+// formatCalls finds the printf and sprintf calls with a literal format
+// that give it fewer arguments than it converts.
+func formatCalls(src string) []fmtCall {
+	if !strings.Contains(src, "printf") {
+		return nil
+	}
+	toks, ok := lex(src)
+	if !ok {
+		return nil
+	}
+	var out []fmtCall
+	for i, t := range toks {
+		if t.tok != lexer.PRINTF && t.tok != lexer.F_SPRINTF {
+			continue
+		}
+		k, end := i+1, -1
+		if k < len(toks) && toks[k].tok == lexer.LPAREN {
+			end = matching(toks, k)
+			k++
+		}
+		if end < 0 {
+			if t.tok == lexer.F_SPRINTF {
+				continue
+			}
+			end = statementEnd(toks, k)
+			// a redirect ends the arguments
+			for j := k; j < end; j++ {
+				if toks[j].tok == lexer.GREATER || toks[j].tok == lexer.APPEND || toks[j].tok == lexer.PIPE {
+					if depthAt(toks, k, j) == 0 {
+						end = j
+						break
+					}
+				}
+			}
+		}
+		if k >= end || toks[k].tok != lexer.STRING || (k+1 < end && toks[k+1].tok != lexer.COMMA) {
+			continue
+		}
+		c := fmtCall{line: strings.Count(src[:t.off], "\n") + 1, fmt: toks[k].val, args: len(topCommas(toks, k, end))}
+		if need := argNeeds(c.fmt); len(need) > c.args {
+			c.caret = need[c.args]
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// argNeeds lists, for each argument a format converts, the index of the
+// character that takes it (a '*' or the conversion letter).
+func argNeeds(f string) []int {
+	var need []int
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			continue
+		}
+		i++
+		for i < len(f) && strings.IndexByte("-+ #0", f[i]) >= 0 {
+			i++
+		}
+		if i < len(f) && f[i] == '*' {
+			need = append(need, i)
+			i++
+		}
+		for i < len(f) && f[i] >= '0' && f[i] <= '9' {
+			i++
+		}
+		if i < len(f) && f[i] == '.' {
+			i++
+			if i < len(f) && f[i] == '*' {
+				need = append(need, i)
+				i++
+			}
+			for i < len(f) && f[i] >= '0' && f[i] <= '9' {
+				i++
+			}
+		}
+		if i < len(f) && f[i] != '%' {
+			need = append(need, i)
+		}
+	}
+	return need
+}
+
+// formatMessage is gawk's text for GoAWK's "format error: got N args" when
+// a literal format of the program explains it ("" otherwise).
+func formatMessage(msg string, calls []fmtCall, where string, inInput bool, filename string, fnr int) string {
+	var got, want int
+	if n, _ := fmt.Sscanf(msg, "format error: got %d args, expected %d", &got, &want); n != 2 {
+		return ""
+	}
+	for _, c := range calls {
+		if c.args != got {
+			continue
+		}
+		at := ""
+		if inInput {
+			at = fmt.Sprintf("(FILENAME=%s FNR=%d) ", filename, fnr)
+		}
+		return fmt.Sprintf("%s:%d: %sfatal: not enough arguments to satisfy format string\n\t`%s'\n\t%s^ ran out for this one",
+			where, c.line, at, c.fmt, strings.Repeat(" ", c.caret))
+	}
+	return ""
+}
