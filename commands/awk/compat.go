@@ -229,7 +229,7 @@ func cachedRegex(re string, chars bool) (*regexp.Regexp, error) {
 // functions to add after the program (splitSource, matchSource); a program that does not lex, or defines a
 // function of one of the names, is returned as it is.
 func rewriteCompat(src string, chars bool) (string, string) {
-	if !strings.Contains(src, "substr") && !strings.Contains(src, "split") && !strings.Contains(src, "match") && !strings.Contains(src, "in") && !strings.Contains(src, `\`) && !strings.Contains(src, "[:") && !strings.Contains(src, "getline") {
+	if !strings.Contains(src, "substr") && !strings.Contains(src, "split") && !strings.Contains(src, "match") && !strings.Contains(src, "in") && !strings.Contains(src, `\`) && !strings.Contains(src, "[:") && !strings.Contains(src, "getline") && !strings.Contains(src, "log") && !strings.Contains(src, "sqrt") && !strings.Contains(src, "exp") {
 		return src, ""
 	}
 	toks, ok := lex(src)
@@ -248,6 +248,12 @@ func rewriteCompat(src string, chars bool) (string, string) {
 	for i := 0; i+1 < len(toks); i++ {
 		t := toks[i]
 		switch t.tok {
+		case lexer.F_LOG, lexer.F_SQRT, lexer.F_EXP:
+			if toks[i+1].tok == lexer.LPAREN {
+				line := strings.Count(src[:t.off], "\n") + 1
+				name := map[lexer.Token]string{lexer.F_LOG: "log", lexer.F_SQRT: "sqrt", lexer.F_EXP: "exp"}[t.tok]
+				reps = append(reps, replacement{t.off, toks[i+1].off + 1, mathFunc + name + "(" + strconv.Itoa(line) + ", "})
+			}
 		case lexer.GETLINE:
 			// plain getline reads a record GoAWK splits itself: the
 			// field hook (fields.go) runs on it too

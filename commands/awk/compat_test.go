@@ -38,6 +38,7 @@ var compatCases = []struct {
 	{"division by zero at run time", []string{`BEGIN{x = 0; print "a"; print 1 % x}`}, "", "a\n", "awk: cmd. line:1: fatal: division by zero attempted in `%'\n", 2},
 	{"division by a constant zero", []string{"BEGIN{print \"a\"}\n{print 1 % 0; print 2 / 0}"}, "", "", "awk: cmd. line:2: error: division by zero attempted in `%'\nawk: cmd. line:2: error: division by zero attempted\n", 1},
 	{"printf runs out of arguments", []string{"{x = 1}\n{printf \"[%*d]\\n\", 256}", "a.txt"}, "", "", "awk: cmd. line:2: (FILENAME=a.txt FNR=1) fatal: not enough arguments to satisfy format string\n\t`[%*d]\n'\n\t   ^ ran out for this one\n", 2},
+	{"math warnings", []string{`BEGIN{x = log(-2.5); print (x == x), sqrt(4)}`}, "", "0 2\n", "awk: cmd. line:1: warning: log: received negative argument -2.5\n", 0},
 	{"characters", []string{`BEGIN{print length("日本"), index("日本語", "語")}`}, "", "2 3\n", "", 0},
 	{"ARGV as written in BEGIN", []string{`BEGIN{print ARGV[0], ARGV[1], ARGC} {print FILENAME ": " $0}`, "a.txt", "b.txt"}, "", "awk a.txt 3\na.txt: x\nb.txt: y\n", "", 0},
 	{"ARGV[1] emptied", []string{`BEGIN{ARGV[1] = ""} {print FILENAME ": " $0}`, "a.txt", "b.txt"}, "", "b.txt: y\n", "", 0},

@@ -104,6 +104,27 @@ func gawkFuncs(inv *commands.Invocation, errf func(line int, msg string)) map[st
 			}
 			return float64(time.Date(n[0], time.Month(n[1]), n[2], n[3], n[4], n[5], 0, loc).Unix())
 		},
+		// log, sqrt and exp with gawk's warnings for arguments outside
+		// their domain (the value is the same)
+		mathFunc + "log": func(line int, x float64) float64 {
+			if x < 0 {
+				errf(line, fmt.Sprintf("log: received negative argument %g", x))
+			}
+			return math.Log(x)
+		},
+		mathFunc + "sqrt": func(line int, x float64) float64 {
+			if x < 0 {
+				errf(line, fmt.Sprintf("sqrt: received negative argument %g", x))
+			}
+			return math.Sqrt(x)
+		},
+		mathFunc + "exp": func(line int, x float64) float64 {
+			v := math.Exp(x)
+			if math.IsInf(v, 0) && !math.IsInf(x, 0) {
+				errf(line, fmt.Sprintf("exp: argument %g is out of range", x))
+			}
+			return v
+		},
 		gensubFunc: func(line int, re, repl, how, target string) (string, error) {
 			return gensub(unicodeClasses(re, chars, `\`), repl, how, target, func(msg string) { errf(line, msg) })
 		},
@@ -111,6 +132,7 @@ func gawkFuncs(inv *commands.Invocation, errf func(line int, msg string)) map[st
 }
 
 const (
+	mathFunc   = "__warren_math_" // + log, sqrt, exp
 	gensubFunc = "__warren_gensub"
 	asortFunc  = "__warren_asort"
 	asortiFunc = "__warren_asorti"
