@@ -128,3 +128,12 @@ func TestPipeMemory(t *testing.T) {
 		t.Errorf("%d bytes still charged after the run", used)
 	}
 }
+
+// TestFieldLayout: the field hook and the diagnostics' NR/FNR read GoAWK's
+// unexported state found by name; a GoAWK upgrade that moves it must fail
+// here rather than lose the \r of CRLF fields silently.
+func TestFieldLayout(t *testing.T) {
+	if !awk.FieldLayoutOK() {
+		t.Fatal("GoAWK's interpreter no longer has the fields the field hook reads (fields.go)")
+	}
+}

@@ -10,3 +10,7 @@ func SetMaxPipeBytes(n int) func() {
 	maxPipeBytes = n
 	return func() { maxPipeBytes = old }
 }
+
+// FieldLayoutOK reports whether the field hook can reach GoAWK's record
+// state (fields.go).
+func FieldLayoutOK() bool { return fieldLayout.ok }
