@@ -71,7 +71,7 @@ type splitter struct {
 // function, or after the run) for diagnostics; ok is false when the
 // layout is unknown.
 func (s *splitter) position() (nr, fnr int, ok bool) {
-	if s.base == nil {
+	if s == nil || s.base == nil {
 		return 0, 0, false
 	}
 	return *(*int)(unsafe.Add(s.base, fieldLayout.nr)), *(*int)(unsafe.Add(s.base, fieldLayout.fnr)), true
