@@ -386,16 +386,11 @@ func (r *runner) restoreFds(saved []*fdesc) {
 		if i < len(saved) && saved[i] == f {
 			continue
 		}
-		stillUsed := false
-		for _, s := range saved {
-			if s == f {
-				stillUsed = true
-				break
-			}
-		}
-		if !stillUsed {
-			r.release(f)
-		}
+		// Each descriptor slot holds one reference (a dup like >&3
+		// took its own), so a slot the redirections changed gives its
+		// reference back even when the file stays open elsewhere; a
+		// file dup'ed to a command's stdout was never closed before.
+		r.release(f)
 	}
 	r.fds = saved
 }

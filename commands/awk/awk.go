@@ -1,10 +1,13 @@
 // Package awk runs awk programs with GoAWK (github.com/benhoyt/goawk) over
-// the shell's streams. GoAWK would open files and run commands on the host,
-// so it runs with NoExec, NoFileReads and NoFileWrites: input files are
-// opened here through the vfs and fed to GoAWK as a sequence of "-" inputs,
-// and FILENAME and > "/dev/stderr" are rewritten (see rewrite.go). What is
-// left out: system(), pipes to and from commands, print > "file" and
-// getline < "file" (they fail with a clear error).
+// the shell's streams, answering as gawk 5 does where GoAWK alone would not
+// (compat.go, fields.go, divzero.go; docs/commands.md lists what is left).
+// GoAWK would open files and run commands on the host, so it runs with
+// NoExec, NoFileReads and NoFileWrites: input files are opened here
+// through the vfs and fed to GoAWK as a sequence of "-" inputs, FILENAME
+// and > "/dev/stderr" are rewritten (rewrite.go), and system(), pipes to
+// and from commands and close() go through the shell (pipes.go). What is
+// left out: print > "file" and getline < "file" (they fail with a clear
+// error).
 package awk
 
 import (
@@ -34,19 +37,27 @@ func Register(t commands.Table) {
 // segments is stdin for GoAWK: each input file in turn, with an EOF between
 // them so GoAWK's per-"-" scanners see one file each.
 type segments struct {
-	ctx     context.Context
-	inv     *commands.Invocation
-	names   []string
-	cur     io.Reader
-	closer  io.Closer
-	opened  bool
-	keepCR  bool // RS is the default newline: keep a \r before it (see crKeeper)
-	stderr  io.Writer
-	failed  bool
-	started bool
-	current string // the file being read, for FILENAME
-	stdin   bool   // no file operands: FILENAME is "-" once reading starts
+	ctx      context.Context
+	inv      *commands.Invocation
+	names    []string
+	cur      io.Reader
+	closer   io.Closer
+	opened   bool
+	keepCR   bool // RS is the default newline: keep a \r before it (see crKeeper)
+	stderr   io.Writer
+	failed   bool
+	started  bool
+	current  string // the file being read, for FILENAME
+	stdin    bool   // no file operands: FILENAME is "-" once reading starts
+	queued   bool   // operandHook queued a file
+	stdinEOF bool   // standard input, read for want of file operands, is done
 }
+
+// operandHook is the BEGIN action that hands the file operands to the
+// segments (see Awk).
+const operandHook = "BEGIN{for(__warren_a=1;__warren_a<ARGC;__warren_a++)if(" + operandFunc + "(ARGV[__warren_a]))ARGV[__warren_a]=\"-\"}"
+
+const operandFunc = "__warren_operand"
 
 // filename is FILENAME: "" before input is read (BEGIN), then the file
 // being read, "-" for standard input (as mawk).
@@ -60,6 +71,14 @@ func (s *segments) filename() string {
 func (s *segments) Read(p []byte) (int, error) {
 	if err := s.ctx.Err(); err != nil {
 		return 0, err
+	}
+	if !s.opened && len(s.names) == 0 && !s.queued && !s.stdinEOF {
+		// no file operands: GoAWK reads its standard input
+		var r io.Reader = textio.WithContext(s.ctx, s.inv.Stdin)
+		if s.keepCR {
+			r = &crKeeper{r: r}
+		}
+		s.cur, s.closer, s.opened, s.stdin, s.started, s.stdinEOF = r, io.NopCloser(nil), true, true, true, true
 	}
 	if !s.opened {
 		if len(s.names) == 0 {
@@ -262,6 +281,30 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		src += "\n" + strings.Join(sources, "\n")
 	}
 	src = joinContinuedStrings(src)
+	where := "cmd. line" // how gawk names the program in diagnostics
+	if len(progFiles) == 1 && len(sources) == 0 {
+		where = progFiles[0]
+	}
+	// An integer conversion in OFMT or CONVFMT is refused before anything
+	// runs (GoAWK would print Go's %!d(float64=...)), so that a native
+	// awk can run the program.
+	bad := intFormatAssigned(src)
+	for _, a := range assigns {
+		if k, v, _ := strings.Cut(a, "="); (k == "OFMT" || k == "CONVFMT") && intFormat(v) {
+			bad = k + "=" + v
+		}
+	}
+	if bad != "" {
+		return inv.Refuse(&commands.UnsupportedError{Cmd: name, What: bad + " (an integer conversion in OFMT or CONVFMT)"})
+	}
+	consts, divs := divisions(src, where)
+	fmts := formatCalls(src)
+	if len(consts) > 0 {
+		for _, m := range consts {
+			fmt.Fprintf(inv.Stderr, "%s: %s\n", name, m)
+		}
+		return 1
+	}
 	// gawk's extensions: calls rewritten, asort/asorti added as awk code
 	// after the program (its lines keep their numbers).
 	if rw, needSort := rewriteGawk(src); rw != src {
@@ -270,17 +313,37 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 			src += "\n" + asortSource
 		}
 	}
-	gawk := gawkFuncs(inv, func(msg string) { fmt.Fprintf(inv.Stderr, "%s: warning: %s\n", name, msg) })
+	chars := utf8Locale(inv)
+	if rw, add := rewriteCompat(src, chars); rw != src {
+		src = rw + "\n" + add
+	}
+	src = rewritePipes(src)
+	pp := newPipes(ctx, inv, nil)
+	seg := &segments{ctx: ctx, inv: inv, stderr: inv.Stderr}
+	var sp *splitter
+	gawk := gawkFuncs(inv, func(line int, msg string) {
+		// gawk's form: where:line: (FILENAME=f FNR=n) warning: msg
+		at := ""
+		if nr, fnr, ok := sp.position(); ok && nr > 0 {
+			at = fmt.Sprintf("(FILENAME=%s FNR=%d) ", seg.filename(), fnr)
+		}
+		fmt.Fprintf(inv.Stderr, "%s: %s:%d: %swarning: %s\n", name, where, line, at, msg)
+	})
+	for k, v := range compatFuncs(chars) {
+		gawk[k] = v
+	}
+	for k, v := range pp.funcs() {
+		gawk[k] = v
+	}
 	// FILENAME: GoAWK only ever sees "-", so reads of it are rewritten to
 	// ask the input sequence which file is current.
-	seg := &segments{ctx: ctx, inv: inv, stderr: inv.Stderr}
 	if err := checkNesting(src); err != nil {
 		st, _ := inv.LimitExceeded(err)
 		return st
 	}
 	// The program is parsed as written first, so that parse errors name
 	// the user's own lines and columns.
-	firstFuncs := map[string]interface{}{filenameFunc: func() string { return "" }, ewriteFunc: func(string) int { return 0 }}
+	firstFuncs := map[string]interface{}{filenameFunc: func() string { return "" }, ewriteFunc: func(string) int { return 0 }, splitFunc: func() int { return 0 }}
 	for k, v := range gawk {
 		firstFuncs[k] = v
 	}
@@ -291,10 +354,27 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	}
 	var met *meter
 	funcs := map[string]interface{}{
+		splitFunc: func() int {
+			if sp != nil {
+				return sp.split()
+			}
+			return 0
+		},
 		filenameFunc: seg.filename,
 		ewriteFunc: func(s string) int {
 			io.WriteString(inv.Stderr, s)
 			return 0
+		},
+		operandFunc: func(a string) int {
+			if a == "" || isAssign(a) {
+				return 0
+			}
+			if a == "/dev/stdin" {
+				a = "-"
+			}
+			seg.names = append(seg.names, a)
+			seg.queued = true
+			return 1
 		},
 		meterFunc: func() int {
 			if met != nil {
@@ -317,48 +397,39 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	// when the record was read (FS set in an action applies from the next
 	// record).
 	head := "BEGIN{" + meterFunc + "()} "
-	if len(asWritten.Actions) > 0 && assignsFS(src) {
-		head += "NF<0{} "
+	if strings.Contains(src, "getline") {
+		head += operandHook + " "
+	} else {
+		src += "\n" + operandHook + "\n"
+	}
+	if len(asWritten.Actions) > 0 {
+		head += `index($0, "\r") && ` + splitFunc + "(){} "
+		if assignsFS(src) {
+			head += "NF<0{} "
+		}
 	}
 	prog, err := parser.ParseProgram([]byte(head+src), &parser.ParserConfig{Funcs: funcs})
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, err)
 		return 2
 	}
-	// Operands that are files become "-" reading the next segment;
-	// var=value operands stay in place so they apply at the right time.
-	argv := []string{name}
-	files := 0
-	for _, a := range args {
-		if isAssign(a) {
-			argv = append(argv, a)
-			continue
-		}
-		files++
-		if a == "-" || a == "/dev/stdin" {
-			seg.names = append(seg.names, "-")
-		} else {
-			seg.names = append(seg.names, a)
-		}
-		argv = append(argv, "-")
-	}
-	// A program that never names RS keeps the default newline RS, the
-	// only mode in which GoAWK drops a \r.
-	seg.keepCR = !strings.Contains(src, "RS")
+	// File operands reach GoAWK as "-", each reading the next segment:
+	// operandHook, the last BEGIN action (the first when the program uses
+	// getline, which may read input in BEGIN), queues each operand that
+	// is a file (not "" and not var=value, which stay in place so they
+	// apply at the right time) and sets its ARGV entry to "-". So BEGIN
+	// sees the operands as written, and a program that edits ARGV there
+	// (ARGV[1] = "", ARGV[ARGC++] = "f") reads what it asked for.
+	argv := append([]string{name}, args...)
+	// A program that never sets RS to anything but a newline keeps the
+	// newline RS, the only mode in which GoAWK drops a \r.
+	seg.keepCR = !setsRS(src)
 	for _, a := range append(append([]string{}, assigns...), args...) {
-		if strings.HasPrefix(a, "RS=") {
+		if v, ok := strings.CutPrefix(a, "RS="); ok && unescapeFS(v) != "\n" {
 			seg.keepCR = false
 		}
 	}
 	var stdin io.Reader = seg
-	if files == 0 {
-		seg.stdin = true
-		var r io.Reader = textio.WithContext(ctx, inv.Stdin)
-		if seg.keepCR {
-			r = &crKeeper{r: r}
-		}
-		stdin = &startReader{r: r, started: &seg.started}
-	}
 	env := []string{}
 	for _, kv := range inv.Env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -373,26 +444,35 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 	}
 	for _, a := range assigns {
 		k, v, _ := strings.Cut(a, "=")
-		uv, err := lexer.Unescape(v)
-		if err == nil {
-			v = uv
-		}
+		v = unescapeAssign(v, func(msg string) { fmt.Fprintf(inv.Stderr, "%s: warning: %s\n", name, msg) })
 		vars = append(vars, k, v)
 	}
 	out := textio.NewWriter(inv.Stdout)
 	defer textio.PutWriter(out)
+	pp.out = out
 	cfg := &interp.Config{
-		Stdin: stdin, Output: out, Error: inv.Stderr,
-		Args: argv[1:], Vars: vars, Environ: env,
+		// Not a *bufio.Writer, which GoAWK would flush itself at the end:
+		// the commands still open run first, then awk's output is
+		// flushed (gawk's order; see pipes.go).
+		Stdin: stdin, Output: struct{ io.Writer }{out}, Error: inv.Stderr,
+		Argv0: name, Args: argv[1:], Vars: vars, Environ: env,
 		NoExec: true, NoFileReads: true, NoFileWrites: true,
 		Funcs: funcs,
+		// length, substr, index, match and %c count characters in a
+		// UTF-8 locale, bytes in the C locale, as gawk does.
+		Chars: chars,
 	}
 	it, err := interp.New(prog)
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, err)
 		return 2
 	}
+	sp = newSplitter(it)
 	var run context.Context = ctx
+	if mem := inv.Memory(); mem != nil {
+		pp.res = mem.Reserve()
+		defer pp.res.Close()
+	}
 	if mem := inv.Memory(); mem != nil {
 		res := mem.Reserve()
 		defer res.Close()
@@ -401,6 +481,7 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		}
 	}
 	status, err := it.ExecuteContext(run, cfg)
+	pp.closeAll()
 	if ferr := out.Flush(); textio.BrokenPipe(ferr) || (err != nil && textio.BrokenPipe(err)) {
 		return 141 // SIGPIPE in a real awk: silent
 	}
@@ -415,8 +496,14 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 			return st
 		}
 		msg := err.Error()
+		nr, fnr, _ := sp.position()
+		if m := divMessage(msg, divs, where, nr > 0, seg.filename(), fnr); m != "" {
+			msg = m
+		} else if m := formatMessage(msg, fmts, where, nr > 0, seg.filename(), fnr); m != "" {
+			msg = m
+		}
 		if strings.Contains(msg, "NoFileReads") || strings.Contains(msg, "NoFileWrites") || strings.Contains(msg, "NoExec") {
-			msg += " (file redirection, getline from files and commands are not available in the sandbox's awk)"
+			msg += " (file redirection and getline from files are not available in the sandbox's awk, nor a command whose getline is too complex to find)"
 		}
 		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, msg)
 		return 2
@@ -433,17 +520,6 @@ func unwrap(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// startReader notes when standard input is first read (for FILENAME).
-type startReader struct {
-	r       io.Reader
-	started *bool
-}
-
-func (s *startReader) Read(p []byte) (int, error) {
-	*s.started = true
-	return s.r.Read(p)
 }
 
 func isAssign(a string) bool {
@@ -483,4 +559,49 @@ func unescapeFS(s string) string {
 		return u
 	}
 	return s
+}
+
+// setsRS reports whether the program assigns RS anything but "\n" (a
+// program that does not lex is taken to).
+func setsRS(src string) bool {
+	if !strings.Contains(src, "RS") {
+		return false
+	}
+	toks, ok := lex(src)
+	if !ok {
+		return true
+	}
+	for i, t := range toks {
+		if t.tok != lexer.NAME || t.val != "RS" || i+1 >= len(toks) {
+			continue
+		}
+		switch toks[i+1].tok {
+		case lexer.ASSIGN:
+			if i+3 < len(toks) && toks[i+2].tok == lexer.STRING && toks[i+2].val == "\n" {
+				switch toks[i+3].tok {
+				case lexer.SEMICOLON, lexer.NEWLINE, lexer.RBRACE, lexer.EOF:
+					continue
+				}
+			}
+			return true
+		case lexer.ADD_ASSIGN, lexer.SUB_ASSIGN, lexer.MUL_ASSIGN, lexer.DIV_ASSIGN, lexer.MOD_ASSIGN, lexer.POW_ASSIGN:
+			return true
+		}
+		if i > 0 && toks[i-1].tok == lexer.GETLINE {
+			return true
+		}
+	}
+	return false
+}
+
+// utf8Locale reports whether the invocation's locale (LC_ALL, LC_CTYPE,
+// LANG, the first set) is a UTF-8 one; unset is the C locale.
+func utf8Locale(inv *commands.Invocation) bool {
+	for _, k := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if v := inv.Getenv(k); v != "" {
+			v = strings.ToLower(v)
+			return strings.Contains(v, "utf-8") || strings.Contains(v, "utf8")
+		}
+	}
+	return false
 }

@@ -25,7 +25,8 @@ import (
 
 // gawkFuncs are the native functions, for one invocation (the clock and
 // time zone are the sandbox's).
-func gawkFuncs(inv *commands.Invocation, errf func(string)) map[string]interface{} {
+// errf reports a warning of the call on the given program line.
+func gawkFuncs(inv *commands.Invocation, errf func(line int, msg string)) map[string]interface{} {
 	bits := func(name string, op func(a, b uint64) uint64) func(args ...float64) (float64, error) {
 		return func(args ...float64) (float64, error) {
 			if len(args) < 2 {
@@ -47,6 +48,7 @@ func gawkFuncs(inv *commands.Invocation, errf func(string)) map[string]interface
 		}
 	}
 	loc := sysinfo.Location(inv)
+	chars := utf8Locale(inv)
 	return map[string]interface{}{
 		"and": bits("and", func(a, b uint64) uint64 { return a & b }),
 		"or":  bits("or", func(a, b uint64) uint64 { return a | b }),
@@ -102,13 +104,35 @@ func gawkFuncs(inv *commands.Invocation, errf func(string)) map[string]interface
 			}
 			return float64(time.Date(n[0], time.Month(n[1]), n[2], n[3], n[4], n[5], 0, loc).Unix())
 		},
-		gensubFunc: func(re, repl, how, target string) (string, error) {
-			return gensub(re, repl, how, target, errf)
+		// log, sqrt and exp with gawk's warnings for arguments outside
+		// their domain (the value is the same)
+		mathFunc + "log": func(line int, x float64) float64 {
+			if x < 0 {
+				errf(line, fmt.Sprintf("log: received negative argument %g", x))
+			}
+			return math.Log(x)
+		},
+		mathFunc + "sqrt": func(line int, x float64) float64 {
+			if x < 0 {
+				errf(line, fmt.Sprintf("sqrt: received negative argument %g", x))
+			}
+			return math.Sqrt(x)
+		},
+		mathFunc + "exp": func(line int, x float64) float64 {
+			v := math.Exp(x)
+			if math.IsInf(v, 0) && !math.IsInf(x, 0) {
+				errf(line, fmt.Sprintf("exp: argument %g is out of range", x))
+			}
+			return v
+		},
+		gensubFunc: func(line int, re, repl, how, target string) (string, error) {
+			return gensub(unicodeClasses(re, chars, `\`), repl, how, target, func(msg string) { errf(line, msg) })
 		},
 	}
 }
 
 const (
+	mathFunc   = "__warren_math_" // + log, sqrt, exp
 	gensubFunc = "__warren_gensub"
 	asortFunc  = "__warren_asort"
 	asortiFunc = "__warren_asorti"
@@ -159,6 +183,7 @@ func strtonum(s string) float64 {
 var gensubCache sync.Map // regex source -> *regexp.Regexp
 
 func gensub(re, repl, how, target string, errf func(string)) (string, error) {
+	re = gawkRegex(re)
 	rx, ok := gensubCache.Load(re)
 	if !ok {
 		c, err := regexp.Compile(re)
@@ -175,7 +200,7 @@ func gensub(re, repl, how, target string, errf func(string)) (string, error) {
 		if n, err := strconv.ParseFloat(strings.TrimSpace(how), 64); err == nil && n >= 1 {
 			which = int(n)
 		} else if errf != nil {
-			errf(fmt.Sprintf("gensub: third argument %q treated as 1", how))
+			errf(fmt.Sprintf("gensub: third argument `%s' treated as 1", how))
 		}
 	}
 	var b strings.Builder
@@ -364,7 +389,9 @@ func rewriteGawk(src string) (string, bool) {
 			}
 		}
 		if t.val == "gensub" {
-			reps = append(reps, replacement{t.off, t.off + len(t.val), gensubFunc})
+			// the call's line goes first, for gawk's warnings
+			line := strings.Count(src[:t.off], "\n") + 1
+			reps = append(reps, replacement{t.off, toks[i+1].off + 1, gensubFunc + "(" + strconv.Itoa(line) + ", "})
 			if r := toks[i+2]; r.tok == lexer.REGEX {
 				end := toks[i+3].off
 				reps = append(reps, replacement{r.off, end, awkString(r.val)})

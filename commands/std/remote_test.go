@@ -206,3 +206,23 @@ func TestFlockCommand(t *testing.T) {
 		t.Errorf("background holder: %q (stderr %q)", out, errs)
 	}
 }
+
+// TestDriveDupClose: a file dup'ed to a command's stdout (>&3) is closed,
+// so committed, when its last descriptor goes; the dup's reference used to
+// keep it open, and a drive (which commits at close) lost the writes.
+func TestDriveDupClose(t *testing.T) {
+	sh, fsys, _ := driveShell(t)
+	out, errs, st := run(t, sh, "exec 3>/drive/x; echo a >&3; { echo b; echo c; } >&3; exec 3>&-; cat /drive/x")
+	if out != "a\nb\nc\n" || errs != "" || st != 0 {
+		t.Fatalf("got %q %q %d", out, errs, st)
+	}
+	// The sandbox's own tree: a removed file's inode lives until its last
+	// close, so its bytes stay charged while a leaked reference holds it.
+	before := fsys.Usage().Bytes
+	if _, errs, st := run(t, sh, "exec 3>/tmp/big; head -c 100000 /dev/zero >&3; exec 3>&-; rm /tmp/big"); errs != "" || st != 0 {
+		t.Fatalf("big: %q %d", errs, st)
+	}
+	if after := fsys.Usage().Bytes; after != before {
+		t.Fatalf("usage %d after the file was closed and removed, %d before: the dup kept it open", after, before)
+	}
+}

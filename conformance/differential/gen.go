@@ -7,6 +7,11 @@
 // The point is to find divergences nobody wrote a test for: a mismatch is
 // minimized by deleting statements while it persists (minimize.go) and kept
 // with bash's outcome as its expectation.
+//
+// awk has a generator of its own (gen_awk.go): small programs over features
+// where awks differ, run as gawk in both shells and compared with gawk byte
+// for byte, stderr included (awk_campaign.go); mismatches are minimized part
+// by part and kept in testdata/awk-corpus with gawk's outcome.
 package differential
 
 import (

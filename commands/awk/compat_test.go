@@ -1,0 +1,139 @@
+package awk_test
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/commands/awk"
+	"github.com/warren-sandbox/warren/commands/coreutils/cmdtest"
+)
+
+// compatCases were recorded with gawk 5.2.1 (Debian), LC_ALL=C.UTF-8:
+// where GoAWK alone answers differently and the wrapper makes it agree
+// (the differential harness's awk features found them; see
+// conformance/differential/gen_awk.go).
+var compatCases = []struct {
+	name string
+	args []string // after "awk"
+	in   string
+	out  string
+	err  string
+	code int
+}{
+	{"crlf last field keeps \\r", []string{`{print $NF "|"; print NF}`}, "a b\r\nc d \r\n", "b\r|\n2\n\r|\n3\n", "", 0},
+	{"plain getline keeps \\r", []string{`NR==1{r = getline; print r, NF, $NF "|"; while ((getline) > 0) n++; print n, NF}`}, "a b\r\nc d\r\ne \r\n", "1 2 d\r|\n1 2\n", "", 0},
+	{"split default keeps \\r", []string{`{n = split($0, p); print n, p[n] "|"}`}, "a b\r\n", "2 b\r|\n", "", 0},
+	{"substr", []string{`BEGIN{print substr("hello", -1, 3) "|" substr("hello", 1.5, 2.3) "|" substr("hello", 0) "|" substr("hello", -log(0)) "|" substr("hello", 2, -log(0)) "|" substr("日本語", 2)}`}, "", "hel|he|hello||ello|本語\n", "", 0},
+	{"substr with variables", []string{`BEGIN{s = "hello"; i = 0; n = 3; a = substr(s, i, n); i = 1.5; b = substr(s, i); i = 2; n = 2.7; c = substr(s, i, n); i = 2; d = substr(s, i, 2); print a "|" b "|" c "|" d}`}, "", "hel|hello|el|el\n", "", 0},
+	{"split separators", []string{`BEGIN{n = split(" a  b ", p); print n, p[1]; n = split("a b", q, / /); print n; n = split("a.b", r, /./); print n}`}, "", "2 a\n2\n4\n", "", 0},
+	{"match array", []string{`BEGIN{print match("xab", /(a)(c)?(b)/, m), m[0], m[1] "|" m[2] "|" m[3], m[3, "start"], m[3, "length"], RSTART, RLENGTH}`}, "", "2 ab a||b 3 1 2 2\n", "", 0},
+	{"for-in integers ascending, as numbers", []string{`BEGIN{a[10]; a[9]; a[1]; a[100]; for (k in a) printf "%s ", k; print ""; for (k in a) if (k < 9.5) print "lt", k}`}, "", "1 9 10 100 \nlt 1\nlt 9\n", "", 0},
+	{"for-in recursion", []string{`function f(a, d,   k) { for (k in a) { if (d < 1) f(a, d + 1); printf "%s.%s ", d, k } } BEGIN{a[2]; a[1]; f(a, 0); print ""}`}, "", "1.1 1.2 0.1 1.1 1.2 0.2 \n", "", 0},
+	{"for-in snapshot", []string{`BEGIN{a[1]; a[2]; a[3]; for (k in a) { delete a[3]; printf "%s ", k }; print length(a)}`}, "", "1 2 3 2\n", "", 0},
+	{"gawk regex operators", []string{`{print ($0 ~ /\<b/), ($0 ~ "\\ybc\\y"), gensub(/\yb/, "B", "g"), match($0, "\\<c")}`}, "a bc cb\n", "1 1 a Bc cb 6\n", "", 0},
+	{"unicode classes, regex in a variable", []string{`{print gsub(/[[:alpha:]]/, "<&>"), $0; r = "\\<a"; print ($0 ~ r), gensub(/[[:upper:]]/, "U", "g")}`}, "Ä日本ß1 ab\n", "6 <Ä><日><本><ß>1 <a><b>\n1 <U><日><本><ß>1 <a><b>\n", "", 0},
+	{"division by zero at run time", []string{`BEGIN{x = 0; print "a"; print 1 % x}`}, "", "a\n", "awk: cmd. line:1: fatal: division by zero attempted in `%'\n", 2},
+	{"division by a constant zero", []string{"BEGIN{print \"a\"}\n{print 1 % 0; print 2 / 0}"}, "", "", "awk: cmd. line:2: error: division by zero attempted in `%'\nawk: cmd. line:2: error: division by zero attempted\n", 1},
+	{"printf runs out of arguments", []string{"{x = 1}\n{printf \"[%*d]\\n\", 256}", "a.txt"}, "", "", "awk: cmd. line:2: (FILENAME=a.txt FNR=1) fatal: not enough arguments to satisfy format string\n\t`[%*d]\n'\n\t   ^ ran out for this one\n", 2},
+	{"math warnings", []string{`BEGIN{x = log(-2.5); print (x == x), sqrt(4)}`}, "", "0 2\n", "awk: cmd. line:1: warning: log: received negative argument -2.5\n", 0},
+	{"characters", []string{`BEGIN{print length("日本"), index("日本語", "語")}`}, "", "2 3\n", "", 0},
+	{"ARGV as written in BEGIN", []string{`BEGIN{print ARGV[0], ARGV[1], ARGC} {print FILENAME ": " $0}`, "a.txt", "b.txt"}, "", "awk a.txt 3\na.txt: x\nb.txt: y\n", "", 0},
+	{"ARGV[1] emptied", []string{`BEGIN{ARGV[1] = ""} {print FILENAME ": " $0}`, "a.txt", "b.txt"}, "", "b.txt: y\n", "", 0},
+	{"ARGV extended", []string{`BEGIN{ARGV[ARGC++] = "b.txt"} {print FILENAME ": " $0}`, "a.txt"}, "", "a.txt: x\nb.txt: y\n", "", 0},
+	{"-v escapes", []string{"-v", `v=x\`, "-v", `w=a\qb\x41\101`, `BEGIN{print v "|" w}`}, "", "x|aqbAA\n", "awk: warning: escape sequence `\\q' treated as plain `q'\n", 0},
+}
+
+func TestCompat(t *testing.T) {
+	tab := commands.Table{}
+	awk.Register(tab)
+	for _, tc := range compatCases {
+		t.Run(tc.name, func(t *testing.T) {
+			files := cmdtest.NewFiles(map[string]string{"a.txt": "x\n", "b.txt": "y\n"})
+			var out, errb strings.Builder
+			inv := files.Invocation(append([]string{"awk"}, tc.args...), strings.NewReader(tc.in), &out, &errb)
+			inv.Env = []string{"LC_ALL=C.UTF-8"}
+			code := tab["awk"](t.Context(), inv)
+			if code != tc.code || out.String() != tc.out || errb.String() != tc.err {
+				t.Errorf("status %d out %q err %q\nwant   %d out %q err %q", code, out.String(), errb.String(), tc.code, tc.out, tc.err)
+			}
+		})
+	}
+}
+
+// TestIntFormatRefused: an integer conversion in OFMT is refused before
+// anything runs (GoAWK would print Go's %!d(float64=...)).
+func TestIntFormatRefused(t *testing.T) {
+	tab := commands.Table{}
+	awk.Register(tab)
+	for _, args := range [][]string{
+		{"awk", `BEGIN{OFMT = "%d"; print 17/3}`},
+		{"awk", "-v", "CONVFMT=%x", `BEGIN{print (17/3) ""}`},
+	} {
+		files := cmdtest.NewFiles(nil)
+		var out, errb strings.Builder
+		inv := files.Invocation(args, strings.NewReader(""), &out, &errb)
+		code := tab["awk"](t.Context(), inv)
+		if code == 0 || out.Len() != 0 || !strings.Contains(errb.String(), "not supported") {
+			t.Errorf("%q: status %d out %q err %q, want a refusal", args, code, out.String(), errb.String())
+		}
+	}
+}
+
+// TestPipeLimit: output held for commands is bounded; past the bound the
+// program stops with a message naming the command and the limit, and the
+// command never runs.
+func TestPipeLimit(t *testing.T) {
+	defer awk.SetMaxPipeBytes(1 << 10)()
+	tab := commands.Table{}
+	awk.Register(tab)
+	files := cmdtest.NewFiles(nil)
+	var out, errb strings.Builder
+	inv := files.Invocation([]string{"awk", `BEGIN{for (i = 0; i < 1000; i++) print "0123456789" | "cat"}`}, strings.NewReader(""), &out, &errb)
+	ran := 0
+	// fault injection: counts the commands the program would start
+	inv.Exec = func(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+		ran++
+		return 0
+	}
+	code := tab["awk"](t.Context(), inv)
+	if code != 2 || ran != 0 || !strings.Contains(errb.String(), `output to "cat": more than 1024 bytes`) {
+		t.Errorf("status %d, %d commands run, err %q; want 2, 0 and the limit named", code, ran, errb.String())
+	}
+}
+
+// TestPipeMemory: output held for commands is charged to the sandbox's
+// memory budget; past it the program stops with the budget's status and
+// nothing held runs.
+func TestPipeMemory(t *testing.T) {
+	tab := commands.Table{}
+	awk.Register(tab)
+	files := cmdtest.NewFiles(nil)
+	var out, errb strings.Builder
+	inv := files.Invocation([]string{"awk", `BEGIN{s = sprintf("%1000s", ""); for (i = 0; i < 1000; i++) print s | "cat"}`}, strings.NewReader(""), &out, &errb)
+	inv.Sys = &commands.System{Memory: commands.NewMemory(256 << 10)}
+	ran := 0
+	inv.Exec = func(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+		ran++
+		return 0
+	}
+	code := tab["awk"](t.Context(), inv)
+	t.Logf("status %d: %s", code, errb.String())
+	if code == 0 || ran != 0 || errb.Len() == 0 {
+		t.Errorf("status %d, %d commands run, err %q; want the budget's failure and nothing run", code, ran, errb.String())
+	}
+	if used := inv.Sys.Memory.Used(); used != 0 {
+		t.Errorf("%d bytes still charged after the run", used)
+	}
+}
+
+// TestFieldLayout: the field hook and the diagnostics' NR/FNR read GoAWK's
+// unexported state found by name; a GoAWK upgrade that moves it must fail
+// here rather than lose the \r of CRLF fields silently.
+func TestFieldLayout(t *testing.T) {
+	if !awk.FieldLayoutOK() {
+		t.Fatal("GoAWK's interpreter no longer has the fields the field hook reads (fields.go)")
+	}
+}
