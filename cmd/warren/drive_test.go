@@ -68,10 +68,11 @@ func TestE2E_Drives(t *testing.T) {
 		t.Errorf("over the quota: %q", out)
 	}
 	out := run(1, "sandbox", "exec", b, "-c", "rm /shared/big; exec 3>/shared/x; head -c 600000 /dev/zero >&3; head -c 600000 /dev/zero > /shared/y; exec 3>&-")
-	if !strings.Contains(out, "/shared/x: No space left on device") {
+	if !strings.Contains(out, "/shared/x: Drive shared bytes quota exceeded") || !strings.Contains(out, "no space left on device") {
 		t.Errorf("a close past the quota: %q", out)
 	}
-	if out := run(0, "sandbox", "exec", a, "-c", "ls /mnt/team; wc -c < /mnt/team/y"); out != "d\ny\n600000\n" {
+	// The refused close left x as its open made it (empty); y is whole.
+	if out := run(0, "sandbox", "exec", a, "-c", "ls /mnt/team; wc -c < /mnt/team/x; wc -c < /mnt/team/y"); out != "d\nx\ny\n0\n600000\n" {
 		t.Errorf("after the refused close: %q", out)
 	}
 	// Writes under the mount are not the sandbox's own: a fork lacks both
