@@ -429,8 +429,10 @@ func (m *Manager) publish(ctx context.Context, b *box, snap *vfs.FS, states map[
 		}
 		ferr := b.ds.fenced
 		b.dmu.Unlock()
-		m.commits.Fail(b.id, ferr)
+		// Counted before Fail wakes the waiters: a caller told its
+		// commit was fenced must find it in the stats.
 		m.fencedCount.Add(1)
+		m.commits.Fail(b.id, ferr)
 		m.log.Error("commit fenced: this node stops writing the sandbox", "sandbox", b.id, "err", err)
 		return "", committer.Result{}, ferr
 	}
@@ -445,8 +447,8 @@ func (m *Manager) publish(ctx context.Context, b *box, snap *vfs.FS, states map[
 	b.dmu.Unlock()
 	b.bs.cbytes.Store(snap.Usage().Bytes)
 	r := committer.Result{Seq: seq, Generation: g.Number}
+	m.commitCount.Add(1) // before the waiters wake, as for fenced
 	m.commits.Committed(b.id, r)
-	m.commitCount.Add(1)
 	release() // custody goes before the trim (docs/format.md "Publish ordering")
 	if err := m.dur.Log.Trim(b.id, seq); err != nil {
 		m.log.Warn("cannot trim the write log", "sandbox", b.id, "err", err)
