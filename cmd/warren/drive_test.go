@@ -64,6 +64,23 @@ func TestE2E_Drives(t *testing.T) {
 	if out := run(0, "sandbox", "exec", a, "-c", "tail -1 /mnt/team/d/n; df -T /mnt/team | tail -1"); !regexp.MustCompile(`^1000\nshared +drive .* /mnt/team\n$`).MatchString(out) {
 		t.Errorf("A after B's rename, df:\n%s", out)
 	}
+	// flock across sandboxes: A's background job holds the lock, B's
+	// non-blocking try fails (1) until the job lets go.
+	run(0, "sandbox", "exec", a, "-c", "flock /mnt/team/lock sleep 3 &")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, _, code := p.cli(t, key, "", "sandbox", "exec", b, "-c", "flock -n /shared/lock true")
+		if code == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("B never saw A's lock (last exit %d)", code)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if out := run(0, "sandbox", "exec", b, "-c", "flock -w 20 /shared/lock echo got it"); out != "got it\n" {
+		t.Errorf("B's blocking flock: %q", out)
+	}
 	// The quota (1 MiB): a write past it fails at once with ENOSPC; two
 	// files that each fit but not together: the second close fails, loudly.
 	if out := run(1, "sandbox", "exec", b, "-c", "head -c 2000000 /dev/zero > /shared/big"); !strings.Contains(out, "No space left on device") {
@@ -74,7 +91,7 @@ func TestE2E_Drives(t *testing.T) {
 		t.Errorf("a close past the quota: %q", out)
 	}
 	// The refused close left x as its open made it (empty); y is whole.
-	if out := run(0, "sandbox", "exec", a, "-c", "ls /mnt/team; wc -c < /mnt/team/x; wc -c < /mnt/team/y"); out != "d\nx\ny\n0\n600000\n" {
+	if out := run(0, "sandbox", "exec", a, "-c", "ls /mnt/team; wc -c < /mnt/team/x; wc -c < /mnt/team/y"); out != "d\nlock\nx\ny\n0\n600000\n" {
 		t.Errorf("after the refused close: %q", out)
 	}
 	// Writes under the mount are not the sandbox's own: a fork lacks both
