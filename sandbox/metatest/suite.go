@@ -183,6 +183,7 @@ func fullRecord(id string) sandbox.Record {
 	r.Config.Security = "relaxed"
 	r.Config.Commands = "native-first,git=resident"
 	r.Config.Volumes = []api.VolumeMount{{Name: "data", Path: "/data"}, {Name: "ref", Path: "/ref", ReadOnly: true}}
+	r.Config.Drives = []api.DriveMount{{Drive: "team", Path: "/team"}, {Drive: "docs", Path: "/docs", ReadOnly: true}}
 	r.Config.Durability = "committed"
 	r.Config.NodeSelector = map[string]string{"zone": "z1"}
 	r.Config.StandbyAfter = -1
