@@ -449,26 +449,23 @@ func (r *runner) killPid(pid int, sig string) error {
 
 func (r *runner) openHook(name string, flag int, perm fs.FileMode) (commands.File, bool, error) {
 	f, handled, err := r.openSpecial(name, flag)
-	if !handled && readOnlyOpen(flag) {
+	if !handled {
 		// Opened here, not by the command after a Stat: one walk. The
 		// command gets the same *vfs.File its own open would return.
-		vf, fifo, verr := r.openRead(name, flag)
+		vf, fifo, verr := r.openVFS(name, flag, perm)
 		switch {
 		case fifo:
 			f, err = r.openFifo(name, flag)
 			handled = true
 		case verr == nil:
 			return vf, true, nil
-		default:
+		case readOnlyOpen(flag):
 			return nil, false, nil // the command's own open reports it
+		default:
+			// Not opened again by the command: a writing open may have
+			// waited for the write gate.
+			return nil, true, verr
 		}
-	}
-	if !handled && r.isFifo(name) {
-		f, err = r.openFifo(name, flag)
-		handled = true
-	}
-	if !handled {
-		return nil, false, nil
 	}
 	if err != nil {
 		return nil, true, err

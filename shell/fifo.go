@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"io"
 	"io/fs"
 	"sync"
@@ -79,23 +80,24 @@ func readOnlyOpen(flag int) bool {
 	return flag&vfs.O_ACCMODE == vfs.O_RDONLY && flag&(vfs.O_CREATE|vfs.O_TRUNC) == 0
 }
 
-// openRead opens path of the vfs for reading (readOnlyOpen(flag)) in one
-// walk instead of isFifo's Stat and then the open: it looks at what it
-// opened. fifo: path is a fifo (f is nil; open it with openFifo). An error
-// is the vfs's; only then is isFifo asked, as before, so that a fifo the
-// vfs does not open as a file (O_DIRECTORY) still opens as a fifo. Writing
-// opens keep isFifo first: a vfs open for writing publishes a new tree
-// even on a fifo, which would make the session look changed.
-func (r *runner) openRead(path string, flag int) (f *vfs.File, fifo bool, err error) {
-	f, err = r.sh.cfg.FS.OpenFile(path, flag, 0)
-	if err != nil {
-		return nil, r.isFifo(path), err
-	}
-	if fi, err := f.Stat(); err == nil && fi.Mode()&fs.ModeNamedPipe != 0 {
-		f.Close()
+// openVFS opens path of the vfs in one walk instead of isFifo's Stat and
+// then the open: with vfs.O_NOFIFO the vfs refuses a fifo (ErrIsFifo)
+// before it publishes anything or asks its write gate, where a plain open
+// for writing would publish a new tree (and copy base directories up)
+// even on a fifo, and make the session look changed. fifo: path is a
+// fifo (f is nil; open it with openFifo). Another error is the vfs's;
+// only then is isFifo asked, as before, so that a fifo the vfs refuses
+// for another reason (a read-only mount, a closed write gate, O_NOFOLLOW
+// on a link to one) still opens as a fifo.
+func (r *runner) openVFS(path string, flag int, perm fs.FileMode) (f *vfs.File, fifo bool, err error) {
+	f, err = r.sh.cfg.FS.OpenFile(path, flag|vfs.O_NOFIFO, perm)
+	switch {
+	case err == nil:
+		return f, false, nil
+	case errors.Is(err, vfs.ErrIsFifo):
 		return nil, true, nil
 	}
-	return f, false, nil
+	return nil, r.isFifo(path), err
 }
 
 // openFifo opens the fifo at path as flag says.

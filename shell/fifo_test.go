@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"errors"
 	"io/fs"
 	"strings"
 	"testing"
@@ -77,6 +78,54 @@ func TestFifoReadOpen(t *testing.T) {
 			out, errs, st := runScript(t, sh, tt.script)
 			if out != tt.out || st != tt.status || !strings.Contains(errs, tt.stderr) {
 				t.Errorf("got %q %q %d, want %q %q %d", out, errs, st, tt.out, tt.stderr, tt.status)
+			}
+		})
+	}
+}
+
+// TestFifoWriteOpen: writing opens (redirections, a command's open) find
+// a fifo in the one open they make (vfs.O_NOFIFO) and open it as a fifo,
+// under a write gate that refuses everything: the vfs publishes no tree
+// and asks no gate for them. A regular file is still gated.
+func TestFifoWriteOpen(t *testing.T) {
+	tests := []struct {
+		name, script, out, stderr string
+		status                    int
+		fifoOnly                  bool // no tree published, the gate never asked
+	}{
+		{"redirection", `cat /tmp/f & echo hi > /tmp/f; wait`, "hi\n", "", 0, true},
+		{"append", `cat /tmp/f & echo hi >> /tmp/f; wait`, "hi\n", "", 0, true},
+		{"both", `cat /tmp/f & echo hi &> /tmp/f; wait`, "hi\n", "", 0, true},
+		{"read-write", `exec 3<> /tmp/f; echo hi >&3; read -r x <&3; echo "$x"`, "hi\n", "", 0, true},
+		{"noclobber", `set -C; cat /tmp/f & echo hi > /tmp/f; wait`, "hi\n", "", 0, true},
+		{"symlink to a fifo", `cat /tmp/l & echo hi > /tmp/l; wait`, "hi\n", "", 0, true},
+		{"command", `cat /tmp/f & echo hi | tee /tmp/f > /dev/null; wait`, "hi\n", "", 0, true},
+		{"no reader", `echo hi > /tmp/f; echo unreachable`, "", "time limit exceeded", StatusTimeout, true},
+		{"regular file gated", `echo hi >> /tmp/r; echo $?`, "1\n", "/tmp/r: Over budget", 0, false},
+		{"command on a regular file gated", `echo hi | tee /tmp/r`, "hi\n", "tee: /tmp/r: over budget", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sh := newTestShell(t, Limits{Timeout: 300 * time.Millisecond})
+			fsys := sh.FS()
+			if err := fsys.Mknod("/tmp/f", fs.ModeNamedPipe|0o644, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := fsys.Symlink("/tmp/f", "/tmp/l"); err != nil {
+				t.Fatal(err)
+			}
+			calls := 0
+			fsys.SetWriteGate(func() error { calls++; return errors.New("over budget") })
+			mark := fsys.Mark()
+			out, errs, st := runScript(t, sh, tt.script)
+			if out != tt.out || st != tt.status || !strings.Contains(errs, tt.stderr) {
+				t.Errorf("got %q %q %d, want %q %q %d", out, errs, st, tt.out, tt.stderr, tt.status)
+			}
+			if tt.fifoOnly && (fsys.Mark() != mark || calls != 0) {
+				t.Errorf("opening the fifo published a tree (%v) or asked the gate (%d calls)", fsys.Mark() != mark, calls)
+			}
+			if !tt.fifoOnly && calls == 0 {
+				t.Errorf("the regular file's open did not ask the gate")
 			}
 		})
 	}

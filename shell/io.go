@@ -176,24 +176,14 @@ func (r *runner) openFile(name string, flag int, perm fs.FileMode) (any, error) 
 	if f, handled, err := r.openSpecial(p, flag); handled {
 		return f, err
 	}
-	if readOnlyOpen(flag) {
-		f, fifo, err := r.openRead(p, flag)
-		switch {
-		case fifo:
-			return r.openFifo(p, flag)
-		case err != nil:
-			return nil, err
-		}
-		return f, nil
-	}
-	if r.isFifo(p) {
-		return r.openFifo(p, flag)
-	}
 	if flag&(vfs.O_CREATE) != 0 {
 		perm &^= fs.FileMode(r.umask)
 	}
-	f, err := r.sh.cfg.FS.OpenFile(p, flag, perm)
-	if err != nil {
+	f, fifo, err := r.openVFS(p, flag, perm)
+	switch {
+	case fifo:
+		return r.openFifo(p, flag)
+	case err != nil:
 		return nil, err
 	}
 	return f, nil

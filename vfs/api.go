@@ -66,8 +66,8 @@
 // # Not supported yet
 //
 // Permission checks (every caller acts as root); atime updates on read;
-// blocking fifo semantics (a fifo opens as an empty file; the shell's pipes
-// are in-process); xattrs of the base layer; O_TMPFILE, POSIX record
+// blocking fifo semantics (a fifo opens as an empty file, or ErrIsFifo
+// with O_NOFIFO; the shell gives fifos their semantics in-process); xattrs of the base layer; O_TMPFILE, POSIX record
 // locks (fcntl; flock is File.Flock), mmap;
 // file sizes beyond memory for unsealed data (written data stays in memory
 // as 64 KiB buffers until Close seals it into chunks); Diff reports a hard
@@ -75,6 +75,7 @@
 package vfs
 
 import (
+	"errors"
 	"io/fs"
 	"time"
 )
@@ -92,7 +93,20 @@ const (
 	O_APPEND    = 0x400
 	O_NOFOLLOW  = 0x20000
 	O_DIRECTORY = 0x10000
+
+	// O_NOFIFO is the vfs's own (no Linux flag has the bit): opening a
+	// fifo fails with ErrIsFifo and changes nothing, not even for writing
+	// (which otherwise publishes a new tree and copies base directories
+	// up) and without asking the write gate. A caller that gives fifos
+	// semantics of its own (the shell) opens a path in one walk with it
+	// instead of a Stat first. Under a remote mount it is ignored (a
+	// RemoteFS has no fifos).
+	O_NOFIFO = 0x40000000
 )
+
+// ErrIsFifo is the Err of the *fs.PathError an open with O_NOFIFO returns
+// when the entry it would open is a fifo.
+var ErrIsFifo = errors.New("is a fifo (opened with O_NOFIFO)")
 
 // Stat is what FileInfo.Sys() returns for every entry of an FS.
 type Stat struct {

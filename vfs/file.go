@@ -12,7 +12,8 @@ import (
 // (and is inlined in its inode node when persisted).
 const inlineMax = 4096
 
-// OpenFile opens name with Linux open(2) semantics for flag.
+// OpenFile opens name with Linux open(2) semantics for flag, plus the
+// vfs's O_NOFIFO.
 func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (*File, error) {
 	acc := flag & O_ACCMODE
 	if acc == O_ACCMODE {
@@ -24,7 +25,8 @@ func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (*File, error) {
 			return nil, roErr("open", name)
 		}
 		if m.rfs != nil {
-			return m.ropen(name, rel, flag, perm)
+			// A RemoteFS has no fifos: O_NOFIFO has nothing to refuse.
+			return m.ropen(name, rel, flag&^O_NOFIFO, perm)
 		}
 		h, err := g.OpenFile(rel, flag, perm)
 		if err != nil {
@@ -33,6 +35,8 @@ func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (*File, error) {
 		h.name = name
 		return h, nil
 	}
+	noFifo := flag&O_NOFIFO != 0
+	flag &^= O_NOFIFO
 	h := &File{fs: f, name: name, flag: flag}
 	follow := rFollow
 	if flag&O_NOFOLLOW != 0 || flag&(O_CREATE|O_EXCL) == O_CREATE|O_EXCL {
@@ -71,6 +75,9 @@ func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (*File, error) {
 			if l.in == nil {
 				return syscall.ENOENT
 			}
+			if noFifo && l.in.mode&fs.ModeNamedPipe != 0 {
+				return ErrIsFifo
+			}
 			if err := check(w, &l); err != nil {
 				return err
 			}
@@ -78,10 +85,19 @@ func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (*File, error) {
 			return nil
 		})
 	} else {
-		err = f.update("open", name, func(w *walk) error {
+		// Registered as open once published, under the writer lock (an
+		// unlink cannot drop the inode in between); not in fn, which
+		// updateFirst may run twice.
+		register := func() { h.opened = f.addOpen(h.ino, 1) > 0 }
+		fn := func(w *walk) error {
 			l, e := w.resolve(name, follow)
 			if e != 0 {
 				return e
+			}
+			if noFifo && l.in != nil && l.in.mode&fs.ModeNamedPipe != 0 {
+				// Before the mode checks (O_EXCL, O_DIRECTORY): the
+				// caller opens a fifo its own way whatever they say.
+				return ErrIsFifo
 			}
 			if flag&O_CREATE != 0 {
 				if l.dot && flag&O_EXCL != 0 {
@@ -102,7 +118,6 @@ func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (*File, error) {
 					return syscall.EINVAL
 				}
 				h.bind(w.create(&l, perm&permBits))
-				h.opened = f.addOpen(h.ino, 1) > 0
 				return nil
 			}
 			if err := check(w, &l); err != nil {
@@ -119,9 +134,15 @@ func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (*File, error) {
 				}
 			}
 			h.bind(in)
-			h.opened = f.addOpen(h.ino, 1) > 0
 			return nil
-		})
+		}
+		if noFifo {
+			// The fifo is refused before the gate is asked: opening one
+			// adds nothing.
+			err = f.updateFirst("open", name, fn, register)
+		} else if err = f.passGate("open", name); err == nil {
+			_, _, err = f.apply("open", name, fn, false, register)
+		}
 	}
 	if err != nil {
 		if h.opened {

@@ -173,29 +173,86 @@ func (e *ioError) Unwrap() []error {
 
 // update runs fn on a private copy of the tree in write mode and publishes
 // the result if fn succeeds and no quota is exceeded.
-func (f *FS) update(op, name string, fn func(w *walk) error) (err error) {
+func (f *FS) update(op, name string, fn func(w *walk) error) error {
 	if err := f.passGate(op, name); err != nil {
 		return err
 	}
+	_, _, err := f.apply(op, name, fn, false, nil)
+	return err
+}
+
+// apply is update's work under the lock, the gate passed: fn on a private
+// copy of the tree, published if fn succeeds and no quota is exceeded,
+// then done (if any), still under the lock. hold: with a write gate
+// installed, the copy is returned unpublished (t) with the tree it was
+// made from (old), for updateFirst to ask the gate.
+func (f *FS) apply(op, name string, fn func(w *walk) error, hold bool, done func()) (old, t *tree, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	defer catchLoad(&err, op, name)
-	old := f.cur.Load()
-	t := new(tree)
+	old = f.cur.Load()
+	t = new(tree)
 	*t = *old
 	w := getWalk(f, t, true)
 	defer putWalk(w)
 	if err := fn(w); err != nil {
 		if _, ok := err.(*fs.PathError); ok {
-			return err
+			return nil, nil, err
 		}
-		return perr(op, name, err)
+		return nil, nil, perr(op, name, err)
 	}
+	if hold && f.gate.Load() != nil {
+		return old, t, nil
+	}
+	return nil, nil, f.publish(op, name, old, t, done)
+}
+
+// publish makes t (a copy of old) the current tree unless a quota is
+// exceeded, then runs done; f.mu is held.
+func (f *FS) publish(op, name string, old, t *tree, done func()) error {
 	if err := f.checkQuota(old, t); err != nil {
 		return perr(op, name, err)
 	}
 	f.cur.Store(t)
+	if done != nil {
+		done()
+	}
 	return nil
+}
+
+// updateFirst is update for an operation whose walk may find that it
+// adds nothing (an O_NOFIFO open that meets a fifo): fn runs before the
+// write gate is asked, and an error of fn ends it, nothing published and
+// no gate asked. Otherwise the gate is asked outside the lock as update
+// does (it may block while a commit of a fork runs), and fn's copy is
+// published if the tree is still the one it was made from, else fn runs
+// again on the current one: one walk in the common case, gate or not.
+// So fn must change nothing outside the walk's tree (it may run twice,
+// its copy may be dropped); done runs under the lock once it is
+// published. The copy's timestamps are those of its walk, before the gate.
+func (f *FS) updateFirst(op, name string, fn func(w *walk) error, done func()) error {
+	old, t, err := f.apply(op, name, fn, true, done)
+	if err != nil || t == nil {
+		return err
+	}
+	if err := f.passGate(op, name); err != nil {
+		return err
+	}
+	if ok, err := f.publishIf(op, name, old, t, done); ok {
+		return err
+	}
+	_, _, err = f.apply(op, name, fn, false, done)
+	return err
+}
+
+// publishIf publishes t if the current tree is still old (ok).
+func (f *FS) publishIf(op, name string, old, t *tree, done func()) (ok bool, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cur.Load() != old {
+		return false, nil
+	}
+	return true, f.publish(op, name, old, t, done)
 }
 
 func (f *FS) checkQuota(old, t *tree) error {

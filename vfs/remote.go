@@ -26,7 +26,8 @@ type RemoteFS interface {
 	// O_TRUNC and O_APPEND (EEXIST, ENOENT, EISDIR for a directory
 	// opened for writing are the RemoteFS's to answer); the mount
 	// handles O_DIRECTORY, O_NOFOLLOW and a trailing slash and passes
-	// neither flag. perm is permission bits only.
+	// neither flag, nor O_NOFIFO (there is no fifo to refuse). perm is
+	// permission bits only.
 	OpenFile(name string, flag int, perm fs.FileMode) (RemoteFile, error)
 	Mkdir(name string, perm fs.FileMode) error
 	// Remove removes a file or an empty directory.
