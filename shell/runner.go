@@ -588,8 +588,15 @@ func (r *runner) cancelled() bool {
 }
 
 // runScript parses and runs src statement by statement, like bash reading a
-// script: statements before a syntax error run.
-func (r *runner) runScript(src, name string) {
+// script: statements before a syntax error run, then the error ends the
+// shell (status 2).
+func (r *runner) runScript(src, name string) { r.runText(src, name, true) }
+
+// runText is runScript for source and eval too: fatal says whether a syntax
+// error ends the shell (a script, -c, traps) or only the text, whose status
+// is then 2 (bash's source and eval, in posix mode as well). The lines
+// before the bad one run either way.
+func (r *runner) runText(src, name string, fatal bool) {
 	stmts, src, err := r.sh.parseCached(src)
 	// Running must happen after parsing: the parser is not reentrant (and
 	// pooled). Statements before the error still run, as in bash.
@@ -608,7 +615,7 @@ func (r *runner) runScript(src, name string) {
 	}
 	if err != nil && !r.exiting {
 		r.status = r.syntaxError(err, src)
-		r.exiting = true
+		r.exiting = fatal
 	}
 }
 
