@@ -73,3 +73,28 @@ func TestIncrementalLimits(t *testing.T) {
 		t.Errorf("eval nesting before a syntax error: status %d stderr %q", st, errs)
 	}
 }
+
+// bash reports an unexpected end of file on the line after a script's
+// last, but an unclosed quote or arithmetic on the line it opened on.
+// (Expectations from bash 5.2 -c and a script file.)
+func TestSyntaxErrorEOFLine(t *testing.T) {
+	tests := []struct{ in, stderr string }{
+		{"if true; then", "bash: line 2: syntax error: unexpected end of file\n"},
+		{"if true; then\n", "bash: line 2: syntax error: unexpected end of file\n"},
+		{"if true; then\n\n\n", "bash: line 4: syntax error: unexpected end of file\n"},
+		{"echo a\n(\necho b", "a\nbash: line 4: syntax error: unexpected end of file\n"},
+		{"f() {\necho", "bash: line 3: syntax error: unexpected end of file\n"},
+		{"echo a &&\n", "bash: line 2: syntax error: unexpected end of file\n"},
+		{"echo $(\nb", "bash: line 3: syntax error: unexpected end of file\n"},
+		{"echo \"a\nb", "bash: line 1: syntax error: unexpected end of file\n"},
+		{"x=$((1+\n", "bash: line 1: syntax error: unexpected end of file\n"},
+		{"printf 'echo s\\nif true; then\\n' > /tmp/e.sh; . /tmp/e.sh", "s\nbash: line 3: syntax error: unexpected end of file\n"},
+	}
+	for _, tt := range tests {
+		sh := newTestShell(t, Limits{})
+		out, errs, st := runScript(t, sh, tt.in)
+		if out+errs != tt.stderr || st != 2 && !strings.Contains(tt.in, "/tmp/e.sh") {
+			t.Errorf("%q: output %q status %d, want %q", tt.in, out+errs, st, tt.stderr)
+		}
+	}
+}

@@ -614,7 +614,7 @@ func (r *runner) runText(src, name string, fatal bool) {
 		return
 	}
 	if err != nil && !r.exiting {
-		r.status = r.syntaxError(err, src)
+		r.status = r.syntaxErrorIn(err, src, fatal || name != "")
 		r.exiting = fatal
 	}
 }
@@ -624,7 +624,23 @@ func (r *runner) parse(src string) (*syntax.File, error) { return parseFile(src)
 
 // syntaxError reports a parse error as bash does and returns the status:
 // 2, or 1 for what bash only detects when expanding (bad substitution).
-func (r *runner) syntaxError(err error, src string) int {
+func (r *runner) syntaxError(err error, src string) int { return r.syntaxErrorIn(err, src, false) }
+
+// eofAtToken reports the end-of-input errors that bash reports on the line
+// of what was left open (quotes, [[, arithmetic), not after the script.
+func eofAtToken(msg string) bool {
+	for _, k := range []string{"closing quote", "`[[`", "expression", "unclosed"} {
+		if strings.Contains(msg, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// syntaxErrorIn is syntaxError for a script or sourced file when script is
+// true: bash reports an unexpected end of file on the line after the
+// script's last (its text ends in a newline, or is given one).
+func (r *runner) syntaxErrorIn(err error, src string, script bool) int {
 	if isNesting(err) {
 		r.nestingFail()
 		return 2
@@ -669,6 +685,13 @@ func (r *runner) syntaxError(err error, src string) int {
 	}
 	switch {
 	case strings.Contains(msg, "reached EOF") || strings.Contains(msg, "must be followed") || strings.Contains(msg, "unclosed") || strings.Contains(msg, "must end with"):
+		if script && !eofAtToken(msg) {
+			n := strings.Count(src, "\n")
+			if !strings.HasSuffix(src, "\n") {
+				n++
+			}
+			r.lineno = n + 1 + r.lineBase
+		}
 		r.errf("syntax error: unexpected end of file")
 	case tok != "":
 		r.errf("syntax error near unexpected token %s", tok)
