@@ -592,11 +592,16 @@ func (r *runner) cancelled() bool {
 // shell (status 2).
 func (r *runner) runScript(src, name string) { r.runText(src, name, true) }
 
+// runTrap runs a trap's text other than EXIT's: a syntax error in it does
+// not end the shell (bash reports it, the trap's status is 2, and the
+// caller restores $? as usual). It reports whether there was one.
+func (r *runner) runTrap(t string) bool { return r.runText(t, "", false) }
+
 // runText is runScript for source and eval too: fatal says whether a syntax
 // error ends the shell (a script, -c, traps) or only the text, whose status
 // is then 2 (bash's source and eval, in posix mode as well). The lines
 // before the bad one run either way.
-func (r *runner) runText(src, name string, fatal bool) {
+func (r *runner) runText(src, name string, fatal bool) (syntaxErr bool) {
 	stmts, src, err := r.sh.parseCached(src)
 	// Running must happen after parsing: the parser is not reentrant (and
 	// pooled). Statements before the error still run, as in bash.
@@ -611,12 +616,14 @@ func (r *runner) runText(src, name string, fatal bool) {
 		err = aerr
 	}
 	if r.returning || r.breakN > 0 || r.contN > 0 {
-		return
+		return false
 	}
 	if err != nil && !r.exiting {
 		r.status = r.syntaxErrorIn(err, src, fatal || name != "")
 		r.exiting = fatal
+		return true
 	}
+	return false
 }
 
 // parse parses src fully (for eval, functions from state, -c).
@@ -801,9 +808,12 @@ func (r *runner) checkErr(st *syntax.Stmt) {
 	if t, ok := r.traps["ERR"]; ok && t != "" && !r.inTrap && (len(r.funcNames) == 0 || r.opts[optErrtrace]) {
 		st := r.status
 		r.inTrap = true
-		r.runScript(t, "")
+		bad := r.runTrap(t)
 		r.inTrap = false
-		r.status = st
+		if !bad || !r.opts[optErrexit] {
+			// (bash's set -e exits with the broken trap's 2)
+			r.status = st
+		}
 	}
 	if r.opts[optErrexit] {
 		r.exiting = true
@@ -988,7 +998,7 @@ func (r *runner) debugTrap() {
 	}
 	st := r.status
 	r.inTrap = true
-	r.runScript(t, "")
+	r.runTrap(t)
 	r.inTrap = false
 	r.returning = false
 	if r.exiting {
