@@ -34,6 +34,15 @@ f() { eval 'echo in
 printf 'echo s1\n)\necho s2\n' > brk.sh
 . ./brk.sh; echo "source $?"
 g() { . ./brk.sh; echo "in g $?"; }; g
+bash -c "trap 'echo t
+)' DEBUG; echo x; echo y"; echo "st $?"
+bash -c "trap 'echo t
+)' ERR; false; echo after \$?"; echo "st $?"
+bash -c "set -e; trap 'echo t
+)' ERR; false; echo after"; echo "st $?"
+bash -c "trap 'echo t
+exit 5
+)' EXIT; echo b"; echo "st $?"
 echo last
 echo x; )
 echo never
