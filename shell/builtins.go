@@ -301,15 +301,11 @@ func biEval(r *runner, args []string) int {
 		r.exiting = true
 		return 1
 	}
-	f, err := r.parse(src)
-	if err != nil {
-		return r.syntaxError(err, src)
-	}
 	r.callDepth++
 	r.status = 0
-	if err := r.runRead(src, f.Stmts, 0); err != nil {
-		r.status = r.syntaxError(err, src)
-	}
+	// Like bash, the lines before a syntax error run (not the bad line's
+	// other commands: bash parses a line whole), then eval returns 2.
+	r.runText(src, "", false)
 	r.callDepth--
 	return r.status
 }
@@ -350,7 +346,7 @@ func biSource(r *runner, args []string) int {
 	savedSrc, savedLine := r.curSrc, r.lineno
 	r.curSrc = name
 	r.status = 0
-	r.runScript(string(data), name)
+	r.runText(string(data), name, false)
 	r.curSrc = savedSrc
 	r.lineno = savedLine
 	r.frames = r.frames[:len(r.frames)-1]

@@ -408,7 +408,7 @@ func (r *runner) selfSignal(sig string) {
 			r.status = 0
 			was := r.inTrap
 			r.inTrap = true
-			r.runScript(t, "")
+			r.runTrap(t)
 			r.inTrap = was
 			if !r.exiting {
 				r.status = 0

@@ -588,8 +588,20 @@ func (r *runner) cancelled() bool {
 }
 
 // runScript parses and runs src statement by statement, like bash reading a
-// script: statements before a syntax error run.
-func (r *runner) runScript(src, name string) {
+// script: statements before a syntax error run, then the error ends the
+// shell (status 2).
+func (r *runner) runScript(src, name string) { r.runText(src, name, true) }
+
+// runTrap runs a trap's text other than EXIT's: a syntax error in it does
+// not end the shell (bash reports it, the trap's status is 2, and the
+// caller restores $? as usual). It reports whether there was one.
+func (r *runner) runTrap(t string) bool { return r.runText(t, "", false) }
+
+// runText is runScript for source and eval too: fatal says whether a syntax
+// error ends the shell (a script, -c, traps) or only the text, whose status
+// is then 2 (bash's source and eval, in posix mode as well). The lines
+// before the bad one run either way.
+func (r *runner) runText(src, name string, fatal bool) (syntaxErr bool) {
 	stmts, src, err := r.sh.parseCached(src)
 	// Running must happen after parsing: the parser is not reentrant (and
 	// pooled). Statements before the error still run, as in bash.
@@ -604,12 +616,14 @@ func (r *runner) runScript(src, name string) {
 		err = aerr
 	}
 	if r.returning || r.breakN > 0 || r.contN > 0 {
-		return
+		return false
 	}
 	if err != nil && !r.exiting {
-		r.status = r.syntaxError(err, src)
-		r.exiting = true
+		r.status = r.syntaxErrorIn(err, src, fatal || name != "")
+		r.exiting = fatal
+		return true
 	}
+	return false
 }
 
 // parse parses src fully (for eval, functions from state, -c).
@@ -617,7 +631,23 @@ func (r *runner) parse(src string) (*syntax.File, error) { return parseFile(src)
 
 // syntaxError reports a parse error as bash does and returns the status:
 // 2, or 1 for what bash only detects when expanding (bad substitution).
-func (r *runner) syntaxError(err error, src string) int {
+func (r *runner) syntaxError(err error, src string) int { return r.syntaxErrorIn(err, src, false) }
+
+// eofAtToken reports the end-of-input errors that bash reports on the line
+// of what was left open (quotes, [[, arithmetic), not after the script.
+func eofAtToken(msg string) bool {
+	for _, k := range []string{"closing quote", "`[[`", "expression", "unclosed"} {
+		if strings.Contains(msg, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// syntaxErrorIn is syntaxError for a script or sourced file when script is
+// true: bash reports an unexpected end of file on the line after the
+// script's last (its text ends in a newline, or is given one).
+func (r *runner) syntaxErrorIn(err error, src string, script bool) int {
 	if isNesting(err) {
 		r.nestingFail()
 		return 2
@@ -662,6 +692,13 @@ func (r *runner) syntaxError(err error, src string) int {
 	}
 	switch {
 	case strings.Contains(msg, "reached EOF") || strings.Contains(msg, "must be followed") || strings.Contains(msg, "unclosed") || strings.Contains(msg, "must end with"):
+		if script && !eofAtToken(msg) {
+			n := strings.Count(src, "\n")
+			if !strings.HasSuffix(src, "\n") {
+				n++
+			}
+			r.lineno = n + 1 + r.lineBase
+		}
 		r.errf("syntax error: unexpected end of file")
 	case tok != "":
 		r.errf("syntax error near unexpected token %s", tok)
@@ -771,9 +808,12 @@ func (r *runner) checkErr(st *syntax.Stmt) {
 	if t, ok := r.traps["ERR"]; ok && t != "" && !r.inTrap && (len(r.funcNames) == 0 || r.opts[optErrtrace]) {
 		st := r.status
 		r.inTrap = true
-		r.runScript(t, "")
+		bad := r.runTrap(t)
 		r.inTrap = false
-		r.status = st
+		if !bad || !r.opts[optErrexit] {
+			// (bash's set -e exits with the broken trap's 2)
+			r.status = st
+		}
 	}
 	if r.opts[optErrexit] {
 		r.exiting = true
@@ -958,7 +998,7 @@ func (r *runner) debugTrap() {
 	}
 	st := r.status
 	r.inTrap = true
-	r.runScript(t, "")
+	r.runTrap(t)
 	r.inTrap = false
 	r.returning = false
 	if r.exiting {

@@ -110,7 +110,7 @@ func (r *runner) runStdinScript(script string) {
 			continue
 		}
 		if err != nil && !r.exiting {
-			r.status = r.syntaxError(err, src)
+			r.status = r.syntaxErrorIn(err, src, true)
 			r.exiting = true
 		}
 		break
