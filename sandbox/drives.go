@@ -126,6 +126,11 @@ func (b *box) mountDrivesLocked(ctx context.Context, fsys *vfs.FS) error {
 	var ds []*boxDrive
 	for _, spec := range b.cfg.Drives {
 		bd, err := b.openDrive(ctx, reg, fsys, spec)
+		if errdefs.IsNotFound(err) {
+			// A sandbox in standby holds no mount lease, so its drive
+			// could be deleted meanwhile: say how to get the sandbox back.
+			err = api.Errorf(errdefs.ErrFailedPrecondition, "drive %q mounted at %s no longer exists: unmount it (warren sandbox umount %s %s) and try again", spec.Drive, spec.Path, b.id, spec.Path)
+		}
 		if err != nil {
 			for _, x := range ds {
 				fsys.Unmount(x.spec.Path)
