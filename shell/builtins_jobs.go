@@ -272,6 +272,11 @@ func biKill(r *runner, args []string) int {
 		if j == nil {
 			if n, err := strconv.Atoi(a); err == nil && (n == r.pid || n == r.bashpid) {
 				r.selfSignal(sig)
+				if r.exiting {
+					// The shell ends here: with 128+N, or the status its
+					// trap's exit gave, not kill's own 0.
+					return r.status
+				}
 				continue
 			}
 			if strings.HasPrefix(a, "%") {
