@@ -127,70 +127,49 @@ func AwkCampaign(ctx context.Context, r *Runner, opts Options) (*AwkReport, erro
 	}
 	start := time.Now()
 	var mu sync.Mutex
-	var firstErr error
-	ch := make(chan AwkProg)
-	var wg sync.WaitGroup
-	for w := 0; w < opts.Jobs; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for p := range ch {
-				ref, w, err := r.Both(ctx, p.Script())
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-					continue
-				}
-				v, kind, why := CompareAwk(ref, w)
-				var c *AwkCase
-				if v != Match {
-					if opts.Minimize {
-						// A shrunk program that matches when run again
-						// (a flaky divergence: GoAWK's for-in order is
-						// random) is not kept: the original is.
-						small := r.ShrinkAwk(ctx, p, kind)
-						if ref2, w2, err := r.Both(ctx, small.Script()); err == nil {
-							if v2, k2, why2 := CompareAwk(ref2, w2); v2 != Match {
-								p, ref, v, kind, why = small, ref2, v2, k2, why2
-							}
-						}
-					}
-					c = &AwkCase{
-						Name: fmt.Sprintf("%s-%d", p.Feature, p.Seed), Feature: p.Feature, Prog: p,
-						Script: p.Script(), Gawk: ref, Known: true, Why: why, Class: string(v),
-					}
-				}
-				mu.Lock()
-				t := rep.PerFeature[p.Feature]
-				t.Programs++
-				switch {
-				case v == Match:
-					t.Match++
-				case kind == "stderr":
-					t.Stderr++
-				case v == Loud:
-					t.Loud++
-				default:
-					t.Silent++
-				}
-				if c != nil {
-					rep.Mismatches = append(rep.Mismatches, *c)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, p := range progs {
-		if ctx.Err() != nil {
-			break
+	firstErr := parallel(ctx, progs, opts.Jobs, func(p AwkProg) error {
+		ref, w, err := r.Both(ctx, p.Script())
+		if err != nil {
+			return err
 		}
-		ch <- p
-	}
-	close(ch)
-	wg.Wait()
+		v, kind, why := CompareAwk(ref, w)
+		var c *AwkCase
+		if v != Match {
+			if opts.Minimize {
+				// A shrunk program that matches when run again
+				// (a flaky divergence: GoAWK's for-in order is
+				// random) is not kept: the original is.
+				small := r.ShrinkAwk(ctx, p, kind)
+				if ref2, w2, err := r.Both(ctx, small.Script()); err == nil {
+					if v2, k2, why2 := CompareAwk(ref2, w2); v2 != Match {
+						p, ref, v, kind, why = small, ref2, v2, k2, why2
+					}
+				}
+			}
+			c = &AwkCase{
+				Name: fmt.Sprintf("%s-%d", p.Feature, p.Seed), Feature: p.Feature, Prog: p,
+				Script: p.Script(), Gawk: ref, Known: true, Why: why, Class: string(v),
+			}
+		}
+		mu.Lock()
+		t := rep.PerFeature[p.Feature]
+		t.Programs++
+		switch {
+		case v == Match:
+			t.Match++
+		case kind == "stderr":
+			t.Stderr++
+		case v == Loud:
+			t.Loud++
+		default:
+			t.Silent++
+		}
+		if c != nil {
+			rep.Mismatches = append(rep.Mismatches, *c)
+		}
+		mu.Unlock()
+		return nil
+	})
 	rep.Elapsed = time.Since(start)
 	sort.Slice(rep.Mismatches, func(i, j int) bool { return rep.Mismatches[i].Name < rep.Mismatches[j].Name })
 	return rep, firstErr

@@ -124,66 +124,45 @@ func Campaign(ctx context.Context, r *Runner, opts Options) (*Report, error) {
 	}
 	start := time.Now()
 	var mu sync.Mutex
-	var firstErr error
-	ch := make(chan job)
-	var wg sync.WaitGroup
-	for w := 0; w < opts.Jobs; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range ch {
-				b, w, err := r.Both(ctx, j.s.Source)
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-					continue
-				}
-				v, why := Compare(b, w)
-				var c *Case
-				if v != Match {
-					src := j.s.Source
-					if opts.Minimize {
-						src = r.Shrink(ctx, src, why)
-						b, w, _ = r.Both(ctx, src)
-						v2, why2 := Compare(b, w)
-						if v2 != Match {
-							v, why = v2, why2
-						}
-					}
-					c = &Case{
-						Name: fmt.Sprintf("%s-%d", j.feature, j.s.Seed), Feature: j.feature, Seed: j.s.Seed,
-						Script: src, Bash: b, Known: true, Why: why, Class: string(v),
-					}
-				}
-				mu.Lock()
-				t := rep.PerFeature[j.feature]
-				t.Scripts++
-				switch v {
-				case Match:
-					t.Match++
-				case Loud:
-					t.Loud++
-				case Silent:
-					t.Silent++
-				}
-				if c != nil {
-					rep.Mismatches = append(rep.Mismatches, *c)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, j := range jobs {
-		if ctx.Err() != nil {
-			break
+	firstErr := parallel(ctx, jobs, opts.Jobs, func(j job) error {
+		b, w, err := r.Both(ctx, j.s.Source)
+		if err != nil {
+			return err
 		}
-		ch <- j
-	}
-	close(ch)
-	wg.Wait()
+		v, why := Compare(b, w)
+		var c *Case
+		if v != Match {
+			src := j.s.Source
+			if opts.Minimize {
+				src = r.Shrink(ctx, src, why)
+				b, w, _ = r.Both(ctx, src)
+				v2, why2 := Compare(b, w)
+				if v2 != Match {
+					v, why = v2, why2
+				}
+			}
+			c = &Case{
+				Name: fmt.Sprintf("%s-%d", j.feature, j.s.Seed), Feature: j.feature, Seed: j.s.Seed,
+				Script: src, Bash: b, Known: true, Why: why, Class: string(v),
+			}
+		}
+		mu.Lock()
+		t := rep.PerFeature[j.feature]
+		t.Scripts++
+		switch v {
+		case Match:
+			t.Match++
+		case Loud:
+			t.Loud++
+		case Silent:
+			t.Silent++
+		}
+		if c != nil {
+			rep.Mismatches = append(rep.Mismatches, *c)
+		}
+		mu.Unlock()
+		return nil
+	})
 	rep.Elapsed = time.Since(start)
 	sort.Slice(rep.Mismatches, func(i, j int) bool { return rep.Mismatches[i].Name < rep.Mismatches[j].Name })
 	return rep, firstErr
@@ -237,4 +216,38 @@ func rate(t *Tally) float64 {
 		return 0
 	}
 	return float64(t.Match) / float64(t.Scripts)
+}
+
+// parallel runs fn on items with n workers until they are done or ctx
+// ends (items not started by then are skipped); it returns fn's first
+// error, the others keep going (a campaign reports what it could run).
+func parallel[T any](ctx context.Context, items []T, n int, fn func(T) error) error {
+	var mu sync.Mutex
+	var first error
+	ch := make(chan T)
+	var wg sync.WaitGroup
+	for range max(n, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range ch {
+				if err := fn(it); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, it := range items {
+		if ctx.Err() != nil {
+			break
+		}
+		ch <- it
+	}
+	close(ch)
+	wg.Wait()
+	return first
 }
