@@ -13,7 +13,6 @@ import (
 
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/std"
-	"github.com/warren-sandbox/warren/shell/testcmds"
 	"github.com/warren-sandbox/warren/vfs"
 )
 
@@ -43,9 +42,7 @@ func benchBase(b *testing.B) (*vfs.FS, commands.Table) {
 		fsys.MkdirAll(d, 0o755)
 	}
 	fsys.WriteFile("/etc/passwd", []byte("root:x:0:0:root:/root:/bin/bash\nuser:x:1000:1000::/home/user:/bin/bash\ndaemon:x:1:1::/:/usr/sbin/nologin\n"), 0o644)
-	tbl := commands.Table{}
-	testcmds.Register(tbl)
-	return fsys, tbl
+	return fsys, std.Table()
 }
 
 func benchRun(b *testing.B, script string) {

@@ -23,28 +23,26 @@ var bannedImports = map[string]string{
 }
 
 func TestNoHostImports(t *testing.T) {
-	for _, dir := range []string{".", "testcmds"} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			src, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			af, err := parser.ParseFile(token.NewFileSet(), f, src, parser.ImportsOnly)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, im := range af.Imports {
-				p, _ := strconv.Unquote(im.Path.Value)
-				if why, bad := bannedImports[p]; bad {
-					t.Errorf("%s imports %s (%s)", f, p, why)
-				}
+		af, err := parser.ParseFile(token.NewFileSet(), f, src, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, im := range af.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			if why, bad := bannedImports[p]; bad {
+				t.Errorf("%s imports %s (%s)", f, p, why)
 			}
 		}
 	}

@@ -102,7 +102,7 @@ func TestFifoWriteOpen(t *testing.T) {
 		{"command", `cat /tmp/f & echo hi | tee /tmp/f > /dev/null; wait`, "hi\n", "", 0, true},
 		{"no reader", `echo hi > /tmp/f; echo unreachable`, "", "time limit exceeded", StatusTimeout, true},
 		{"regular file gated", `echo hi >> /tmp/r; echo $?`, "1\n", "/tmp/r: Over budget", 0, false},
-		{"command on a regular file gated", `echo hi | tee /tmp/r`, "hi\n", "tee: /tmp/r: over budget", 0, false},
+		{"command on a regular file gated", `echo hi | tee /tmp/r`, "hi\n", "tee: /tmp/r: over budget", 1, false}, // GNU tee: 1 when a file cannot be opened
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

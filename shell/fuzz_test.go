@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/shell/testcmds"
+	"github.com/warren-sandbox/warren/commands/std"
 	"github.com/warren-sandbox/warren/vfs"
 )
 
@@ -32,9 +32,7 @@ func fuzzShell(t testing.TB, env ...string) *Shell {
 	if err := fsys.MkdirAll("/tmp", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tbl := commands.Table{}
-	testcmds.Register(tbl)
-	sh, err := New(Config{FS: fsys, Commands: tbl, Env: env, Dir: "/tmp", Limits: Limits{
+	sh, err := New(Config{FS: fsys, Commands: std.Table(), Env: env, Dir: "/tmp", Limits: Limits{
 		Timeout: 2 * time.Second, MaxLoopIters: 10_000, MaxCommands: 10_000, MaxOutputBytes: 1 << 20,
 	}, Seed: 1, Sys: &commands.System{Memory: commands.NewMemory(64 << 20)}})
 	if err != nil {

@@ -6,13 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/shell/testcmds"
+	"github.com/warren-sandbox/warren/commands/std"
 	"github.com/warren-sandbox/warren/vfs"
 )
 
 // newTestShell returns a shell over a fresh vfs with an FHS skeleton and
-// the minimal test commands.
+// the real resident commands (commands/std).
 func newTestShell(t testing.TB, lim Limits) *Shell {
 	t.Helper()
 	fsys := vfs.New(vfs.Options{})
@@ -27,9 +26,7 @@ func newTestShell(t testing.TB, lim Limits) *Shell {
 	if err := fsys.WriteFile("/etc/passwd", []byte("root:x:0:0:root:/root:/bin/bash\nuser:x:1000:1000::/home/user:/bin/bash\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tbl := commands.Table{}
-	testcmds.Register(tbl)
-	sh, err := New(Config{FS: fsys, Commands: tbl, Dir: "/home/user", Uid: 1000, Gid: 1000, User: "user", Limits: lim, Seed: 42})
+	sh, err := New(Config{FS: fsys, Commands: std.Table(), Dir: "/home/user", Uid: 1000, Gid: 1000, User: "user", Limits: lim, Seed: 42})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/commands"
-	"github.com/warren-sandbox/warren/shell/testcmds"
+	"github.com/warren-sandbox/warren/commands/std"
 	"github.com/warren-sandbox/warren/vfs"
 )
 
@@ -24,8 +24,7 @@ func probeShell(t *testing.T, sys *commands.System) *Shell {
 			t.Fatal(err)
 		}
 	}
-	tbl := commands.Table{}
-	testcmds.Register(tbl)
+	tbl := std.Table()
 	tbl.Register("probe", func(ctx context.Context, inv *commands.Invocation) int {
 		switch inv.Args[1] {
 		case "sys":

@@ -8,9 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/std"
-	"github.com/warren-sandbox/warren/shell/testcmds"
 )
 
 // suiteDir finds the developer conformance set: $WARREN_OILS_DIR, else the
@@ -39,14 +37,9 @@ func TestOilsFloor(t *testing.T) {
 		t.Fatalf("bad floor file: %v", err)
 	}
 	// The floor is measured with what users get: commands/std, as
-	// `warren conformance oils` runs it, with the shell's test commands
-	// filling the names std lacks (argv.py and friends are test builtins).
-	tbl := commands.Table{}
-	testcmds.Register(tbl)
-	for name, fn := range std.Table() {
-		tbl[name] = fn
-	}
-	s, err := Run(context.Background(), []string{dir}, Options{Commands: tbl})
+	// `warren conformance oils` runs it; Run adds the suite's helpers
+	// (argv.py and friends).
+	s, err := Run(context.Background(), []string{dir}, Options{Commands: std.Table()})
 	if err != nil {
 		t.Fatal(err)
 	}
