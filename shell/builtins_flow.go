@@ -1,0 +1,238 @@
+package shell
+
+// Builtins that change what runs next: eval, source, exec, exit, return,
+// break, continue, plus shift and let, which scripts use to drive loops,
+// and caller, which reports the call stack that functions and source push.
+
+import (
+	"strconv"
+	"strings"
+)
+
+func biLet(r *runner, args []string) int {
+	if len(args) < 2 {
+		r.errf("let: expression expected")
+		return 1
+	}
+	var n int64
+	for _, a := range args[1:] {
+		var err error
+		n, err = r.arithString(a)
+		if err != nil {
+			r.arithCmdErr(err)
+			return 1
+		}
+	}
+	return b2i(n == 0)
+}
+
+func biEval(r *runner, args []string) int {
+	if len(args) > 1 && args[1] == "--" {
+		args = args[1:]
+	} else if len(args) > 1 && strings.HasPrefix(args[1], "-") && len(args[1]) > 1 {
+		r.errf("eval: %s: invalid option", args[1])
+		r.errf("eval: usage: eval [arg ...]")
+		return 2
+	}
+	src := strings.Join(args[1:], " ")
+	if strings.TrimSpace(src) == "" {
+		return 0
+	}
+	if r.callDepth >= r.rs.lim.MaxCallDepth {
+		r.rs.fail(limitf("eval nesting limit exceeded (%d)", r.rs.lim.MaxCallDepth))
+		r.exiting = true
+		return 1
+	}
+	r.callDepth++
+	r.status = 0
+	// Like bash, the lines before a syntax error run (not the bad line's
+	// other commands: bash parses a line whole), then eval returns 2.
+	r.runText(src, "", false)
+	r.callDepth--
+	return r.status
+}
+
+func biSource(r *runner, args []string) int {
+	if len(args) > 1 && args[1] == "--" {
+		args = append([]string{args[0]}, args[2:]...)
+	}
+	if len(args) < 2 {
+		r.errf("%s: filename argument required", args[0])
+		return 2
+	}
+	name := args[1]
+	p := name
+	if !strings.Contains(name, "/") {
+		if fp, ok := r.pathLookupAny(name); ok {
+			p = fp
+		}
+	}
+	data, err := r.readFileAll(p)
+	if err != nil {
+		r.errf("%s: %s", name, errText(err))
+		return 1
+	}
+	if r.callDepth >= r.rs.lim.MaxCallDepth {
+		r.rs.fail(limitf("source nesting limit exceeded (%d)", r.rs.lim.MaxCallDepth))
+		r.exiting = true
+		return 1
+	}
+	savedParams := r.params
+	if len(args) > 2 {
+		r.params = args[2:]
+	}
+	r.callDepth++
+	r.srcNames = append(r.srcNames, name)
+	r.funcNames = append(r.funcNames, "source")
+	r.frames = append(r.frames, frame{name: "source", file: name, line: r.lineno})
+	savedSrc, savedLine := r.curSrc, r.lineno
+	r.curSrc = name
+	r.status = 0
+	r.runText(string(data), name, false)
+	r.curSrc = savedSrc
+	r.lineno = savedLine
+	r.frames = r.frames[:len(r.frames)-1]
+	r.funcNames = r.funcNames[:len(r.funcNames)-1]
+	r.srcNames = r.srcNames[:len(r.srcNames)-1]
+	r.callDepth--
+	if r.returning {
+		r.returning = false
+	}
+	if len(args) > 2 {
+		r.params = savedParams
+	}
+	return r.status
+}
+
+func biExec(r *runner, args []string) int {
+	args = args[1:]
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		if args[0] == "--" {
+			args = args[1:]
+			break
+		}
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		// redirections made permanent: the caller handles this by not
+		// restoring (see stmt); nothing to do here.
+		r.permRedir = true
+		return 0
+	}
+	r.exec(args, nil)
+	r.exiting = true
+	return r.status
+}
+
+func biExit(r *runner, args []string) int {
+	st := r.status
+	if len(args) > 1 {
+		n, err := strconv.Atoi(args[1])
+		if err != nil {
+			r.errf("exit: %s: numeric argument required", args[1])
+			st = 2
+		} else {
+			st = n & 255
+		}
+	}
+	r.exiting = true
+	r.exitCalled = true
+	return st
+}
+
+func biReturn(r *runner, args []string) int {
+	st := r.status
+	if len(args) > 1 {
+		n, err := strconv.Atoi(args[1])
+		if err != nil {
+			r.errf("return: %s: numeric argument required", args[1])
+			st = 2
+		} else {
+			st = n & 255
+		}
+	}
+	if len(r.funcNames) == 0 {
+		r.errf("return: can only `return' from a function or sourced script")
+		return 1
+	}
+	r.returning = true
+	return st
+}
+
+func loopN(r *runner, args []string, name string) (int, bool) {
+	if len(args) > 2 {
+		r.errf("%s: too many arguments", name)
+		r.exiting = true
+		return 0, false
+	}
+	n := 1
+	if len(args) > 1 {
+		v, err := strconv.Atoi(args[1])
+		if err != nil || v < 1 {
+			r.errf("%s: %s: loop count out of range", name, args[1])
+			return 0, false
+		}
+		n = v
+	}
+	return n, true
+}
+
+func biBreak(r *runner, args []string) int {
+	n, ok := loopN(r, args, "break")
+	if !ok {
+		return 1
+	}
+	if r.loopDepth == 0 {
+		r.errf("break: only meaningful in a `for', `while', or `until' loop")
+		return 0
+	}
+	r.breakN = n
+	return 0
+}
+
+func biContinue(r *runner, args []string) int {
+	n, ok := loopN(r, args, "continue")
+	if !ok {
+		return 1
+	}
+	if r.loopDepth == 0 {
+		r.errf("continue: only meaningful in a `for', `while', or `until' loop")
+		return 0
+	}
+	r.contN = n
+	return 0
+}
+
+func biShift(r *runner, args []string) int {
+	if len(args) > 2 {
+		r.errf("shift: too many arguments")
+		r.exiting = true
+		return 1
+	}
+	n := 1
+	if len(args) > 1 {
+		v, err := strconv.Atoi(args[1])
+		if err != nil || v < 0 {
+			r.errf("shift: %s: numeric argument required", args[1])
+			return 1
+		}
+		n = v
+	}
+	if n > len(r.params) {
+		return 1
+	}
+	r.params = r.params[n:]
+	return 0
+}
+
+func biCaller(r *runner, args []string) int {
+	if len(r.funcNames) == 0 {
+		return 1
+	}
+	caller := "main"
+	if len(r.funcNames) > 1 {
+		caller = r.funcNames[len(r.funcNames)-2]
+	}
+	r.outf("%d %s\n", r.lineno, caller)
+	return 0
+}
