@@ -9,14 +9,23 @@ import (
 	"strings"
 )
 
+// builtinFunc runs a builtin in the current shell: args[0] is the name it
+// was called by, the result is its exit status.
 type builtinFunc func(r *runner, args []string) int
 
+// builtins maps each builtin's name to its function. It is filled in init
+// because some builtins (compgen, help) read it, which an initialiser of
+// the variable itself would make an initialisation cycle.
 var builtins map[string]builtinFunc
 
+// specialBuiltins marks the POSIX special builtins. Nothing consults it yet.
 var specialBuiltins = map[string]bool{":": true, ".": true, "break": true, "continue": true, "eval": true, "exec": true, "exit": true, "export": true, "readonly": true, "return": true, "set": true, "shift": true, "times": true, "trap": true, "unset": true, "source": false}
 
+// keywords are the reserved words, for type, command -v, compgen -k and
+// Classify.
 var keywords = []string{"if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do", "done", "in", "function", "time", "{", "}", "!", "[[", "]]", "coproc"}
 
+// init fills builtins (see there why it is not an initialiser).
 func init() {
 	builtins = map[string]builtinFunc{
 		":":         func(r *runner, a []string) int { return 0 },
@@ -80,11 +89,16 @@ func init() {
 	}
 }
 
+// usageErr reports a misuse of name with bash's usage status, 2. Nothing
+// calls it yet.
 func (r *runner) usageErr(name, msg string) int {
 	r.errf("%s: %s", name, msg)
 	return 2
 }
 
+// writeErr turns a builtin's failed write into its status: 141 on a closed
+// pipe (128+SIGPIPE, what a real command dying of it reports), 1 and the
+// end of the run when the run is cancelled, else 1 with bash's message.
 func (r *runner) writeErr(name string, err error) int {
 	if err == errEPIPE || strings.Contains(err.Error(), "broken pipe") {
 		return 141
@@ -97,7 +111,9 @@ func (r *runner) writeErr(name string, err error) int {
 	return 1
 }
 
-// shellQuote quotes s as bash's declare -p / alias / trap do.
+// shellQuote quotes s as bash does in the listings of set, plain declare
+// and alias: bare when every character is safe, else $'...' for control
+// characters, else single quotes.
 func shellQuote(s string) string {
 	if s == "" {
 		return "''"

@@ -8,6 +8,9 @@ import (
 	"strings"
 )
 
+// biEcho is bash's echo: leading words made only of -n, -e and -E letters
+// are options, the first other word starts the text; -e (or shopt
+// xpg_echo) interprets backslash escapes.
 func biEcho(r *runner, args []string) int {
 	args = args[1:]
 	nl, esc := true, r.shopts["xpg_echo"]
@@ -126,10 +129,12 @@ func echoEscapes(s string) (string, bool) {
 	return b.String(), false
 }
 
+// isHex reports whether c is an ASCII hexadecimal digit.
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
+// hexVal is the value of the hexadecimal digit c (one isHex accepts).
 func hexVal(c byte) int {
 	switch {
 	case c >= '0' && c <= '9':
@@ -140,6 +145,8 @@ func hexVal(c byte) int {
 	return int(c-'A') + 10
 }
 
+// biPrintf takes printf's own options (-v NAME, --) and leaves the format
+// to r.printf; with -v the result is assigned to NAME instead of written.
 func biPrintf(r *runner, args []string) int {
 	args = args[1:]
 	varName := ""

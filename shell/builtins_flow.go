@@ -9,6 +9,8 @@ import (
 	"strings"
 )
 
+// biLet evaluates each argument as arithmetic; as in bash its status is 0
+// when the last value is non-zero.
 func biLet(r *runner, args []string) int {
 	if len(args) < 2 {
 		r.errf("let: expression expected")
@@ -26,6 +28,8 @@ func biLet(r *runner, args []string) int {
 	return b2i(n == 0)
 }
 
+// biEval joins its arguments with spaces and runs them as script text in
+// the current shell, bounded by MaxCallDepth as a function call is.
 func biEval(r *runner, args []string) int {
 	if len(args) > 1 && args[1] == "--" {
 		args = args[1:]
@@ -52,6 +56,9 @@ func biEval(r *runner, args []string) int {
 	return r.status
 }
 
+// biSource runs a file's text in the current shell. A name without a slash
+// is looked up in PATH first, then taken as given; further arguments are
+// the positional parameters while it runs; a return in it ends only it.
 func biSource(r *runner, args []string) int {
 	if len(args) > 1 && args[1] == "--" {
 		args = append([]string{args[0]}, args[2:]...)
@@ -104,6 +111,9 @@ func biSource(r *runner, args []string) int {
 	return r.status
 }
 
+// biExec with a command runs it and ends the shell with its status (there
+// is no process to replace); with none it makes the statement's
+// redirections permanent. Leading option words are skipped unread.
 func biExec(r *runner, args []string) int {
 	args = args[1:]
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
@@ -124,6 +134,8 @@ func biExec(r *runner, args []string) int {
 	return r.status
 }
 
+// biExit ends the shell with its argument mod 256, or the last status; a
+// non-numeric argument is reported and the shell exits with 2.
 func biExit(r *runner, args []string) int {
 	st := r.status
 	if len(args) > 1 {
@@ -140,6 +152,8 @@ func biExit(r *runner, args []string) int {
 	return st
 }
 
+// biReturn leaves the current function or sourced file with its argument
+// mod 256, or the last status; anywhere else it is an error.
 func biReturn(r *runner, args []string) int {
 	st := r.status
 	if len(args) > 1 {
@@ -159,6 +173,8 @@ func biReturn(r *runner, args []string) int {
 	return st
 }
 
+// loopN parses the level count of break and continue (at least 1, default
+// 1); too many arguments end the shell, as they do in bash.
 func loopN(r *runner, args []string, name string) (int, bool) {
 	if len(args) > 2 {
 		r.errf("%s: too many arguments", name)
@@ -177,6 +193,8 @@ func loopN(r *runner, args []string, name string) (int, bool) {
 	return n, true
 }
 
+// biBreak asks the enclosing loops to stop, n levels out; the loops read
+// breakN. Outside a loop bash only warns, so its status is 0.
 func biBreak(r *runner, args []string) int {
 	n, ok := loopN(r, args, "break")
 	if !ok {
@@ -190,6 +208,8 @@ func biBreak(r *runner, args []string) int {
 	return 0
 }
 
+// biContinue asks the n-th enclosing loop to start its next iteration; the
+// loops read contN. Outside a loop bash only warns, so its status is 0.
 func biContinue(r *runner, args []string) int {
 	n, ok := loopN(r, args, "continue")
 	if !ok {
@@ -203,6 +223,8 @@ func biContinue(r *runner, args []string) int {
 	return 0
 }
 
+// biShift drops the first n (default 1) positional parameters; shifting
+// more than there are fails and changes nothing.
 func biShift(r *runner, args []string) int {
 	if len(args) > 2 {
 		r.errf("shift: too many arguments")
@@ -225,6 +247,8 @@ func biShift(r *runner, args []string) int {
 	return 0
 }
 
+// biCaller prints the current line number and the calling function's name
+// ("main" at the top level); outside a function its status is 1.
 func biCaller(r *runner, args []string) int {
 	if len(r.funcNames) == 0 {
 		return 1

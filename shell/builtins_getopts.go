@@ -8,6 +8,11 @@ import (
 	"strings"
 )
 
+// biGetopts is POSIX getopts: each call sets NAME (and OPTARG) to the next
+// option and advances OPTIND, keeping its place inside a grouped -abc word
+// in r.optind (reset when the script changes OPTIND itself); status 1 at
+// the end of the options. A leading ":" in optstring selects silent error
+// reporting (no messages; the bad option goes to OPTARG).
 func biGetopts(r *runner, args []string) int {
 	if len(args) >= 3 && !validRef(args[2]) {
 		// still advance OPTIND/OPTARG, as bash does, but assign to a scratch name

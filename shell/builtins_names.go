@@ -11,6 +11,9 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
+// biUnset removes variables or array elements, functions with -f, or with
+// -n the name itself (not a nameref's target). Without a flag, a name that
+// is no variable but a function removes the function, as in bash.
 func biUnset(r *runner, args []string) int {
 	args = args[1:]
 	mode := ""
@@ -64,6 +67,8 @@ func biUnset(r *runner, args []string) int {
 	return st
 }
 
+// biAlias defines NAME=VALUE aliases and prints the ones named without a
+// value, or all of them, sorted, as alias commands that recreate them.
 func biAlias(r *runner, args []string) int {
 	args = args[1:]
 	if len(args) > 0 && args[0] == "-p" {
@@ -101,6 +106,8 @@ func biAlias(r *runner, args []string) int {
 	return st
 }
 
+// biUnalias removes the named aliases, or all with -a; an unknown name is
+// reported and makes the status 1, the other names are still removed.
 func biUnalias(r *runner, args []string) int {
 	st := 0
 	for _, a := range args[1:] {
@@ -120,6 +127,9 @@ func biUnalias(r *runner, args []string) int {
 	return st
 }
 
+// biCompgen prints the candidates that start with the prefix argument,
+// from -W words and from the name sets -a, -b, -c, -e, -k, -v and -A KIND
+// (files are not listed); its status is 1 when nothing matches.
 func biCompgen(r *runner, args []string) int {
 	args = args[1:]
 	var cands []string
@@ -191,6 +201,8 @@ func biCompgen(r *runner, args []string) int {
 	return st
 }
 
+// fieldsFromString expands and splits s as an unquoted word list, for
+// compgen -W; text that does not parse is split at blanks instead.
 func (r *runner) fieldsFromString(s string) ([]string, bool) {
 	ws, err := parseWords(s)
 	if err != nil {
@@ -199,6 +211,8 @@ func (r *runner) fieldsFromString(s string) ([]string, bool) {
 	return r.fields(ws...)
 }
 
+// biHelp lists the builtins. There are no help texts, so `help NAME` only
+// says whether NAME is a builtin.
 func biHelp(r *runner, args []string) int {
 	if len(args) > 1 && args[1] == "--" {
 		args = append([]string{args[0]}, args[2:]...)

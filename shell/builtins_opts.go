@@ -12,6 +12,9 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
+// biSet sets or clears option flags (-e, +x, -o NAME...); the words after
+// them, or after -- or -, become the positional parameters. With no
+// arguments it lists the variables and functions.
 func biSet(r *runner, args []string) int {
 	args = args[1:]
 	if len(args) == 0 {
@@ -67,6 +70,8 @@ func biSet(r *runner, args []string) int {
 	return 0
 }
 
+// printOpts lists the set -o options by name: as a name/on-off table for
+// `set -o`, or as commands that restore them for `set +o`.
 func (r *runner) printOpts(minus bool) {
 	names := make([]int, numOpts)
 	for i := range names {
@@ -90,6 +95,9 @@ func (r *runner) printOpts(minus bool) {
 	}
 }
 
+// printVars lists the set variables of every scope (the innermost wins),
+// sorted and quoted so they can be read back, as set does; then the
+// functions, unless declareStyle (plain declare) leaves them out.
 func (r *runner) printVars(declareStyle bool) {
 	seen := map[string]*Var{}
 	for s := r.vars; s != nil; s = s.parent {
@@ -127,6 +135,9 @@ func (r *runner) printVars(declareStyle bool) {
 	}
 }
 
+// funcSource renders a function definition in bash's layout for set,
+// declare -f and type: "name () ", then a brace body one command a line,
+// indented four spaces, with ";" between the commands.
 func (r *runner) funcSource(name string) string {
 	body := r.funcs[name]
 	var b strings.Builder
@@ -159,6 +170,9 @@ func (r *runner) funcSource(name string) string {
 	return b.String()
 }
 
+// biShopt sets (-s), unsets (-u), queries (-q) or lists shopt options, or
+// with -o the set -o ones; -p lists them as commands. Querying an option
+// that is off, or naming an unknown one, makes the status 1.
 func biShopt(r *runner, args []string) int {
 	args = args[1:]
 	set, unset, quiet, oMode, print := false, false, false, false, false
@@ -244,6 +258,8 @@ func biShopt(r *runner, args []string) int {
 	return st
 }
 
+// optByName reports whether the set -o option named n is on; an unknown
+// name is off.
 func (r *runner) optByName(n string) bool {
 	for i, o := range optNames {
 		if o == n {
@@ -253,6 +269,8 @@ func (r *runner) optByName(n string) bool {
 	return false
 }
 
+// shoptLine prints one option as shopt lists it: as the command that
+// restores it with -p, else as "name<TAB>on" or "off".
 func (r *runner) shoptLine(n string, on, oMode, print bool) {
 	if print {
 		switch {

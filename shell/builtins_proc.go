@@ -6,6 +6,8 @@ import (
 	"strconv"
 )
 
+// biUmask prints the file creation mask (octal, or symbolic with -S) or
+// sets it from an octal number; symbolic masks are not accepted.
 func biUmask(r *runner, args []string) int {
 	args = args[1:]
 	sym := false
@@ -44,6 +46,9 @@ func biUmask(r *runner, args []string) int {
 	return 0
 }
 
+// biUlimit reports the sandbox's limits in ulimit's format: -u is MaxJobs,
+// -t the run's Timeout, -a both among fixed values, anything else
+// unlimited. The host sets the limits, so it never changes them.
 func biUlimit(r *runner, args []string) int {
 	lim := r.rs.lim
 	all := len(args) > 1 && args[1] == "-a"
