@@ -69,10 +69,6 @@ func benchRunWith(b *testing.B, fsys *vfs.FS, tbl commands.Table, script string)
 	})
 }
 
-func BenchmarkWarmEcho(b *testing.B) { benchRun(b, "echo hi") }
-
-func BenchmarkPipeline(b *testing.B) { benchRun(b, "cat /etc/passwd | grep root | wc -l") }
-
 // The targets are with the real commands (commands/std).
 func BenchmarkPipelineStd(b *testing.B) {
 	fsys, _ := benchBase(b)
@@ -84,24 +80,10 @@ func BenchmarkWarmEchoStd(b *testing.B) {
 	benchRunWith(b, fsys, stdTable(), "echo hi")
 }
 
+// Create a sandbox over a shared base and run its first exec.
 func BenchmarkCreateFirstExecStd(b *testing.B) {
 	base, _ := benchBase(b)
 	tbl := stdTable()
-	ctx := context.Background()
-	reportLatency(b, func() {
-		sh, err := New(Config{FS: base.Fork(), Commands: tbl, Dir: "/home/user"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if st, _ := sh.Run(ctx, "echo hello > /tmp/a; cat /tmp/a", nil, io.Discard, io.Discard); st != 0 {
-			b.Fatalf("status %d", st)
-		}
-	})
-}
-
-// Create a sandbox over a shared base and run its first exec.
-func BenchmarkCreateFirstExec(b *testing.B) {
-	base, tbl := benchBase(b)
 	ctx := context.Background()
 	reportLatency(b, func() {
 		sh, err := New(Config{FS: base.Fork(), Commands: tbl, Dir: "/home/user"})
