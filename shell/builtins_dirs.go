@@ -8,6 +8,10 @@ import (
 	"strings"
 )
 
+// biCd changes directory: no argument means $HOME, - means $OLDPWD
+// (printed), and a relative name not starting with . is tried under each
+// CDPATH entry first (printed when found there). -L, -P, -e and -@ are
+// accepted; -P, given last, resolves symlinks.
 func biCd(r *runner, args []string) int {
 	args = args[1:]
 	physical := false
@@ -62,6 +66,9 @@ func biCd(r *runner, args []string) int {
 	return r.chdir(dir, printDir)
 }
 
+// chdir makes dir the working directory and sets OLDPWD (exported) and
+// PWD (unless read-only); printDir prints the new directory, as cd - and
+// a CDPATH hit do.
 func (r *runner) chdir(dir string, printDir bool) int {
 	if strings.Contains(dir, "..") {
 		// each component before a ".." must be a directory, as with chdir(2)
@@ -112,6 +119,8 @@ func (r *runner) chdir(dir string, printDir bool) int {
 	return 0
 }
 
+// biPwd prints the logical working directory, or with -P the one with
+// symlinks resolved.
 func biPwd(r *runner, args []string) int {
 	for _, a := range args[1:] {
 		if a == "-P" {
@@ -125,6 +134,7 @@ func biPwd(r *runner, args []string) int {
 	return 0
 }
 
+// tildeDir abbreviates $HOME at the start of d to ~, as dirs prints it.
 func (r *runner) tildeDir(d string) string {
 	home := ""
 	if v := r.lookup("HOME"); v != nil {
@@ -136,6 +146,9 @@ func (r *runner) tildeDir(d string) string {
 	return d
 }
 
+// biDirs prints the directory stack, the working directory first: on one
+// line with ~ for $HOME, -l without the ~, -p one a line, -v numbered;
+// -c clears it.
 func biDirs(r *runner, args []string) int {
 	long, perLine, clear, numbered := false, false, false, false
 	for _, a := range args[1:] {
@@ -180,12 +193,16 @@ func biDirs(r *runner, args []string) int {
 	return 0
 }
 
+// reversed returns a reversed copy of s: r.dirs keeps the top of the
+// stack last, dirs prints it first.
 func reversed(s []string) []string {
 	out := slices.Clone(s)
 	slices.Reverse(out)
 	return out
 }
 
+// biPushd pushes the working directory and changes to the argument, or
+// with none swaps it with the top of the stack; then it prints the stack.
 func biPushd(r *runner, args []string) int {
 	if len(args) > 1 && args[1] == "--" {
 		args = append([]string{args[0]}, args[2:]...)
@@ -218,6 +235,8 @@ func biPushd(r *runner, args []string) int {
 	return biDirs(r, []string{"dirs"})
 }
 
+// biPopd changes to the directory on top of the stack and removes it,
+// then prints the stack; +N and -N are not supported.
 func biPopd(r *runner, args []string) int {
 	if len(args) > 1 && args[1] == "--" {
 		args = append([]string{args[0]}, args[2:]...)
@@ -237,5 +256,3 @@ func biPopd(r *runner, args []string) int {
 	r.dirs = r.dirs[:len(r.dirs)-1]
 	return biDirs(r, []string{"dirs"})
 }
-
-// ---- control ----

@@ -16,6 +16,9 @@ var otherSigs = []string{"STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU
 
 var sigNames = []string{"EXIT", "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2", "PIPE", "ALRM", "TERM"}
 
+// normSig turns a signal spec (a name with or without SIG, in any case, or
+// a number) into the name traps are keyed by; ERR, DEBUG, RETURN and EXIT
+// are the shell's pseudo-signals.
 func normSig(s string) (string, bool) {
 	u := strings.ToUpper(strings.TrimPrefix(strings.ToUpper(s), "SIG"))
 	switch u {
@@ -34,6 +37,10 @@ func normSig(s string) (string, bool) {
 	return "", false
 }
 
+// biTrap sets a signal's action or resets it (action -, or a signal or
+// number in the action's place), and with no arguments or -p lists the
+// traps; -l lists the signals. A subshell lists its parent's traps until
+// it sets one of its own, as bash does.
 func biTrap(r *runner, args []string) int {
 	args = args[1:]
 	if len(args) > 0 && args[0] == "--" {
@@ -170,6 +177,10 @@ func (r *runner) forget(j *Job) {
 	r.jobs = slices.DeleteFunc(r.jobs, func(x *Job) bool { return x == j })
 }
 
+// biWait waits for the named jobs or pids (the last one's status, 127 for
+// one that is no child), for every job with no arguments (status 0), or
+// with -n for any one job to end (its status). A cancelled run makes it
+// return 1.
 func biWait(r *runner, args []string) int {
 	args = args[1:]
 	waitN := false
@@ -238,6 +249,8 @@ func biWait(r *runner, args []string) int {
 	return st
 }
 
+// biKill sends a signal (TERM by default; -SIG, -s SIG, -n N) to jobs and
+// pids; the shell's own pid goes to selfSignal. -l lists the signals.
 func biKill(r *runner, args []string) int {
 	args = args[1:]
 	sig := "TERM"
@@ -297,6 +310,9 @@ func biKill(r *runner, args []string) int {
 	return st
 }
 
+// biJobs lists the running jobs, + marking the current and - the previous
+// one; -l adds pids, -p prints only pids. No job is ever stopped, so -s
+// lists none.
 func biJobs(r *runner, args []string) int {
 	long, pids, running, stopped := false, false, false, false
 	args = args[1:]

@@ -7,6 +7,8 @@ import (
 	"strings"
 )
 
+// pathLookupAny finds name in PATH as source does: any file that is not a
+// directory, executable or not.
 func (r *runner) pathLookupAny(name string) (string, bool) {
 	pathv := ""
 	if v := r.lookup("PATH"); v != nil {
@@ -21,6 +23,9 @@ func (r *runner) pathLookupAny(name string) (string, bool) {
 	return "", false
 }
 
+// classify says what running name would run, in bash's order: an alias
+// (when aliases expand), keyword, function, builtin, then a file: a path
+// with a slash, a PATH hit, or a resident command (shown as /bin/NAME).
 func (r *runner) classify(name string) (kind, detail string) {
 	if a, ok := r.aliases[name]; ok && r.shopts["expand_aliases"] {
 		return "alias", a
@@ -49,6 +54,10 @@ func (r *runner) classify(name string) (kind, detail string) {
 	return "", ""
 }
 
+// biType says what each name is, as bash's type does: -t prints the kind
+// only, -p and -P the file's path, -a every match (with every ladder rung
+// that has the command), -f leaves functions out. Status 1 if a name is
+// not found.
 func biType(r *runner, args []string) int {
 	args = args[1:]
 	tflag, pflag, aflag, Pflag, fflag := false, false, false, false, false
@@ -155,6 +164,9 @@ func biType(r *runner, args []string) int {
 	return st
 }
 
+// pathAll lists every PATH entry where name is executable, for type -a; a
+// resident command counts as present in /bin and /usr/bin without a file
+// there, and as /bin/NAME when PATH has neither.
 func (r *runner) pathAll(name string) []string {
 	var out []string
 	pathv := ""
@@ -176,6 +188,9 @@ func (r *runner) pathAll(name string) []string {
 	return out
 }
 
+// biCommand runs a name bypassing functions (a builtin, else an external
+// command), or with -v or -V says what it is, as command -v and type do;
+// -p is accepted.
 func biCommand(r *runner, args []string) int {
 	args = args[1:]
 	v, V := false, false
@@ -234,6 +249,7 @@ func biCommand(r *runner, args []string) int {
 	return r.status
 }
 
+// biBuiltin runs the named builtin even where a function has its name.
 func biBuiltin(r *runner, args []string) int {
 	if len(args) < 2 {
 		return 0
@@ -245,5 +261,3 @@ func biBuiltin(r *runner, args []string) int {
 	}
 	return b(r, args[1:])
 }
-
-// ---- traps / jobs ----
