@@ -13,9 +13,9 @@ import (
 // was called by, the result is its exit status.
 type builtinFunc func(r *runner, args []string) int
 
-// builtins maps each builtin's name to its function. It is filled in init
-// because some builtins (compgen, help) read it, which an initialiser of
-// the variable itself would make an initialisation cycle.
+// builtins maps each builtin's name to its function. It is filled in init:
+// some builtins (compgen, help, type) read it, so an initialiser here
+// would be an initialisation cycle.
 var builtins map[string]builtinFunc
 
 // specialBuiltins marks the POSIX special builtins. Nothing consults it yet.
