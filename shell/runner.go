@@ -99,6 +99,9 @@ type runner struct {
 	funcs   map[string]*syntax.Stmt
 	aliases map[string]string
 	traps   map[string]string
+	// compSpecs: complete's specs, cloned on every write (rare), so a
+	// subshell's copy of the pointer never sees its changes.
+	compSpecs *compTable
 
 	params   []string
 	arg0     string
