@@ -804,6 +804,10 @@ func (r *runner) stmt(st *syntax.Stmt) {
 	if r.opts[optNoexec] {
 		return
 	}
+	r.takeTopSignal()
+	if r.exiting {
+		return
+	}
 	if st.Background {
 		r.background(st)
 		return
@@ -911,6 +915,7 @@ func (r *runner) cmd(c syntax.Command) {
 		sub.runExitTrap()
 		sub.closeMem()
 		r.status = sub.status
+		r.takeTopSignal()
 	case *syntax.BinaryCmd:
 		switch c.Op {
 		case syntax.AndStmt, syntax.OrStmt:
