@@ -20,6 +20,7 @@ func TestEOFErrors(t *testing.T) {
 		{"paramexp", "x=${a", "", "bash: line 1: unexpected EOF while looking for matching `}'\n", 2},
 		{"paramexp empty", "echo ok\nx=${", "ok\n", "bash: line 2: unexpected EOF while looking for matching `}'\n", 2},
 		{"arith operator", "echo $((1+", "", "bash: line 1: unexpected EOF while looking for matching `)'\n", 2},
+		{"arith empty", "echo $((", "", "bash: line 1: unexpected EOF while looking for matching `)'\n", 2},
 		{"arith unclosed", "echo $((1+2", "", "bash: line 1: unexpected EOF while looking for matching `)'\n", 2},
 		{"subshell stays eof", "(echo a", "", "bash: line 2: syntax error: unexpected end of file\n", 2},
 		{"eval paramexp", "eval 'x=${'; echo st=$?", "st=2\n", "unexpected EOF while looking for matching `}'\n", 0},

@@ -690,10 +690,10 @@ func eofMatching(msg, src string, pe syntax.ParseError) (closer string, atToken,
 }
 
 // opAtEOF reports whether the parse error is at an operator that ends src
-// ("$((1+": nothing but the operator follows its position).
+// ("$((1+", "$((": nothing but the operator follows its position).
 func opAtEOF(src string, pe syntax.ParseError) bool {
 	t := strings.TrimRight(src, " \t\n")
-	return pe.Pos.IsValid() && int(pe.Pos.Offset()) <= len(t) && len(t)-int(pe.Pos.Offset()) <= 2
+	return pe.Pos.IsValid() && int(pe.Pos.Offset()) <= len(t) && len(t)-int(pe.Pos.Offset()) <= 3
 }
 
 // atEOF reports whether the parse error lies at the end of src (only
