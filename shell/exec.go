@@ -780,6 +780,7 @@ func (r *runner) nestedShell(args, extraEnv []string) int {
 			n.arg0 = args[0]
 		}
 		n.arg0bash(args[0], len(rest) > 1)
+		n.setVar("BASH_EXECUTION_STRING", script)
 	case len(rest) > 0 && !readStdin:
 		p := rest[0]
 		data, err := r.readFileAll(p)
@@ -807,7 +808,7 @@ func (r *runner) nestedShell(args, extraEnv []string) int {
 	}
 	if n.opts[optNoexec] {
 		if _, err := n.parse(script); err != nil {
-			return n.syntaxError(err, script)
+			return n.syntaxErrorIn(err, script, true) // a script's end-of-file line
 		}
 		return 0
 	}
