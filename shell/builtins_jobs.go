@@ -106,6 +106,9 @@ func biTrap(r *runner, args []string) int {
 			if n == "RETURN" {
 				r.returnTrapSets++
 			}
+			if n == "ERR" {
+				r.errInherited = false // set here: it runs here
+			}
 		}
 	}
 	return st

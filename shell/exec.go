@@ -263,6 +263,9 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
 	r.loopDepth = 0
 	sets := r.returnTrapSets
 	r.stmt(body)
+	// The call is a simple command: set -e and ERR look at its status,
+	// whatever short-circuited list inside produced it.
+	r.andOrFail = false
 	r.releaseScope(fscope)
 	r.loopDepth = savedLoops
 	r.callDepth--

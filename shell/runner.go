@@ -164,20 +164,23 @@ type runner struct {
 
 	// flags, together (a runner is copied per subshell and pipeline stage:
 	// padding between scattered bools made it larger)
-	umask       uint32
-	shared      bool // maps above are borrowed from a parent: copy before writing
-	exiting     bool
-	returning   bool
-	inTrap      bool
-	inBracket   bool
-	inExitTrap  bool // running the EXIT trap (a job ended by TERM or INT still runs it)
-	exitCalled  bool
-	cdPhysical  bool
-	andOrFail   bool // status comes from a short-circuited && / || list
-	dashC       bool
-	abandonLine bool // a failglob or $(( )) error unwinds to the top-level read loop
-	permRedir   bool
-	shoptsOwned bool // shopts is private (else defaultShopts, never written)
+	umask      uint32
+	shared     bool // maps above are borrowed from a parent: copy before writing
+	exiting    bool
+	returning  bool
+	inTrap     bool
+	inBracket  bool
+	inExitTrap bool // running the EXIT trap (a job ended by TERM or INT still runs it)
+	exitCalled bool
+	cdPhysical bool
+	andOrFail  bool // status comes from a short-circuited && / || list
+	// errInherited: the ERR trap came from the parent of a subshell without
+	// set -E, so it is listed (trap -p) but does not run, as in bash.
+	errInherited bool
+	dashC        bool
+	abandonLine  bool // a failglob or $(( )) error unwinds to the top-level read loop
+	permRedir    bool
+	shoptsOwned  bool // shopts is private (else defaultShopts, never written)
 }
 
 // defaultShopts are the shopt settings of a new session, shared by every
@@ -345,6 +348,9 @@ func (r *runner) subshellInto(c *runner) {
 	c.trapRunning, c.trapPending = nil, nil // a subshell's own (stages run concurrently)
 	c.mem = nil                             // its own charges, given back when it ends
 	c.subshell++
+	if !r.opts[optErrtrace] {
+		c.errInherited = true // without set -E the ERR trap stays behind
+	}
 	c.bashpid = r.newPid()
 	// EXIT traps do not carry into subshells, other traps do.
 	_, e := c.traps["EXIT"]
@@ -882,11 +888,19 @@ func (r *runner) checkErr(st *syntax.Stmt) {
 	if r.status == 0 || r.noErrExit > 0 || r.exiting || r.returning || r.breakN > 0 || r.contN > 0 || r.andOrFail {
 		return
 	}
-	if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.AndStmt || b.Op == syntax.OrStmt) {
-		// Only the last command of an && || list counts; it was checked.
+	switch c := st.Cmd.(type) {
+	case *syntax.BinaryCmd:
+		if c.Op == syntax.AndStmt || c.Op == syntax.OrStmt {
+			// Only the last command of an && || list counts; it was checked.
+			return
+		}
+	case *syntax.Block, *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause, *syntax.CaseClause:
+		// A compound command's status is its last inner command's, which
+		// was checked (or exempt) already: bash neither runs ERR nor exits
+		// for it again.
 		return
 	}
-	if t, ok := r.traps["ERR"]; ok && t != "" && !r.inTrap && (len(r.funcNames) == 0 || r.opts[optErrtrace]) {
+	if t, ok := r.traps["ERR"]; ok && t != "" && !r.inTrap && !r.errInherited && (len(r.funcNames) == 0 || r.opts[optErrtrace]) {
 		st := r.status
 		r.inTrap = true
 		bad := r.runTrap(t)
