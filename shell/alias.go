@@ -178,31 +178,34 @@ func (r *runner) readGroup(src string, stmts []*syntax.Stmt, i int) (n, end int,
 // alias expansion at read time. It returns the first syntax error that
 // alias expansion produced; errLine is the line of src's own syntax error
 // (nothing on it or after runs).
-func (r *runner) runRead(src string, stmts []*syntax.Stmt, errLine uint) error {
+func (r *runner) runRead(src string, stmts []*syntax.Stmt, errLine uint, docs []eofDoc) ([]eofDoc, error) {
 	r.readDepth++
 	defer func() { r.readDepth-- }()
 	for i := 0; i < len(stmts); {
 		if r.exiting || r.cancelled() {
-			return nil
+			return docs, nil
 		}
 		st := stmts[i]
 		if errLine > 0 && st.End().Line() >= errLine {
 			// bash reads a line at a time: nothing on the bad line runs
-			return nil
+			return docs, nil
 		}
 		n, _, sub, err := r.readGroup(src, stmts, i)
+		if err == nil {
+			docs = r.warnEOFDocs(docs, stmts[i+n-1].End().Line())
+		}
 		if err != nil {
 			if le, ok := isLimit(err); ok {
 				r.rs.fail(le)
 				r.exiting = true
-				return nil
+				return docs, nil
 			}
-			return err
+			return docs, err
 		}
 		abandoned := false
 		for _, st := range sub {
 			if r.exiting || r.cancelled() {
-				return nil
+				return docs, nil
 			}
 			r.stmt(st)
 			if r.abandonLine && r.readDepth == 1 && !r.cancelled() {
@@ -211,7 +214,7 @@ func (r *runner) runRead(src string, stmts []*syntax.Stmt, errLine uint) error {
 				break
 			}
 			if r.exiting || r.returning || r.breakN > 0 || r.contN > 0 {
-				return nil
+				return docs, nil
 			}
 		}
 		i += n
@@ -223,7 +226,22 @@ func (r *runner) runRead(src string, stmts []*syntax.Stmt, errLine uint) error {
 			}
 		}
 	}
-	return nil
+	return docs, nil
+}
+
+// warnEOFDocs reports, as bash does when it reads them, the here-documents
+// the end of the text closed whose operator lies on a line up to upto, and
+// returns the others.
+func (r *runner) warnEOFDocs(docs []eofDoc, upto uint) []eofDoc {
+	for len(docs) > 0 && docs[0].line <= upto {
+		d := docs[0]
+		old := r.lineno
+		r.lineno = d.eofLine + r.lineBase
+		r.errf("warning: here-document at line %d delimited by end-of-file (wanted `%s')", int(d.line)+r.lineBase, d.word)
+		r.lineno = old
+		docs = docs[1:]
+	}
+	return docs
 }
 
 // failAbandon ends the unwinding of a failglob error at the top level: the

@@ -69,6 +69,8 @@ func init() {
 		"times":     func(r *runner, a []string) int { r.out("0m0.000s 0m0.000s\n0m0.000s 0m0.000s\n"); return 0 },
 		"caller":    biCaller,
 		"compgen":   biCompgen,
+		"complete":  biComplete,
+		"compopt":   biCompopt,
 		"enable":    func(r *runner, a []string) int { return 0 },
 		"help":      biHelp,
 		"declare":   func(r *runner, a []string) int { return r.declareArgs(a) },

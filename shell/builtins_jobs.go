@@ -113,6 +113,9 @@ func biTrap(r *runner, args []string) int {
 			if n == "RETURN" {
 				r.returnTrapSets++
 			}
+			if n == "ERR" {
+				r.errInherited = false // set here: it runs here
+			}
 		}
 	}
 	return st
@@ -283,6 +286,11 @@ func biKill(r *runner, args []string) int {
 	for _, a := range args {
 		j := r.findJob(a)
 		if j == nil {
+			if n, err := strconv.Atoi(a); err == nil && n == r.pid && r.bashpid != r.pid {
+				// $$ from a subshell is the top shell, not this one
+				r.signalTop(sig)
+				continue
+			}
 			if n, err := strconv.Atoi(a); err == nil && (n == r.pid || n == r.bashpid) {
 				r.selfSignal(sig)
 				if r.exiting {
@@ -392,6 +400,41 @@ func biJobs(r *runner, args []string) int {
 		}
 	}
 	return st
+}
+
+// signalTop sends sig to the top shell ($$) from a subshell or job: as in
+// bash, where the parent receives it while it waits for the child, the
+// child goes on and the top shell takes it when the child is done (at its
+// next command: a trap runs, or it ends with 128+N).
+func (r *runner) signalTop(sig string) {
+	if n, ok := sigNumber(sig); ok && n > 0 {
+		r.sh.topSig.Store(int32(n))
+	}
+}
+
+// takeTopSignal delivers a signal a subshell sent to $$, in the top shell.
+func (r *runner) takeTopSignal() {
+	if r.bashpid != r.pid || r.sh.topSig.Load() == 0 {
+		return
+	}
+	if n := r.sh.topSig.Swap(0); n > 0 && int(n) < len(sigNames) {
+		r.selfSignal(sigNames[n])
+	}
+}
+
+// sigNumber is the number of a signal given as kill takes it (TERM,
+// SIGTERM, 15).
+func sigNumber(sig string) (int, bool) {
+	name := strings.ToUpper(strings.TrimPrefix(strings.ToUpper(sig), "SIG"))
+	if n, err := strconv.Atoi(name); err == nil {
+		return n, n >= 0 && n < len(sigNames)
+	}
+	for i, s := range sigNames {
+		if s == name {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // selfSignal delivers a signal to the shell itself (kill -SIG $$): a trap

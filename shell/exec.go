@@ -263,6 +263,9 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
 	r.loopDepth = 0
 	sets := r.returnTrapSets
 	r.stmt(body)
+	// The call is a simple command: set -e and ERR look at its status,
+	// whatever short-circuited list inside produced it.
+	r.andOrFail = false
 	r.releaseScope(fscope)
 	r.loopDepth = savedLoops
 	r.callDepth--
@@ -780,6 +783,7 @@ func (r *runner) nestedShell(args, extraEnv []string) int {
 			n.arg0 = args[0]
 		}
 		n.arg0bash(args[0], len(rest) > 1)
+		n.setVar("BASH_EXECUTION_STRING", script)
 	case len(rest) > 0 && !readStdin:
 		p := rest[0]
 		data, err := r.readFileAll(p)
@@ -807,7 +811,7 @@ func (r *runner) nestedShell(args, extraEnv []string) int {
 	}
 	if n.opts[optNoexec] {
 		if _, err := n.parse(script); err != nil {
-			return n.syntaxError(err, script)
+			return n.syntaxErrorIn(err, script, true) // a script's end-of-file line
 		}
 		return 0
 	}

@@ -244,7 +244,7 @@ func (r *runner) expandErr(err error) {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		r.errf("%s", ee.msg)
-		r.status = 1
+		r.status = r.expansionExit()
 		r.exiting = true
 		return
 	}
@@ -257,13 +257,24 @@ func (r *runner) expandErr(err error) {
 	msg := err.Error()
 	if strings.Contains(msg, "invalid indirect expansion") || strings.Contains(msg, "unsupported") {
 		r.errf("%s", "bad substitution")
-		r.status = 1
+		r.status = r.expansionExit()
 		r.exiting = true
 		return
 	}
 	r.errf("%s", msg)
-	r.status = 1
+	r.status = r.expansionExit()
 	r.exiting = true
+}
+
+// expansionExit is the status a shell ends with on an expansion error that
+// ends it (unbound variable, ${x:?}, bad substitution): 127 in a `bash -c`
+// shell itself, 1 in a script, a subshell or the session's own shell (bash
+// 5.2 does this).
+func (r *runner) expansionExit() int {
+	if r.dashC && r.bashpid == r.pid {
+		return 127
+	}
+	return 1
 }
 
 // matchPattern matches a shell pattern against s.

@@ -91,9 +91,9 @@ func TestSyntaxErrorEOFLine(t *testing.T) {
 		{"echo a\n(\necho b", "a\nbash: line 4: syntax error: unexpected end of file\n"},
 		{"f() {\necho", "bash: line 3: syntax error: unexpected end of file\n"},
 		{"echo a &&\n", "bash: line 2: syntax error: unexpected end of file\n"},
-		{"echo $(\nb", "bash: line 3: syntax error: unexpected end of file\n"},
-		{"echo \"a\nb", "bash: line 1: syntax error: unexpected end of file\n"},
-		{"x=$((1+\n", "bash: line 1: syntax error: unexpected end of file\n"},
+		{"echo $(\nb", "bash: line 3: unexpected EOF while looking for matching `)'\n"},
+		{"echo \"a\nb", "bash: line 1: unexpected EOF while looking for matching `\"'\n"},
+		{"x=$((1+\n", "bash: line 1: unexpected EOF while looking for matching `)'\n"},
 		{"printf 'echo s\\nif true; then\\n' > /tmp/e.sh; . /tmp/e.sh", "s\nbash: line 3: syntax error: unexpected end of file\n"},
 	}
 	for _, tt := range tests {

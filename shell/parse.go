@@ -138,6 +138,61 @@ func parseStmts(src string) ([]*syntax.Stmt, error) {
 // parseStmtsText is parseStmts that also returns the text the statements'
 // positions refer to (src, or src with its subscripts quoted).
 func parseStmtsText(src string) ([]*syntax.Stmt, string, error) {
+	stmts, text, _, err := parseScript(src)
+	return stmts, text, err
+}
+
+// eofDoc is a here-document that the end of the text left open: bash warns
+// ("here-document at line N delimited by end-of-file") and takes the rest
+// of the text as its body, so the script runs.
+type eofDoc struct {
+	line    uint   // line of the << operator, in the text
+	word    string // the delimiter bash wanted
+	eofLine int    // the text's last line, where bash reports the warning
+}
+
+// maxEOFDocs bounds the retries for here-documents left open (each retry is
+// a parse of the whole text).
+const maxEOFDocs = 8
+
+// parseScript is parseStmtsText that also closes here-documents left open
+// at the end of the text, as bash does, and says which (see eofDoc). The
+// text returned then ends with their delimiters.
+func parseScript(src string) ([]*syntax.Stmt, string, []eofDoc, error) {
+	stmts, text, err := parseStmtsRewrite(src)
+	var docs []eofDoc
+	for len(docs) < maxEOFDocs {
+		var pe syntax.ParseError
+		if err == nil || !errors.As(err, &pe) {
+			break
+		}
+		word, ok := strings.CutPrefix(pe.Text, "unclosed here-document `")
+		if !ok || !strings.HasSuffix(word, "`") || strings.Contains(word, "\n") {
+			break
+		}
+		word = strings.TrimSuffix(word, "`")
+		lines := strings.Count(src, "\n")
+		if !strings.HasSuffix(src, "\n") {
+			lines++
+		}
+		closed := text
+		if !strings.HasSuffix(closed, "\n") {
+			closed += "\n"
+		}
+		closed += word + "\n"
+		st2, text2, err2 := parseStmtsRewrite(closed)
+		if err2 != nil && err2.Error() == err.Error() {
+			break // the delimiter did not close it: report the first error
+		}
+		docs = append(docs, eofDoc{line: pe.Pos.Line(), word: word, eofLine: lines})
+		stmts, text, err = st2, text2, err2
+	}
+	return stmts, text, docs, err
+}
+
+// parseStmtsRewrite is parseStmtsOnce with the subscript and case-toggle
+// rewrites of parseRewrite tried when the text does not parse as written.
+func parseStmtsRewrite(src string) ([]*syntax.Stmt, string, error) {
 	stmts, err := parseStmtsOnce(src)
 	if err != nil && !isNesting(err) {
 		if q, ok := parseRewrite(src); ok {

@@ -31,7 +31,7 @@ func TestParseCacheASTUnchanged(t *testing.T) {
 	}
 	for _, src := range scripts {
 		sh := newTestShell(t, Limits{})
-		stmts, _, err := sh.parseCached(src)
+		stmts, _, _, err := sh.parseCached(src)
 		if err != nil {
 			t.Fatalf("%s: %v", src, err)
 		}
@@ -39,7 +39,7 @@ func TestParseCacheASTUnchanged(t *testing.T) {
 		for range 2 {
 			runScript(t, sh, src)
 		}
-		again, _, _ := sh.parseCached(src)
+		again, _, _, _ := sh.parseCached(src)
 		if len(again) != len(stmts) || (len(again) > 0 && again[0] != stmts[0]) {
 			t.Errorf("%s: not served from the cache", src)
 		}
@@ -54,7 +54,7 @@ func TestParseCacheASTUnchanged(t *testing.T) {
 func TestParseCacheBounded(t *testing.T) {
 	sh := newTestShell(t, Limits{})
 	big := "echo " + strings.Repeat("x", parseCacheMaxSrc)
-	if _, _, err := sh.parseCached(big); err != nil {
+	if _, _, _, err := sh.parseCached(big); err != nil {
 		t.Fatal(err)
 	}
 	globalParseCache.mu.Lock()
@@ -66,7 +66,7 @@ func TestParseCacheBounded(t *testing.T) {
 	line := "echo " + strings.Repeat("y", 2000) + " "
 	for i := range 3 * parseCacheEntries {
 		src := line + strings.Repeat("z", i%7) + string(rune('a'+i%26)) + strings.Repeat("q", i/26)
-		if _, _, err := sh.parseCached(src); err != nil {
+		if _, _, _, err := sh.parseCached(src); err != nil {
 			t.Fatal(err)
 		}
 		globalParseCache.mu.Lock()

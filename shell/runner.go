@@ -99,6 +99,9 @@ type runner struct {
 	funcs   map[string]*syntax.Stmt
 	aliases map[string]string
 	traps   map[string]string
+	// compSpecs: complete's specs, cloned on every write (rare), so a
+	// subshell's copy of the pointer never sees its changes.
+	compSpecs *compTable
 
 	params   []string
 	arg0     string
@@ -161,20 +164,23 @@ type runner struct {
 
 	// flags, together (a runner is copied per subshell and pipeline stage:
 	// padding between scattered bools made it larger)
-	umask       uint32
-	shared      bool // maps above are borrowed from a parent: copy before writing
-	exiting     bool
-	returning   bool
-	inTrap      bool
-	inBracket   bool
-	inExitTrap  bool // running the EXIT trap (a job ended by TERM or INT still runs it)
-	exitCalled  bool
-	cdPhysical  bool
-	andOrFail   bool // status comes from a short-circuited && / || list
-	dashC       bool
-	abandonLine bool // a failglob or $(( )) error unwinds to the top-level read loop
-	permRedir   bool
-	shoptsOwned bool // shopts is private (else defaultShopts, never written)
+	umask      uint32
+	shared     bool // maps above are borrowed from a parent: copy before writing
+	exiting    bool
+	returning  bool
+	inTrap     bool
+	inBracket  bool
+	inExitTrap bool // running the EXIT trap (a job ended by TERM or INT still runs it)
+	exitCalled bool
+	cdPhysical bool
+	andOrFail  bool // status comes from a short-circuited && / || list
+	// errInherited: the ERR trap came from the parent of a subshell without
+	// set -E, so it is listed (trap -p) but does not run, as in bash.
+	errInherited bool
+	dashC        bool
+	abandonLine  bool // a failglob or $(( )) error unwinds to the top-level read loop
+	permRedir    bool
+	shoptsOwned  bool // shopts is private (else defaultShopts, never written)
 }
 
 // defaultShopts are the shopt settings of a new session, shared by every
@@ -342,6 +348,9 @@ func (r *runner) subshellInto(c *runner) {
 	c.trapRunning, c.trapPending = nil, nil // a subshell's own (stages run concurrently)
 	c.mem = nil                             // its own charges, given back when it ends
 	c.subshell++
+	if !r.opts[optErrtrace] {
+		c.errInherited = true // without set -E the ERR trap stays behind
+	}
 	c.bashpid = r.newPid()
 	// EXIT traps do not carry into subshells, other traps do.
 	_, e := c.traps["EXIT"]
@@ -602,7 +611,8 @@ func (r *runner) runTrap(t string) bool { return r.runText(t, "", false) }
 // is then 2 (bash's source and eval, in posix mode as well). The lines
 // before the bad one run either way.
 func (r *runner) runText(src, name string, fatal bool) (syntaxErr bool) {
-	stmts, src, err := r.sh.parseCached(src)
+	orig := src
+	stmts, src, docs, err := r.sh.parseCached(src)
 	// Running must happen after parsing: the parser is not reentrant (and
 	// pooled). Statements before the error still run, as in bash.
 	errLine := uint(0)
@@ -612,13 +622,22 @@ func (r *runner) runText(src, name string, fatal bool) (syntaxErr bool) {
 			errLine = pe.Pos.Line()
 		}
 	}
-	if aerr := r.runRead(src, stmts, errLine); aerr != nil {
+	closed := len(docs) > 0
+	docs, aerr := r.runRead(src, stmts, errLine, docs)
+	if aerr != nil {
 		err = aerr
 	}
 	if r.returning || r.breakN > 0 || r.contN > 0 {
 		return false
 	}
 	if err != nil && !r.exiting {
+		if errLine > 0 {
+			// bash read those here-documents before the bad line
+			r.warnEOFDocs(docs, errLine)
+		}
+		if closed {
+			src = orig // the end of file is the script's, not the closed text's
+		}
 		r.status = r.syntaxErrorIn(err, src, fatal || name != "")
 		r.exiting = fatal
 		return true
@@ -644,6 +663,51 @@ func eofAtToken(msg string) bool {
 	return false
 }
 
+// eofMatching maps the parser's end-of-input errors inside quotes and
+// expansions to the closer bash says it was looking for: a quote, `)` for
+// $(, $(( and array assignments, `}` for ${. atToken: bash reports it on
+// the line where the construct opened. Subshells and groups are not here:
+// bash reports those as an unexpected end of file.
+func eofMatching(msg, src string, pe syntax.ParseError) (closer string, atToken, ok bool) {
+	if q, found := strings.CutPrefix(msg, "reached EOF without closing quote "); found && len(q) == 3 {
+		return q[1:2], true, true
+	}
+	open, rest, found := strings.Cut(strings.TrimPrefix(msg, "reached EOF without matching `"), "` with `")
+	if !found || !strings.HasPrefix(msg, "reached EOF without matching `") || rest == "" {
+		if strings.Contains(msg, "must be followed by an expression") && opAtEOF(src, pe) && (strings.Contains(src, "$((") || strings.Contains(src, "$[")) {
+			return ")", true, true
+		}
+		return "", false, false
+	}
+	switch open {
+	case "$(":
+		return ")", false, true
+	case "$((":
+		return ")", true, true
+	case "${":
+		return "}", true, true
+	case "(":
+		// an array assignment's list, not a subshell
+		if off := int(pe.Pos.Offset()); pe.Pos.IsValid() && off > 0 && off <= len(src) && src[off-1] == '=' {
+			return ")", true, true
+		}
+	}
+	return "", false, false
+}
+
+// opAtEOF reports whether the parse error is at an operator that ends src
+// ("$((1+", "$((": nothing but the operator follows its position).
+func opAtEOF(src string, pe syntax.ParseError) bool {
+	t := strings.TrimRight(src, " \t\n")
+	return pe.Pos.IsValid() && int(pe.Pos.Offset()) <= len(t) && len(t)-int(pe.Pos.Offset()) <= 3
+}
+
+// atEOF reports whether the parse error lies at the end of src (only
+// blanks after it).
+func atEOF(src string, pe syntax.ParseError) bool {
+	return pe.Pos.IsValid() && int(pe.Pos.Offset()) >= len(strings.TrimRight(src, " \t\n"))
+}
+
 // syntaxErrorIn is syntaxError for a script or sourced file when script is
 // true: bash reports an unexpected end of file on the line after the
 // script's last (its text ends in a newline, or is given one).
@@ -664,6 +728,11 @@ func (r *runner) syntaxErrorIn(err error, src string, script bool) int {
 		r.lineno = line + r.lineBase
 	}
 	defer func() { r.lineno = old }()
+	if strings.Contains(msg, "invalid parameter name") && atEOF(src, pe) {
+		// "x=${" at the end of the text: bash is still looking for the }
+		r.errf("unexpected EOF while looking for matching `}'")
+		return 2
+	}
 	if strings.Contains(msg, "invalid parameter name") || strings.Contains(msg, "cannot combine multiple parameter expansion operators") || strings.Contains(msg, "parameter expansion requires a literal") {
 		bad := ""
 		if pe.Pos.IsValid() && int(pe.Pos.Offset()) < len(src) {
@@ -689,6 +758,20 @@ func (r *runner) syntaxErrorIn(err error, src string, script bool) int {
 		} else if j := strings.Index(tok[1:], "`"); j >= 0 {
 			tok = "`" + tok[1:j+1] + "'"
 		}
+	}
+	if closer, atToken, ok := eofMatching(msg, src, pe); ok {
+		// bash names what it was looking for when the input ends inside a
+		// quote or an expansion; on the opening line for quotes and ${,
+		// after the last line for $( (it reads a further line for it).
+		if script && !atToken {
+			n := strings.Count(src, "\n")
+			if !strings.HasSuffix(src, "\n") {
+				n++
+			}
+			r.lineno = n + 1 + r.lineBase
+		}
+		r.errf("unexpected EOF while looking for matching `%s'", closer)
+		return 2
 	}
 	switch {
 	case strings.Contains(msg, "reached EOF") || strings.Contains(msg, "must be followed") || strings.Contains(msg, "unclosed") || strings.Contains(msg, "must end with"):
@@ -725,6 +808,10 @@ func (r *runner) stmt(st *syntax.Stmt) {
 		return
 	}
 	if r.opts[optNoexec] {
+		return
+	}
+	r.takeTopSignal()
+	if r.exiting {
 		return
 	}
 	if st.Background {
@@ -801,11 +888,19 @@ func (r *runner) checkErr(st *syntax.Stmt) {
 	if r.status == 0 || r.noErrExit > 0 || r.exiting || r.returning || r.breakN > 0 || r.contN > 0 || r.andOrFail {
 		return
 	}
-	if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.AndStmt || b.Op == syntax.OrStmt) {
-		// Only the last command of an && || list counts; it was checked.
+	switch c := st.Cmd.(type) {
+	case *syntax.BinaryCmd:
+		if c.Op == syntax.AndStmt || c.Op == syntax.OrStmt {
+			// Only the last command of an && || list counts; it was checked.
+			return
+		}
+	case *syntax.Block, *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause, *syntax.CaseClause:
+		// A compound command's status is its last inner command's, which
+		// was checked (or exempt) already: bash neither runs ERR nor exits
+		// for it again.
 		return
 	}
-	if t, ok := r.traps["ERR"]; ok && t != "" && !r.inTrap && (len(r.funcNames) == 0 || r.opts[optErrtrace]) {
+	if t, ok := r.traps["ERR"]; ok && t != "" && !r.inTrap && !r.errInherited && (len(r.funcNames) == 0 || r.opts[optErrtrace]) {
 		st := r.status
 		r.inTrap = true
 		bad := r.runTrap(t)
@@ -834,6 +929,7 @@ func (r *runner) cmd(c syntax.Command) {
 		sub.runExitTrap()
 		sub.closeMem()
 		r.status = sub.status
+		r.takeTopSignal()
 	case *syntax.BinaryCmd:
 		switch c.Op {
 		case syntax.AndStmt, syntax.OrStmt:
@@ -1032,6 +1128,7 @@ type parsed struct {
 	stmts []*syntax.Stmt
 	err   error
 	text  string // what the positions refer to (see parseStmtsText)
+	docs  []eofDoc
 }
 
 // The parse cache is bounded in entries and in bytes of source (an AST is
@@ -1050,32 +1147,32 @@ const (
 // the interpreter treats it as immutable: it never assigns to a node it
 // did not allocate (copies are made where a node must change, as for
 // background statements and ${x////c}).
-func (s *Shell) parseCached(src string) ([]*syntax.Stmt, string, error) {
+func (s *Shell) parseCached(src string) ([]*syntax.Stmt, string, []eofDoc, error) {
 	if len(src) > parseCacheMaxSrc {
-		return parseStmtsText(src)
+		return parseScript(src)
 	}
 	pc := &globalParseCache
 	pc.mu.Lock()
 	if p, ok := pc.m[src]; ok {
 		pc.mu.Unlock()
-		return p.stmts, p.text, p.err
+		return p.stmts, p.text, p.docs, p.err
 	}
 	pc.mu.Unlock()
-	stmts, text, err := parseStmtsText(src)
+	stmts, text, docs, err := parseScript(src)
 	pc.mu.Lock()
 	if pc.m == nil || len(pc.m) >= parseCacheEntries || pc.bytes+len(src) > parseCacheBytes {
 		pc.m = make(map[string]parsed, 64)
 		pc.bytes = 0
 	}
 	if _, dup := pc.m[src]; !dup {
-		pc.m[src] = parsed{stmts, err, text}
+		pc.m[src] = parsed{stmts, err, text, docs}
 		pc.bytes += len(src)
 		if text != src {
 			pc.bytes += len(text)
 		}
 	}
 	pc.mu.Unlock()
-	return stmts, text, err
+	return stmts, text, docs, err
 }
 
 // globalParseCache is shared by every Shell of the process: parsed ASTs

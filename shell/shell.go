@@ -152,6 +152,9 @@ type Shell struct {
 	jobs       jobTable     // the session's live background jobs (jobs.go)
 	goroutines atomic.Int64 // the session's live goroutines, for MaxJobs
 	fifos      fifoTable    // the session's fifos (fifo.go)
+	// topSig is a signal a subshell or job sent to $$ (kill $$ from
+	// "(...)"): the top shell takes it at its next command (sigNames index).
+	topSig atomic.Int32
 }
 
 // New returns a fresh session for cfg.

@@ -39,7 +39,7 @@ func (r *runner) runStdinScript(script string) {
 	for offset < len(script) && !r.exiting && !r.cancelled() {
 		src := script[offset:]
 		base := strings.Count(script[:offset], "\n")
-		stmts, text, err := parseStmtsText(src)
+		stmts, text, docs, err := parseScript(src)
 		if text != src {
 			// positions refer to the text with quoted subscripts: go on
 			// reading that text
@@ -65,6 +65,9 @@ func (r *runner) runStdinScript(script string) {
 				break
 			}
 			n, end, group, aerr := r.readGroup(src, stmts, i)
+			if aerr == nil {
+				docs = r.warnEOFDocs(docs, stmts[i+n-1].End().Line())
+			}
 			if le, ok := isLimit(aerr); ok {
 				r.rs.fail(le)
 				r.exiting = true

@@ -874,12 +874,16 @@ func (r *runner) glob(pat string) ([]string, error) {
 }
 
 func (r *runner) globStar(base string, last, dotglob bool) []string {
+	// ** last matches everything below base (files and directories); a **
+	// followed by more of the pattern matches base and its directories.
 	var out []string
-	if last {
-		// ** alone matches everything below (files and dirs)
-	}
 	var walk func(dir string, depth int)
-	out = append(out, base)
+	if last && base != "" && !strings.HasSuffix(base, "/") {
+		// d/** lists d itself as "d/", as bash does
+		out = append(out, base+"/")
+	} else {
+		out = append(out, base)
+	}
 	walk = func(dir string, depth int) {
 		if depth > 64 || len(out) > r.rs.lim.MaxExpansion {
 			return
@@ -902,7 +906,7 @@ func (r *runner) globStar(base string, last, dotglob bool) []string {
 				isDir = false
 			}
 			if last || isDir {
-				out = append(out, p+map[bool]string{true: "", false: ""}[true])
+				out = append(out, p)
 			}
 			if isDir {
 				walk(p, depth+1)
@@ -910,14 +914,8 @@ func (r *runner) globStar(base string, last, dotglob bool) []string {
 		}
 	}
 	walk(base, 0)
-	if !last {
-		for i := range out {
-			if out[i] != "" && !strings.HasSuffix(out[i], "/") {
-				// directories only; joinGlob adds the separator later
-			}
-		}
-	} else if len(out) > 0 && out[0] == "" {
-		out = out[1:]
+	if last && len(out) > 0 && out[0] == "" {
+		out = out[1:] // ** alone does not list the current directory
 	}
 	return out
 }

@@ -1,0 +1,26 @@
+package shell
+
+import "testing"
+
+// A nested `bash -c` shell as bash 5.2 runs one: an expansion error that
+// ends it ends it with 127 (its subshells and a script: 1), and it sees its
+// command string in BASH_EXECUTION_STRING.
+func TestBashDashC(t *testing.T) {
+	tests := []struct{ in, out string }{
+		{"bash -u -c 'echo $zz'; echo $?", "127\n"},
+		{"bash -c 'echo ${x:?m}; echo no'; echo $?", "127\n"},
+		{"bash -c 'set -u; (echo $zz; echo no); echo st $?'; echo $?", "st 1\n0\n"},
+		{"bash -c 'set -u; f() { local a; echo $a; }; f; echo no'; echo $?", "127\n"},
+		{"printf 'set -u\\necho $zz\\necho no\\n' > /tmp/u.sh; bash /tmp/u.sh; echo $?", "1\n"},
+		{"set -u; (echo $zz); echo $?", "1\n"},
+		{"bash -c 'echo \"$BASH_EXECUTION_STRING\"'", "echo \"$BASH_EXECUTION_STRING\"\n"},
+		{"bash -n -c 'if' 2>&1; echo $?", "bash: line 2: syntax error: unexpected end of file\n2\n"},
+	}
+	for _, tt := range tests {
+		sh := newTestShell(t, Limits{})
+		out, _, _ := runScript(t, sh, tt.in)
+		if out != tt.out {
+			t.Errorf("%q: got %q, want %q", tt.in, out, tt.out)
+		}
+	}
+}
