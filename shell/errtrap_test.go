@@ -21,6 +21,8 @@ func TestErrTrapAndErrexit(t *testing.T) {
 		{"set -E; trap \"echo E\" ERR; x=$(false); echo \"[$x]\" done", "E\n[E] done\n"},
 		{"(trap \"echo E\" ERR; false); echo done", "E\ndone\n"},
 		{"trap \"echo E\" ERR; case x in x) false;; esac; echo d", "E\nd\n"},
+		{"set -e; { echo in; } > /nonexistent/f; echo no", ""},
+		{"trap 'echo E' ERR; while false; do :; done > /nonexistent/f; echo d", "E\nd\n"},
 	}
 	for _, tt := range tests {
 		sh := newTestShell(t, Limits{})

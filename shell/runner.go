@@ -825,6 +825,7 @@ func (r *runner) stmt(st *syntax.Stmt) {
 		r.noErrExit++
 	}
 	r.andOrFail = false
+	redirFailed := false // a compound command's redirection failed: it did not run
 	nproc := len(r.procFds)
 	if len(st.Redirs) > 0 && assignOnly(st.Cmd) {
 		// bash expands the assignments first, then performs the
@@ -857,6 +858,8 @@ func (r *runner) stmt(st *syntax.Stmt) {
 		saved, ok := r.redirects(st.Redirs)
 		if ok {
 			r.cmd(st.Cmd)
+		} else {
+			redirFailed = true
 		}
 		if r.permRedir {
 			r.permRedir = false
@@ -880,11 +883,12 @@ func (r *runner) stmt(st *syntax.Stmt) {
 		}
 		return
 	}
-	r.checkErr(st)
+	r.checkErr(st, redirFailed)
 }
 
-// checkErr implements set -e and the ERR trap after a statement.
-func (r *runner) checkErr(st *syntax.Stmt) {
+// checkErr implements set -e and the ERR trap after a statement;
+// redirFailed: its redirection failed, so its command did not run.
+func (r *runner) checkErr(st *syntax.Stmt, redirFailed bool) {
 	if r.status == 0 || r.noErrExit > 0 || r.exiting || r.returning || r.breakN > 0 || r.contN > 0 || r.andOrFail {
 		return
 	}
@@ -897,8 +901,10 @@ func (r *runner) checkErr(st *syntax.Stmt) {
 	case *syntax.Block, *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause, *syntax.CaseClause:
 		// A compound command's status is its last inner command's, which
 		// was checked (or exempt) already: bash neither runs ERR nor exits
-		// for it again.
-		return
+		// for it again. Unless its redirection failed and nothing ran.
+		if !redirFailed {
+			return
+		}
 	}
 	if t, ok := r.traps["ERR"]; ok && t != "" && !r.inTrap && !r.errInherited && (len(r.funcNames) == 0 || r.opts[optErrtrace]) {
 		st := r.status
