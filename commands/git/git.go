@@ -75,10 +75,10 @@ func unsupported(what string) error { return &refusal{what} }
 // are refused with the "not supported here" line (or run by the image's
 // git); any other name gets git's "is not a git command".
 var gitCommands = map[string]bool{
-	"am": true, "archive": true, "bisect": true, "blame": true, "bundle": true,
+	"archive": true, "bisect": true, "blame": true, "bundle": true,
 	"cherry": true, "cherry-pick": true, "citool": true, "clean": true, "commit-tree": true,
 	"count-objects": true, "credential": true, "diff-files": true, "diff-index": true,
-	"diff-tree": true, "fast-export": true, "fast-import": true, "filter-branch": true, "for-each-ref": true, "format-patch": true, "fsck": true, "gc": true,
+	"diff-tree": true, "fast-export": true, "fast-import": true, "filter-branch": true, "for-each-ref": true, "fsck": true, "gc": true,
 	"grep": true, "hash-object": true, "help": true, "init-db": true, "interpret-trailers": true,
 	"ls-tree": true, "mailinfo": true, "mailsplit": true, "maintenance": true,
 	"merge-base": true, "merge-file": true, "mktag": true, "mktree": true, "name-rev": true,
@@ -122,7 +122,7 @@ func init() {
 		"reset": cmdReset, "tag": cmdTag, "merge": cmdMerge, "rev-parse": cmdRevParse,
 		"ls-files": cmdLsFiles, "clone": cmdClone, "version": cmdVersion, "rev-list": cmdRevList,
 		"cat-file": cmdCatFile, "stash": cmdStash, "describe": cmdDescribe,
-		"apply": cmdApply, "fetch": cmdFetch, "pull": cmdPull, "push": cmdPush, "ls-remote": cmdLsRemote, "remote": cmdRemote,
+		"apply": cmdApply, "am": cmdAm, "format-patch": cmdFormatPatch, "fetch": cmdFetch, "pull": cmdPull, "push": cmdPush, "ls-remote": cmdLsRemote, "remote": cmdRemote,
 	}
 }
 
@@ -196,7 +196,7 @@ var shortWithArg = map[string]string{
 	"commit": "mFCc", "checkout": "bB", "switch": "cC", "tag": "mF", "log": "n", "merge": "m",
 	"clone": "b", "init": "b", "restore": "s", "show": "n", "branch": "", "add": "", "rm": "",
 	"reset": "", "status": "", "diff": "", "mv": "", "ls-files": "", "stash": "m",
-	"apply": "pC", "fetch": "", "pull": "", "push": "", "ls-remote": "", "remote": "",
+	"apply": "pC", "am": "p", "format-patch": "o", "fetch": "", "pull": "", "push": "", "ls-remote": "", "remote": "",
 }
 
 // expandShort splits bundled short options ("-qam msg" -> "-q -a -m msg"),
