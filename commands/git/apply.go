@@ -42,6 +42,7 @@ type applyOpts struct {
 	limits                        []applyLimit
 	hasInclude                    bool
 	recount                       bool
+	stripKnown                    bool // -p given: no guessing from traditional names
 }
 
 type applyLimit struct {
@@ -141,7 +142,7 @@ func cmdApply(s *session, args []string) error {
 			if err != nil || n < 0 {
 				return fatalf("option -p expects a non-negative integer, got '%s'", v)
 			}
-			o.strip = n
+			o.strip, o.stripKnown = n, true
 		case strings.HasPrefix(a, "-C"):
 			v := strings.TrimPrefix(a, "-C")
 			if v == "" && i+1 < len(args) {
@@ -336,6 +337,7 @@ type applier struct {
 	table    map[string]*fileState
 	wsErrors int
 	wsFixed  int
+	skew     int // git 2.39's line count drift (see parseGitHeader)
 	input    string
 	idx      *index.Index
 }
@@ -463,8 +465,7 @@ func (a *applier) showStat(patches []*gpatch) {
 	maxLen, maxChange := 0, 0
 	adds, dels := 0, 0
 	for _, p := range patches {
-		n := len(displayName(p))
-		maxLen = max(maxLen, n)
+		maxLen = max(maxLen, len(p.oldName), len(p.newName))
 		maxChange = max(maxChange, p.added+p.deleted)
 		adds += p.added
 		dels += p.deleted
@@ -664,7 +665,7 @@ func (a *applier) checkPatch(p *gpatch) int {
 	}
 	p.result = res
 	// record what the next patches of this run see
-	if p.oldName != "" && (p.isDelete > 0 || p.isRename) {
+	if p.oldName != "" && p.movesAway() {
 		a.table[p.oldName] = &fileState{deleted: true}
 	}
 	if p.newName != "" && p.isDelete <= 0 {
@@ -672,6 +673,13 @@ func (a *applier) checkPatch(p *gpatch) int {
 	}
 	p.rejected = false
 	return 0
+}
+
+// movesAway tells a patch that removes its old path: a deletion, or a
+// rename or modification whose new name differs (git's remove_file in
+// write_out_one_result).
+func (p *gpatch) movesAway() bool {
+	return p.isDelete > 0 || p.isNew <= 0 && !p.isCopy && p.newName != "" && p.newName != p.oldName
 }
 
 func firstNonEmpty(a, b string) string {
@@ -1029,7 +1037,7 @@ func (a *applier) write(patches []*gpatch) error {
 	for phase := 0; phase < 2; phase++ {
 		for _, p := range patches {
 			if phase == 0 {
-				if p.oldName == "" || !(p.isDelete > 0 || p.isRename) {
+				if p.oldName == "" || !p.movesAway() {
 					continue
 				}
 				if a.o.index && a.idx != nil {

@@ -1,6 +1,7 @@
 package git
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -15,6 +16,9 @@ type patchInput struct {
 }
 
 func (in *patchInput) line() string { return in.lines[in.i] }
+
+// lineNo is the line number git reports for input line i (0-based).
+func (a *applier) lineNo(i int) int { return i + 1 + a.skew }
 
 // parse reads every patch of text. Patches outside the cwd's prefix or
 // left out by --include/--exclude are counted in skipped.
@@ -46,7 +50,7 @@ func (a *applier) parse(text string) ([]*gpatch, int, error) {
 				in.i++
 			}
 			if (a.o.apply || a.o.check) && !p.binary && !metadataChanges(p) {
-				return nil, 0, errorf(128, "error: patch with only garbage at line %d", in.i+1)
+				return nil, 0, errorf(128, "error: patch with only garbage at line %d", a.lineNo(in.i))
 			}
 		}
 		a.prefixPatch(p)
@@ -110,6 +114,9 @@ func (a *applier) usePatch(p *gpatch) bool {
 
 // findHeader moves to the next patch header and parses it; nil at the end.
 func (a *applier) findHeader(in *patchInput) (*gpatch, error) {
+	// as in git, what a "diff --git" line that turns out to have no
+	// header sets stays for the next one
+	carry := &gpatch{toplevel: true}
 	for ; in.i < len(in.lines); in.i++ {
 		l := in.line()
 		if len(l) < 6 {
@@ -117,7 +124,7 @@ func (a *applier) findHeader(in *patchInput) (*gpatch, error) {
 		}
 		if strings.HasPrefix(l, "@@ -") {
 			if _, ok := parseFragmentHeader(l); ok {
-				return nil, errorf(128, "error: patch fragment without header at line %d: %s", in.i+1, strings.TrimSuffix(l, "\n"))
+				return nil, errorf(128, "error: patch fragment without header at line %d: %s", a.lineNo(in.i), strings.TrimSuffix(l, "\n"))
 			}
 			continue
 		}
@@ -125,7 +132,7 @@ func (a *applier) findHeader(in *patchInput) (*gpatch, error) {
 			break
 		}
 		if strings.HasPrefix(l, "diff --git ") {
-			p, ok, err := a.parseGitHeader(in)
+			p, ok, err := a.parseGitHeader(in, carry)
 			if err != nil {
 				return nil, err
 			}
@@ -141,7 +148,7 @@ func (a *applier) findHeader(in *patchInput) (*gpatch, error) {
 		if in.i+2 >= len(in.lines) || !strings.HasPrefix(in.lines[in.i+2], "@@ -") {
 			continue
 		}
-		p, err := a.parseTraditional(l[4:], next[4:], in.i+1)
+		p, err := a.parseTraditional(l[4:], next[4:], a.lineNo(in.i))
 		if err != nil {
 			return nil, err
 		}
@@ -156,25 +163,26 @@ func isDevNull(s string) bool {
 }
 
 // findName is git's find_name: the path in line after p leading
-// components (git's own names end at a tab or newline; traditional ones
-// at any space), or def when it has too few, preferring def when the
-// name is def with something tacked on ("f.orig").
-func (a *applier) findName(line, def string, p int, spaceEnds bool) string {
+// components, or def when it has too few, preferring def when the name is
+// def with something tacked on ("f.orig"). git's own names end at a tab;
+// traditional ones (find_name_traditional) run to the end of the line or
+// to a diff timestamp.
+func (a *applier) findName(line, def string, p int, traditional bool) string {
 	line = strings.TrimSuffix(line, "\n")
 	if strings.HasPrefix(line, `"`) {
-		if name, rest, ok := unquoteC(line); ok {
-			_ = rest
+		if name, _, ok := unquoteC(line); ok {
 			if n, ok := skipComponents(name, p); ok && n != "" {
 				return squashSlash(a.o.dir + n)
 			}
 		}
 	}
 	end := len(line)
-	for i := 0; i < len(line); i++ {
-		if line[i] == '\t' || (spaceEnds && (line[i] == ' ' || line[i] == '\r')) {
-			end = i
-			break
+	if traditional {
+		if loc := diffTimestamp.FindStringIndex(line); loc != nil {
+			end = loc[0]
 		}
+	} else if i := strings.IndexByte(line, '\t'); i >= 0 {
+		end = i
 	}
 	name, ok := skipComponents(line[:end], p)
 	if !ok || name == "" {
@@ -184,6 +192,71 @@ func (a *applier) findName(line, def string, p int, spaceEnds bool) string {
 		return squashSlash(def)
 	}
 	return squashSlash(a.o.dir + name)
+}
+
+// diffTimestamp is the date diff -u puts after a name (git's
+// diff_timestamp_len), with the blanks before it.
+var diffTimestamp = regexp.MustCompile(`(\t| +)[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?( [-+][0-9]{4}| [-+][0-9]{2}:[0-9]{2})?$`)
+
+// epochStamp matches the time of a timestamp that may be the epoch
+// (git's has_epoch_timestamp).
+var epochStamp = regexp.MustCompile(`^([0-2][0-9]):([0-5][0-9]):00(\.0+)? ([-+])([0-2][0-9]):?([0-5][0-9])$`)
+
+// hasEpochTimestamp tells a name line dated at the epoch: diff -N's way
+// of saying the file does not exist on that side.
+func hasEpochTimestamp(line string) bool {
+	line = strings.TrimSuffix(line, "\n")
+	i := strings.LastIndexByte(line, '\t')
+	if i < 0 {
+		return false
+	}
+	ts := line[i+1:]
+	epochHour := 0
+	switch {
+	case strings.HasPrefix(ts, "1969-12-31 "):
+		epochHour = 24
+	case strings.HasPrefix(ts, "1970-01-01 "):
+	default:
+		return false
+	}
+	m := epochStamp.FindStringSubmatch(ts[11:])
+	if m == nil {
+		return false
+	}
+	hour, _ := strconv.Atoi(m[1])
+	minute, _ := strconv.Atoi(m[2])
+	zh, _ := strconv.Atoi(m[5])
+	zm, _ := strconv.Atoi(m[6])
+	zone := zh*60 + zm
+	if m[4] == "-" {
+		zone = -zone
+	}
+	return hour*60+minute-zone == epochHour*60
+}
+
+// guessStrip is git's guess_p_value for a traditional name line: 0 for a
+// name without a slash, the prefix's depth when it starts with the cwd's
+// prefix, else unknown (-1).
+func (a *applier) guessStrip(line string) int {
+	if isDevNull(line) {
+		return -1
+	}
+	name := a.findName(line, "", 0, true)
+	if name == "" {
+		return -1
+	}
+	if !strings.Contains(name, "/") {
+		return 0
+	}
+	if a.prefix != "" {
+		if strings.HasPrefix(name, a.prefix) {
+			return strings.Count(a.prefix, "/")
+		}
+		if _, rest, _ := strings.Cut(name, "/"); strings.HasPrefix(rest, a.prefix) {
+			return strings.Count(a.prefix, "/") + 1
+		}
+	}
+	return -1
 }
 
 // skipComponents drops p leading "dir/" components.
@@ -256,20 +329,39 @@ func unquoteC(s string) (string, string, bool) {
 
 func (a *applier) parseTraditional(first, second string, linenr int) (*gpatch, error) {
 	p := &gpatch{isNew: -1, isDelete: -1}
+	if !a.o.stripKnown {
+		x, y := a.guessStrip(first), a.guessStrip(second)
+		if x < 0 {
+			x = y
+		}
+		if x >= 0 && x == y {
+			a.o.strip, a.o.stripKnown = x, true
+		}
+	}
 	strip := a.o.strip
+	name := ""
 	switch {
 	case isDevNull(first):
 		p.isNew, p.isDelete = 1, 0
-		p.newName = a.findName(second, "", strip, true)
+		name = a.findName(second, "", strip, true)
+		p.newName = name
 	case isDevNull(second):
 		p.isNew, p.isDelete = 0, 1
-		p.oldName = a.findName(first, "", strip, true)
+		name = a.findName(first, "", strip, true)
+		p.oldName = name
 	default:
 		f := a.findName(first, "", strip, true)
-		n := a.findName(second, f, strip, true)
-		p.oldName, p.newName = n, n
+		name = a.findName(second, f, strip, true)
+		switch {
+		case hasEpochTimestamp(first):
+			p.isNew, p.isDelete, p.newName = 1, 0, name
+		case hasEpochTimestamp(second):
+			p.isNew, p.isDelete, p.oldName = 0, 1, name
+		default:
+			p.oldName, p.newName = name, name
+		}
 	}
-	if p.oldName == "" && p.newName == "" {
+	if name == "" {
 		return nil, errorf(128, "error: unable to find filename in patch at line %d", linenr)
 	}
 	return p, nil
@@ -320,14 +412,16 @@ func gitHeaderName(l string, p int) string {
 
 // parseGitHeader reads "diff --git" and its extended header lines; ok is
 // false when no extended line follows (git then looks further).
-func (a *applier) parseGitHeader(in *patchInput) (*gpatch, bool, error) {
+func (a *applier) parseGitHeader(in *patchInput, p *gpatch) (*gpatch, bool, error) {
 	start := in.i
-	p := &gpatch{toplevel: true}
+	p.isNew, p.isDelete = 0, 0
 	def := gitHeaderName(in.line(), a.o.strip)
 	if def != "" {
 		def = a.o.dir + def
 	}
 	in.i++
+	// git 2.39 reports the line after "diff --git" for these header errors
+	hdrLine := a.lineNo(in.i)
 	var extLine int
 	bad := func(format string, x ...any) error { return errorf(128, "error: "+format, x...) }
 	verify := func(rest string, isNull bool, name *string, side string) error {
@@ -337,15 +431,15 @@ func (a *applier) parseGitHeader(in *patchInput) (*gpatch, bool, error) {
 		}
 		if *name != "" {
 			if isNull {
-				return bad("git apply: bad git-diff - expected /dev/null, got %s on line %d", *name, in.i+1)
+				return bad("git apply: bad git-diff - expected /dev/null, got %s on line %d", *name, hdrLine)
 			}
 			if another := a.findName(rest, "", a.o.strip, false); another != *name {
-				return bad("git apply: bad git-diff - inconsistent %s filename on line %d", side, in.i+1)
+				return bad("git apply: bad git-diff - inconsistent %s filename on line %d", side, hdrLine)
 			}
 			return nil
 		}
 		if !isDevNull(rest) {
-			return bad("git apply: bad git-diff - expected /dev/null on line %d", in.i+1)
+			return bad("git apply: bad git-diff - expected /dev/null on line %d", hdrLine)
 		}
 		return nil
 	}
@@ -358,7 +452,7 @@ func (a *applier) parseGitHeader(in *patchInput) (*gpatch, bool, error) {
 		if err != nil {
 			// git prints the unterminated line: the rest of the input
 			tail := strings.Join(in.lines[in.i+1:], "")
-			return bad("invalid mode on line %d: %s%s", in.i+1, rest, tail)
+			return bad("invalid mode on line %d: %s%s", hdrLine, rest, tail)
 		}
 		*m = canonMode(uint32(v))
 		return nil
@@ -429,15 +523,11 @@ loop:
 			}
 		}
 		if ext > 1 {
-			return nil, false, bad("inconsistent header lines %d and %d", extLine, in.i+1)
+			return nil, false, bad("inconsistent header lines %d and %d", extLine, a.lineNo(in.i))
 		}
 		if ext > 0 && extLine == 0 {
-			extLine = in.i + 1
+			extLine = a.lineNo(in.i)
 		}
-	}
-	if in.i == start+1 {
-		in.i = start
-		return nil, false, nil
 	}
 	if p.oldName == "" && p.newName == "" {
 		if def == "" {
@@ -445,12 +535,19 @@ loop:
 			if a.o.strip == 1 {
 				unit = "component"
 			}
-			return nil, false, bad("git diff header lacks filename information when removing %d leading pathname %s (line %d)", a.o.strip, unit, in.i+1)
+			return nil, false, bad("git diff header lacks filename information when removing %d leading pathname %s (line %d)", a.o.strip, unit, a.lineNo(in.i))
 		}
 		p.oldName, p.newName = def, def
 	}
 	if (p.newName == "" && p.isDelete <= 0) || (p.oldName == "" && p.isNew <= 0) {
-		return nil, false, bad("git diff header lacks filename information (line %d)", in.i+1)
+		return nil, false, bad("git diff header lacks filename information (line %d)", a.lineNo(in.i))
+	}
+	if in.i == start+1 {
+		// only the "diff --git" line: git looks further, and its line
+		// count runs one ahead from here on
+		in.i = start
+		a.skew++
+		return nil, false, nil
 	}
 	return p, true, nil
 }
@@ -564,8 +661,10 @@ const (
 	wsBlankAtEOF
 )
 
+// parseFragment reads one "@@" hunk as git 2.39's parse_fragment: a
+// "\ ..." line anywhere in it marks the line before as having no newline.
 func (a *applier) parseFragment(in *patchInput, p *gpatch) (*ghunk, error) {
-	corrupt := func() error { return errorf(128, "error: corrupt patch at line %d", in.i+1) }
+	corrupt := func() error { return errorf(128, "error: corrupt patch at line %d", a.lineNo(in.i)) }
 	h, ok := parseFragmentHeader(in.line())
 	if !ok {
 		return nil, corrupt()
@@ -577,6 +676,14 @@ func (a *applier) parseFragment(in *patchInput, p *gpatch) (*ghunk, error) {
 	added, deleted := 0, 0
 	in.i++
 	crAtEOL := false
+	lastContent := false // the line before was a hunk line ("\" may follow)
+	incomplete := func() {
+		if lastContent && len(h.lines) > 0 {
+			last := &h.lines[len(h.lines)-1]
+			last.text = strings.TrimSuffix(last.text, "\n")
+		}
+		lastContent = false
+	}
 	for in.i < len(in.lines) {
 		if oldLeft == 0 && newLeft == 0 {
 			break
@@ -588,11 +695,6 @@ func (a *applier) parseFragment(in *patchInput, p *gpatch) (*ghunk, error) {
 		text := l[1:]
 		if l == "\n" {
 			text = "\n"
-		}
-		incomplete := in.i+1 < len(in.lines) && strings.HasPrefix(in.lines[in.i+1], "\\ ") && len(in.lines[in.i+1]) >= 12 &&
-			(l[0] == '\n' || l[0] == ' ' || l[0] == '+' || l[0] == '-')
-		if incomplete {
-			text = strings.TrimSuffix(text, "\n")
 		}
 		kind := l[0]
 		switch kind {
@@ -612,7 +714,7 @@ func (a *applier) parseFragment(in *patchInput, p *gpatch) (*ghunk, error) {
 				crAtEOL = true
 			}
 			if a.o.reverse && a.o.ws != "nowarn" {
-				a.checkWhitespace(text, in.i+1, crAtEOL)
+				a.checkWhitespace(text, a.lineNo(in.i), crAtEOL)
 			}
 			deleted++
 			oldLeft--
@@ -622,19 +724,24 @@ func (a *applier) parseFragment(in *patchInput, p *gpatch) (*ghunk, error) {
 				crAtEOL = true
 			}
 			if !a.o.reverse && a.o.ws != "nowarn" {
-				a.checkWhitespace(text, in.i+1, crAtEOL)
+				a.checkWhitespace(text, a.lineNo(in.i), crAtEOL)
 			}
 			added++
 			newLeft--
 			h.trailing = 0
+		case '\\':
+			if len(l) < 12 || !strings.HasPrefix(l, "\\ ") {
+				return nil, corrupt()
+			}
+			incomplete()
+			in.i++
+			continue
 		default:
 			return nil, corrupt()
 		}
 		h.lines = append(h.lines, hline{kind: kind, text: text})
+		lastContent = true
 		in.i++
-		if incomplete {
-			in.i++
-		}
 	}
 	if oldLeft != 0 || newLeft != 0 {
 		return nil, corrupt()
@@ -642,9 +749,28 @@ func (a *applier) parseFragment(in *patchInput, p *gpatch) (*ghunk, error) {
 	if deleted == 0 && added == 0 {
 		return nil, corrupt()
 	}
+	// a marker right after the counted lines is eaten too, without being
+	// counted as a line (git 2.39's numbers run one behind from here)
+	if in.i < len(in.lines) && strings.HasPrefix(in.line(), "\\ ") && remaining(in) > 12 {
+		incomplete()
+		in.i++
+		a.skew--
+	}
 	p.added += added
 	p.deleted += deleted
 	return h, nil
+}
+
+// remaining is how many bytes of input are left from the current line.
+func remaining(in *patchInput) int {
+	n := 0
+	for _, l := range in.lines[in.i:] {
+		n += len(l)
+		if n > 12 {
+			break
+		}
+	}
+	return n
 }
 
 // recount (--recount) counts a fragment's lines instead of trusting its
