@@ -27,9 +27,6 @@ type mail struct {
 }
 
 func cmdAm(s *session, args []string) error {
-	if err := s.open(); err != nil {
-		return err
-	}
 	action := ""
 	var files []string
 	for _, a := range args {
@@ -49,6 +46,10 @@ func cmdAm(s *session, args []string) error {
 			// -k, -s, --signoff, --show-current-patch, -i...: the image's git
 			return unknownOpt(a)
 		}
+	}
+	// options first: what am cannot do is refused, repository or not
+	if err := s.open(); err != nil {
+		return err
 	}
 	dir := path.Join(s.root, ".git", "rebase-apply")
 	_, statErr := s.inv.FS.Stat(dir)

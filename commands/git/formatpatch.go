@@ -22,9 +22,6 @@ import (
 const patchSignature = "2.39.5"
 
 func cmdFormatPatch(s *session, args []string) error {
-	if err := s.open(); err != nil {
-		return err
-	}
 	stdout, numbered, noNumbered := false, false, false
 	outDir := ""
 	count := -1
@@ -58,6 +55,10 @@ func cmdFormatPatch(s *session, args []string) error {
 		default:
 			revs = append(revs, a)
 		}
+	}
+	// options first: what format-patch cannot do is refused, repository or not
+	if err := s.open(); err != nil {
+		return err
 	}
 	commits, err := s.patchCommits(revs, count)
 	if err != nil {
