@@ -390,8 +390,7 @@ func parseMail(text string) *mail {
 		l := lines[i]
 		t := strings.TrimRight(l, "\n")
 		if strings.TrimRight(t, " \t") == "---" {
-			i++
-			break
+			break // the patch starts here, as mailinfo's does
 		}
 		if strings.HasPrefix(t, "diff -") || strings.HasPrefix(t, "Index: ") {
 			break

@@ -68,3 +68,22 @@ func TestAmDifferential(t *testing.T) {
 	}
 	runDifferential(t, cases)
 }
+
+// A mail whose patch reaches outside the worktree or into .git stops am
+// with git's errors and leaves nothing behind but the am state.
+func TestAmHostileDifferential(t *testing.T) {
+	files, pre := series()
+	mail := func(diff string) string {
+		return "From 1111111111111111111111111111111111111111 Mon Sep 17 00:00:00 2001\nFrom: E <e@x>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\nSubject: [PATCH] evil\n\n---\n" + diff + "-- \n2.39.5\n\n"
+	}
+	c := func(name, diff string) dcase {
+		return dcase{name: name, files: files, repo: "r", steps: append(append([]dstep{}, pre...),
+			write("m.mbox", mail(diff)), g("-C", "r", "am", "../m.mbox"), g("-C", "r", "am", "--abort"))}
+	}
+	runDifferential(t, []dcase{
+		c("into .git", "diff --git a/.git/hooks/pre-commit b/.git/hooks/pre-commit\nnew file mode 100755\n--- /dev/null\n+++ b/.git/hooks/pre-commit\n@@ -0,0 +1 @@\n+evil\n"),
+		c("out of the tree", "diff --git a/../evil b/../evil\nnew file mode 100644\n--- /dev/null\n+++ b/../evil\n@@ -0,0 +1 @@\n+evil\n"),
+		c("corrupt", "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-B\n"),
+		c("applies", "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-B\n+X\n C\n"),
+	})
+}
