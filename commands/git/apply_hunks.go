@@ -225,4 +225,3 @@ func fixWhitespace(t string) string {
 	}
 	return b.String()
 }
-
