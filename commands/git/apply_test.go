@@ -147,6 +147,9 @@ func TestApplyDifferential(t *testing.T) {
 			write("r/f", "a\nb2\nc\nd\n"), g("-C", "r", "rm", "-q", "g"), write("r/h", "new\n"), g("-C", "r", "add", "-A"),
 			g("-C", "r", "diff", "--cached"), save("p.diff"), g("-C", "r", "reset", "-q", "--hard"),
 			g("-C", "r", "apply", "--index", "../p.diff"), g("-C", "r", "apply", "-R", "--check", "../p.diff")),
+		{name: "outside a repository", files: map[string]string{"f": abc, "d/g": abc},
+			steps: []dstep{gin(modify, "apply", "-v"), gin(modify, "apply", "--index"), gin(modify, "apply", "--cached"),
+				gin(strings.ReplaceAll(modify, "/f", "/g"), "-C", "d", "apply", "--stat", "--apply")}},
 	}
 	runDifferential(t, cases)
 }
