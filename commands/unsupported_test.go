@@ -65,10 +65,10 @@ func TestRefusals(t *testing.T) {
 		argv    []string
 		refused string
 	}{
-		{[]string{"git", "apply", "x.patch"}, "apply"},
-		{[]string{"git", "am", "-3"}, "am"},
-		{[]string{"git", "log", "--merges"}, "log --merges"},
-		{[]string{"git", "log", "--first-parent"}, "log --first-parent"},
+		{[]string{"git", "apply", "--3way", "x.patch"}, "apply --3way"},
+		{[]string{"git", "am", "-3"}, "am -3"},
+		{[]string{"git", "rebase", "main"}, "rebase"},
+		{[]string{"git", "log", "--merges", "--all"}, "log --all"},
 		{[]string{"git", "log", "--all", "--oneline"}, "log --all"},
 		{[]string{"git", "--git-dir=/r/.git", "status"}, "--git-dir=/r/.git"},
 		{[]string{"git", "stash", "branch", "b"}, "stash branch"},

@@ -146,9 +146,9 @@ func TestLadder_DebianGit(t *testing.T) {
 		fallback int64
 	}{
 		{"status stays resident", "cd /work/r && git status --short", "", 0, map[string]int64{"resident": 1}, 0},
-		{"log --merges falls back", "cd /work/r && git log --merges --format=%s", "Merge branch 'side'\n", 0, map[string]int64{"native": 1}, 1},
-		{"apply falls back", "cd /work/r && git apply /work/p.patch && cat a.txt", "one\ntwo\nthree\n", 0, map[string]int64{"native": 1, "resident": 1}, 1},
-		{"am falls back and commits once", "cd /work/r && git checkout -q -- a.txt && git am -q /work/c.mbox && git log -1 --format=%s && git rev-list --count HEAD",
+		{"log --all falls back", "cd /work/r && git log --all --merges --format=%s", "Merge branch 'side'\n", 0, map[string]int64{"native": 1}, 1},
+		{"apply --reject falls back", "cd /work/r && git apply --reject /work/p.patch && cat a.txt", "one\ntwo\nthree\n", 0, map[string]int64{"native": 1, "resident": 1}, 1},
+		{"am -3 falls back and commits once", "cd /work/r && git checkout -q -- a.txt && git am -3 -q /work/c.mbox && git log -1 --format=%s && git rev-list --count HEAD",
 			"add c\n5\n", 0, map[string]int64{"native": 1, "resident": 3}, 1},
 		{"log --no-merges stays resident and agrees with git", "cd /work/r && diff <(git log --no-merges --format=%s | sort) <(/usr/bin/git log --no-merges --format=%s | sort) && echo same",
 			"same\n", 0, map[string]int64{"resident": 4, "native": 1}, 0},
@@ -244,10 +244,10 @@ func BenchmarkLadder(b *testing.B) {
 		name, script, rung, policy string
 		exit                       int
 	}{
-		{"fallback", "cd /work/r && git log --merges -1 --format=%s", "native", "", 0},
-		{"native-direct", "cd /work/r && /usr/bin/git log --merges -1 --format=%s", "native", "", 0},
+		{"fallback", "cd /work/r && git log --all --merges -1 --format=%s", "native", "", 0},
+		{"native-direct", "cd /work/r && /usr/bin/git log --all --merges -1 --format=%s", "native", "", 0},
 		// the resident attempt alone: its refusal, reported
-		{"refusal-only", "cd /work/r && git log --merges -1 --format=%s", "missing", "resident-only", 2},
+		{"refusal-only", "cd /work/r && git log --all --merges -1 --format=%s", "missing", "resident-only", 2},
 		{"resident", "cd /work/r && git log -1 --format=%s", "resident", "", 0},
 	} {
 		b.Run(c.name, func(b *testing.B) {

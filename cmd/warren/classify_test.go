@@ -67,14 +67,14 @@ func TestClassify(t *testing.T) {
 	}{
 		{"native-first", "git status\n", []string{"--commands", "native-first"}, []string{"1     git status  native  native-first: /usr/bin/git"}},
 		{"prefer-native", "git status\n", []string{"--prefer-native", "git"}, []string{"1     git status  native  native-first: /usr/bin/git"}},
-		{"resident-only", "git apply p\n", []string{"--commands", "resident-only"},
-			[]string{`1     git apply p  missing  the resident git refuses "apply"; commands policy resident-only`}},
-		{"jsonl table", `{"command": "git am x.mbox"}` + "\n" + `{"command": "cat <"}` + "\n", nil,
-			[]string{"1       1     git am x.mbox  native    the resident git refuses \"am\"; falls back to /usr/bin/git",
-				"2       0                    unparsed  cannot parse: 1:5: `<` must be followed by a word",
+		{"resident-only", "git apply --3way p\n", []string{"--commands", "resident-only"},
+			[]string{`1     git apply --3way p  missing  the resident git refuses "apply --3way"; commands policy resident-only`}},
+		{"jsonl table", `{"command": "git am -3 x.mbox"}` + "\n" + `{"command": "cat <"}` + "\n", nil,
+			[]string{"1       1     git am -3 x.mbox  native    the resident git refuses \"am -3\"; falls back to /usr/bin/git",
+				"2       0                       unparsed  cannot parse: 1:5: `<` must be followed by a word",
 				"2 commands: resident 0, wasm 0, native 1, missing 0, dynamic 0, unparsed 1"}},
-		{"jsonl", `{"command": "git am x.mbox"}` + "\n" + `{"argv": ["git", "status"]}` + "\n", []string{"--json"},
-			[]string{`{"record":1,"line":1,"argv":["git","am","x.mbox"],"rung":"native","why":"the resident git refuses \"am\"; falls back to /usr/bin/git"}`,
+		{"jsonl", `{"command": "git am -3 x.mbox"}` + "\n" + `{"argv": ["git", "status"]}` + "\n", []string{"--json"},
+			[]string{`{"record":1,"line":1,"argv":["git","am","-3","x.mbox"],"rung":"native","why":"the resident git refuses \"am -3\"; falls back to /usr/bin/git"}`,
 				`{"record":2,"line":1,"argv":["git","status"],"rung":"resident","why":"warren's resident git"}`}},
 	}
 	for _, c := range cases {

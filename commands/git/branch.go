@@ -57,6 +57,8 @@ func cmdBranch(s *session, args []string) error {
 		case "--show-current":
 			showCurrent = true
 		case "--list", "--no-color":
+		case "-q", "--quiet":
+			s.quiet = true
 		default:
 			if strings.HasPrefix(a, "-") {
 				return unknownOpt(a)
@@ -98,7 +100,9 @@ func cmdBranch(s *session, args []string) error {
 					s.repo.SetConfig(cfg)
 				}
 			}
-			fmt.Fprintf(s.out, "Deleted branch %s (was %s).\n", b, short(ref.Hash()))
+			if !s.quiet {
+				fmt.Fprintf(s.out, "Deleted branch %s (was %s).\n", b, short(ref.Hash()))
+			}
 		}
 		return nil
 	case move:

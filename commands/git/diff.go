@@ -424,11 +424,13 @@ func writePatch(w *bytes.Buffer, ch *fileChange, context int) {
 }
 
 // writeStat prints git's --stat block and summary.
-func writeStat(w *bytes.Buffer, changes []*fileChange) {
+func writeStat(w *bytes.Buffer, changes []*fileChange) { writeStatWidth(w, changes, 80) }
+
+// writeStatWidth is writeStat for a given line width (format-patch: 72).
+func writeStatWidth(w *bytes.Buffer, changes []*fileChange, width int) {
 	if len(changes) == 0 {
 		return
 	}
-	const width = 80
 	nameW, maxChange := 0, 0
 	binary := false
 	for _, ch := range changes {

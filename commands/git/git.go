@@ -1,8 +1,8 @@
 // Package git is git over the sandbox vfs, built on go-git with a go-billy
 // adapter (billy.go). It covers the everyday workflow (init, config, add,
 // rm, mv, commit, status, log, diff, show, branch, checkout, switch,
-// restore, reset, tag, merge, stash, rev-parse, ls-files, clone from a
-// sandbox path; clone, fetch, pull, push, ls-remote and remote over
+// restore, reset, tag, merge, stash, rev-parse, ls-files, apply,
+// format-patch, am, clone from a sandbox path; clone, fetch, pull, push, ls-remote and remote over
 // https:// and http:// through the sandbox's egress client, package
 // smarthttp) with git's output formats, checked against recordings of
 // git 2.39. Merges fast-forward or merge line by line; conflicts get git's
@@ -75,10 +75,10 @@ func unsupported(what string) error { return &refusal{what} }
 // are refused with the "not supported here" line (or run by the image's
 // git); any other name gets git's "is not a git command".
 var gitCommands = map[string]bool{
-	"am": true, "apply": true, "archive": true, "bisect": true, "blame": true, "bundle": true,
+	"archive": true, "bisect": true, "blame": true, "bundle": true,
 	"cherry": true, "cherry-pick": true, "citool": true, "clean": true, "commit-tree": true,
 	"count-objects": true, "credential": true, "diff-files": true, "diff-index": true,
-	"diff-tree": true, "fast-export": true, "fast-import": true, "filter-branch": true, "for-each-ref": true, "format-patch": true, "fsck": true, "gc": true,
+	"diff-tree": true, "fast-export": true, "fast-import": true, "filter-branch": true, "for-each-ref": true, "fsck": true, "gc": true,
 	"grep": true, "hash-object": true, "help": true, "init-db": true, "interpret-trailers": true,
 	"ls-tree": true, "mailinfo": true, "mailsplit": true, "maintenance": true,
 	"merge-base": true, "merge-file": true, "mktag": true, "mktree": true, "name-rev": true,
@@ -122,7 +122,7 @@ func init() {
 		"reset": cmdReset, "tag": cmdTag, "merge": cmdMerge, "rev-parse": cmdRevParse,
 		"ls-files": cmdLsFiles, "clone": cmdClone, "version": cmdVersion, "rev-list": cmdRevList,
 		"cat-file": cmdCatFile, "stash": cmdStash, "describe": cmdDescribe,
-		"fetch": cmdFetch, "pull": cmdPull, "push": cmdPush, "ls-remote": cmdLsRemote, "remote": cmdRemote,
+		"apply": cmdApply, "am": cmdAm, "format-patch": cmdFormatPatch, "fetch": cmdFetch, "pull": cmdPull, "push": cmdPush, "ls-remote": cmdLsRemote, "remote": cmdRemote,
 	}
 }
 
@@ -196,7 +196,7 @@ var shortWithArg = map[string]string{
 	"commit": "mFCc", "checkout": "bB", "switch": "cC", "tag": "mF", "log": "n", "merge": "m",
 	"clone": "b", "init": "b", "restore": "s", "show": "n", "branch": "", "add": "", "rm": "",
 	"reset": "", "status": "", "diff": "", "mv": "", "ls-files": "", "stash": "m",
-	"fetch": "", "pull": "", "push": "", "ls-remote": "", "remote": "",
+	"apply": "pC", "am": "p", "format-patch": "o", "fetch": "", "pull": "", "push": "", "ls-remote": "", "remote": "",
 }
 
 // expandShort splits bundled short options ("-qam msg" -> "-q -a -m msg"),
@@ -936,8 +936,13 @@ func summaryLine(changes []*fileChange) string {
 		ins += a
 		del += d
 	}
+	return statSummary(len(changes), ins, del)
+}
+
+// statSummary is diffstat's last line (" 2 files changed, ...").
+func statSummary(files, ins, del int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, " %s", plural(len(changes), "file changed", "files changed"))
+	fmt.Fprintf(&b, " %s", plural(files, "file changed", "files changed"))
 	if ins > 0 || del == 0 {
 		fmt.Fprintf(&b, ", %s(+)", plural(ins, "insertion", "insertions"))
 	}

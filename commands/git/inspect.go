@@ -186,7 +186,7 @@ func cmdRevList(s *session, args []string) error {
 	if err != nil {
 		return err
 	}
-	iter, err := s.logFrom(h)
+	iter, err := s.logFrom(h, false)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,10 @@ type logOpts struct {
 	author    string
 	grep      string
 	noMerges  bool
+	merges    bool // --merges: only commits with more than one parent
+	// firstParent follows only first parents, and shows a merge's
+	// changes against its first parent, as git 2.39 does
+	firstParent bool
 }
 
 func parseLogOpts(args []string, o *logOpts) ([]string, []string, error) {
@@ -98,9 +102,13 @@ func parseLogOpts(args []string, o *logOpts) ([]string, []string, error) {
 			o.graph = true
 		case a == "--no-merges":
 			o.noMerges = true
+		case a == "--merges":
+			o.merges = true
+		case a == "--first-parent":
+			o.firstParent = true
 		case a == "--no-color" || a == "--color=never" || a == "--decorate" || a == "--no-decorate" || a == "--abbrev-commit":
-			// --first-parent and --all used to be ignored here, which gave
-			// wrong output on merges and branches: they are refused now
+			// --all used to be ignored here, which gave wrong output on
+			// branches: it is refused now
 		case strings.HasPrefix(a, "-"):
 			return nil, nil, unknownOpt(a)
 		default:
@@ -163,7 +171,7 @@ func cmdLog(s *session, args []string) error {
 	if err != nil {
 		return err
 	}
-	iter, err := s.logFrom(*h)
+	iter, err := s.logFrom(*h, o.firstParent)
 	if err != nil {
 		return err
 	}
@@ -179,7 +187,7 @@ func cmdLog(s *session, args []string) error {
 		if o.max >= 0 && len(list) >= o.max && !o.reverse {
 			return storer.ErrStop
 		}
-		if excluded[c.Hash] || (o.noMerges && c.NumParents() > 1) {
+		if excluded[c.Hash] || (o.noMerges && c.NumParents() > 1) || (o.merges && c.NumParents() < 2) {
 			return nil
 		}
 		if o.author != "" && !strings.Contains(c.Author.Name+" <"+c.Author.Email+">", o.author) {
@@ -447,7 +455,7 @@ func (s *session) showCommit(c *object.Commit, o *logOpts, notFirst bool, filter
 		}
 		return nil
 	}
-	if c.NumParents() > 1 {
+	if c.NumParents() > 1 && !o.firstParent {
 		// git shows a merge's combined diff, which is empty for a merge
 		// without conflicts (the only kind warren makes)
 		return nil
@@ -667,10 +675,11 @@ func (s *session) isShallow(h plumbing.Hash) bool {
 // logFrom walks history from h newest first (committer time), as git log.
 // go-git's walker fails at a shallow clone's edge before it yields the
 // shallow commit, so a shallow repository gets a walk of its own that
-// treats shallow commits as roots.
-func (s *session) logFrom(h plumbing.Hash) (object.CommitIter, error) {
+// treats shallow commits as roots; so does --first-parent (firstParent),
+// which follows only the first parent of each commit.
+func (s *session) logFrom(h plumbing.Hash, firstParent bool) (object.CommitIter, error) {
 	sh, _ := s.repo.Storer.Shallow()
-	if len(sh) == 0 {
+	if len(sh) == 0 && !firstParent {
 		return s.repo.Log(&gogit.LogOptions{From: h, Order: gogit.LogOrderCommitterTime})
 	}
 	edge := map[plumbing.Hash]bool{}
@@ -681,11 +690,12 @@ func (s *session) logFrom(h plumbing.Hash) (object.CommitIter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &shallowIter{s: s, edge: edge, seen: map[plumbing.Hash]bool{h: true}, queue: []*object.Commit{c}}, nil
+	return &shallowIter{s: s, edge: edge, first: firstParent, seen: map[plumbing.Hash]bool{h: true}, queue: []*object.Commit{c}}, nil
 }
 
 type shallowIter struct {
 	s     *session
+	first bool // --first-parent
 	edge  map[plumbing.Hash]bool
 	seen  map[plumbing.Hash]bool
 	queue []*object.Commit // unordered; Next takes the newest
@@ -704,7 +714,10 @@ func (it *shallowIter) Next() (*object.Commit, error) {
 	c := it.queue[best]
 	it.queue = append(it.queue[:best], it.queue[best+1:]...)
 	if !it.edge[c.Hash] {
-		for _, p := range c.ParentHashes {
+		for i, p := range c.ParentHashes {
+			if it.first && i > 0 {
+				break
+			}
 			if it.seen[p] {
 				continue
 			}

@@ -65,7 +65,9 @@ func cmdMerge(s *session, args []string) error {
 	}
 	oursHash := headRef.Hash()
 	if s.isAncestor(*theirsHash, oursHash) {
-		fmt.Fprintln(s.out, "Already up to date.")
+		if !quiet {
+			fmt.Fprintln(s.out, "Already up to date.")
+		}
 		return nil
 	}
 	ours, _ := s.repo.CommitObject(oursHash)
@@ -180,7 +182,8 @@ func cmdMerge(s *session, args []string) error {
 		isConflict[p] = true
 	}
 	for _, p := range take {
-		if autoMerged[p] && !quiet {
+		// git's merge machinery reports these even under -q
+		if autoMerged[p] {
 			fmt.Fprintf(s.out, "Auto-merging %s\n", p)
 			if isConflict[p] {
 				fmt.Fprintf(s.out, "CONFLICT (content): Merge conflict in %s\n", p)

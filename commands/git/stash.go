@@ -94,7 +94,11 @@ func cmdStash(s *session, args []string) error {
 	case "pop", "apply", "drop", "show":
 		n := 0
 		for _, a := range args {
-			if a == "-q" || a == "--quiet" || a == "--index" || a == "--stat" {
+			if a == "-q" || a == "--quiet" {
+				s.quiet = true
+				continue
+			}
+			if a == "--index" || a == "--stat" {
 				continue
 			}
 			k, err := stashIndex(a)
@@ -136,7 +140,9 @@ func cmdStash(s *session, args []string) error {
 		if err := s.writeStash(entries); err != nil {
 			return err
 		}
-		fmt.Fprintf(s.out, "Dropped refs/stash@{%d} (%s)\n", n, e.hash)
+		if !s.quiet {
+			fmt.Fprintf(s.out, "Dropped refs/stash@{%d} (%s)\n", n, e.hash)
+		}
 		return nil
 	case "clear":
 		return s.writeStash(nil)
@@ -284,6 +290,9 @@ func (s *session) stashApply(h plumbing.Hash) error {
 	}
 	if err := s.repo.Storer.SetIndex(idx); err != nil {
 		return err
+	}
+	if s.quiet {
+		return nil
 	}
 	st, err = s.status()
 	if err == nil {

@@ -1,8 +1,8 @@
 # what an agent's turn looks like: inspect, patch, test
 cd /work/repo
 git status --short
-git apply /tmp/fix.patch
-git log --merges --oneline | head -n 3
+git apply --3way /tmp/fix.patch
+git log --all --oneline | head -n 3
 git --git-dir=/work/repo/.git rev-parse HEAD
 grep -rn TODO src/ || true
 ruby -e 'puts 1'
