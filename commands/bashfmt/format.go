@@ -229,6 +229,7 @@ func hexFloat(f *big.Float, prec int, hash bool) (body, tail string) {
 	exp := f.MantExp(&mant) // f = mant × 2^exp, mant in [0.5, 1)
 	m, _ := new(big.Float).SetMantExp(&mant, 64).Uint64()
 	exp -= 4
+	carry := false
 	if prec >= 0 && prec < 15 {
 		drop := uint(60 - 4*prec)
 		half := uint64(1) << (drop - 1)
@@ -237,16 +238,17 @@ func hexFloat(f *big.Float, prec int, hash bool) (body, tail string) {
 		if rest > half || rest == half && m&1 == 1 {
 			m++
 		}
-		if m>>(4*prec) >= 0x10 { // carried into a fifth bit: renormalise
-			m >>= 1
-			exp++
-			// the mantissa is now 0x8 followed by zeros
-		}
+		// Rounding 0xf.f up gives 0x10: glibc writes it 0x1 with the
+		// exponent four higher.
+		carry = m>>(4*prec) >= 0x10
 		m <<= drop
 	}
 	hexd := strconv.FormatUint(m, 16)
 	hexd = strings.Repeat("0", 16-len(hexd)) + hexd
 	lead, frac := hexd[:1], hexd[1:]
+	if carry {
+		lead, frac, exp = "1", strings.Repeat("0", 15), exp+4
+	}
 	switch {
 	case prec < 0:
 		frac = strings.TrimRight(frac, "0")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 )
 
@@ -59,8 +58,8 @@ type Printer struct {
 	// and the bytes written so far in this pass of the format; an error
 	// (not a valid identifier) stops printf with status 1. Nil ignores %n.
 	SetVar func(name string, n int) error
-	// QuoteArg quotes an operand in a GNU diagnostic: ‘x’ in UTF-8
-	// locales, 'x' in C. Nil is the C locale's.
+	// QuoteArg quotes an operand in a GNU diagnostic, as QuoteGNUDiag
+	// does for the caller's locale. Nil is QuoteGNUDiag in C.
 	QuoteArg func(string) string
 }
 
@@ -201,10 +200,7 @@ func (r *run) gnuQuote(s string) string {
 	if r.p.QuoteArg != nil {
 		return r.p.QuoteArg(s)
 	}
-	if strings.ContainsRune(s, '\'') {
-		return `"` + s + `"`
-	}
-	return "'" + s + "'"
+	return QuoteGNUDiag(s, false)
 }
 
 // next takes the next argument; ok is false when none is left.

@@ -360,3 +360,50 @@ func gnuEscapeQuote(s string) string {
 func isAlnum(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
+
+// QuoteGNUDiag is gnulib's quote(), which GNU programs use for operands in
+// diagnostics: ‘...’ in a UTF-8 locale, '...' in C, with C escapes for
+// backslashes, control characters and bytes that are not printable there
+// (in C every byte past ASCII), and a backslash before the closing quote.
+//
+//	/usr/bin/printf %d 'a\b'       → printf: ‘a\\b’: expected a numeric value
+//	LC_ALL=C /usr/bin/printf %d é → printf: '\303\251': expected a numeric value
+func QuoteGNUDiag(s string, utf8Locale bool) string {
+	open, close := "'", "'"
+	if utf8Locale {
+		open, close = "‘", "’"
+	}
+	var b strings.Builder
+	b.WriteString(open)
+	for i := 0; i < len(s); {
+		c := s[i]
+		if strings.HasPrefix(s[i:], close) {
+			b.WriteByte('\\')
+			b.WriteString(close)
+			i += len(close)
+			continue
+		}
+		switch {
+		case c == '\\':
+			b.WriteString(`\\`)
+		case c >= 0x20 && c < 0x7f:
+			b.WriteByte(c)
+		case c == 7 || c == 8 || c == 12 || c == '\n' || c == '\r' || c == '\t' || c == 11:
+			b.WriteByte('\\')
+			b.WriteByte("abfnrtv"[strings.IndexByte("\a\b\f\n\r\t\v", c)])
+		default:
+			if r, w := utf8.DecodeRuneInString(s[i:]); utf8Locale && c >= utf8.RuneSelf && printable(r, w) {
+				b.WriteString(s[i : i+w])
+				i += w
+				continue
+			}
+			b.WriteByte('\\')
+			b.WriteByte('0' + c>>6)
+			b.WriteByte('0' + c>>3&7)
+			b.WriteByte('0' + c&7)
+		}
+		i++
+	}
+	b.WriteString(close)
+	return b.String()
+}

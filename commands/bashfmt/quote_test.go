@@ -44,6 +44,14 @@ done`
 		if v != "" || f[5] != "" {
 			check("set", f[5], "x="+QuoteSet(v))
 		}
+		for _, loc := range []string{"C", "C.UTF-8"} {
+			// "z" first: no number at all, whatever v is.
+			e := reference(t, "/usr/bin/env", "LC_ALL="+loc, gnuPrintf, "%d", "z"+v)
+			want := strings.TrimPrefix(strings.TrimSuffix(e.stderr, ": expected a numeric value\n"), gnuPrintf+": ")
+			if got := QuoteGNUDiag("z"+v, loc != "C"); got != want {
+				t.Errorf("GNU diagnostic quoting of %q in %s: got %q, want %q", "z"+v, loc, got, want)
+			}
+		}
 		g := reference(t, gnuPrintf, "%q", v)
 		if QuoteGNU(v) != g.stdout {
 			t.Errorf("GNU %%q of %q: got %q, want %q", v, QuoteGNU(v), g.stdout)

@@ -47,7 +47,7 @@ func ours(d Dialect, format string, args []string) result {
 	prefix := "bash: line 1: printf: "
 	if d == GNU {
 		prefix = gnuPrintf + ": "
-		p.QuoteArg = func(s string) string { return "‘" + s + "’" }
+		p.QuoteArg = func(s string) string { return QuoteGNUDiag(s, true) }
 	}
 	p.Warn = func(e *Error) { errb.WriteString(prefix + e.Msg + "\n") }
 	st, err := p.Printf(context.Background(), &out, format, args)
@@ -103,7 +103,7 @@ var printfCases = []printfCase{
 	pc("%5.1f|%g|%G|%.3e\\n", "3.14159", "0.0001", "1e20", "12345"), pc("%.20f|%.20f|%.25e", "0.1", "1.6", "1e-300"),
 	pc("%.0f %.0f %.0f %.0f|", "0.5", "1.5", "2.5", "-0.5"), pc("%g|%g|%g|%g|%g|", "100000", "1000000", "1e-4", "1e-5", "123456789"),
 	pc("%.3g|%.10g|%#g|%#.3g|%#.0f|%#.0e|", "3.14159", "1", "1", "1", "2", "3"), pc("%g|%G|", "1e100", "1e-100"),
-	pc("%a|%A|%a|%a|%a|%a", "1", "1.6", "0.1", "1234567", "-0", "0x1p3"), pc("%.0a|%.1a|%.3a|%#a|%.20a|", "1.5", "1.03125", "0.1", "1", "1"),
+	pc("%a|%A|%a|%a|%a|%a", "1", "1.6", "0.1", "1234567", "-0", "0x1p3"), pc("%.0a|%.1a|%.3a|%#a|%.20a|", "1.5", "1.03125", "0.1", "1", "1"), pc("%.0a|%.1a|%.2A|", "31", "0x1.ffp0", "-0xf.ffp9"),
 	pc("%f|%f|%f|%f|%e|%g|%a|%F|%E", "inf", "-inf", "nan", "-nan", "infinity", "INF", "inf", "inf", "nan"),
 	pc("%5f|%-8.2f|%08.2f|%+f|% f|%+08.2f|", "inf", "1", "-1", "1", "1", "1"), pc("%08f|%-08f|", "inf", "nan"),
 	pc("%f|%f|%f", "1e5000", "-1e5000", "1e-5000"), pc("%f|%g", "1e-4940", "1e4000"), pc("%.10Lf|%Lg", "2", "3"),

@@ -5,6 +5,7 @@ package coreutils
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/bashfmt"
@@ -23,9 +24,10 @@ func Printf(ctx context.Context, inv *commands.Invocation) int {
 		fmt.Fprintf(inv.Stderr, "Try '%s --help' for more information.\n", r.name)
 		return r.done()
 	}
+	utf8Locale := strings.HasPrefix(r.q(""), "‘")
 	p := bashfmt.Printer{
 		Dialect:  bashfmt.GNU,
-		QuoteArg: r.q,
+		QuoteArg: func(s string) string { return bashfmt.QuoteGNUDiag(s, utf8Locale) },
 		// Output streams to stdout and is not kept, so nothing is charged;
 		// padding is written in pieces and stops when ctx ends.
 		Warn: func(e *bashfmt.Error) {
