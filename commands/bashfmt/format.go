@@ -229,6 +229,11 @@ func hexFloat(f *big.Float, prec int, hash bool) (body, tail string) {
 	exp := f.MantExp(&mant) // f = mant × 2^exp, mant in [0.5, 1)
 	m, _ := new(big.Float).SetMantExp(&mant, 64).Uint64()
 	exp -= 4
+	if exp+4 < ldMinExp {
+		// Subnormal: glibc shows the raw mantissa against 2^-16385.
+		m, _ = new(big.Float).SetMantExp(&mant, exp+4-ldSubExp).Uint64()
+		exp = -16385
+	}
 	carry := false
 	if prec >= 0 && prec < 15 {
 		drop := uint(60 - 4*prec)

@@ -304,7 +304,8 @@ func strtold(s string) (x ldouble, end int, erange bool) {
 		}
 		x.f.SetPrec(uint(bits)).Set(&f)
 		x.f.SetPrec(ldPrec)
-		return x, end, true
+		// glibc reports the underflow only when the value was rounded.
+		return x, end, x.f.Cmp(&f) != 0
 	}
 	x.f.Set(&f)
 	if x.f.MantExp(nil) > ldMaxExp { // rounding carried out of the range
