@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -65,6 +66,9 @@ type Printer struct {
 
 // chunk is how much output is gathered before it is charged and written.
 const chunk = 4096
+
+// spaces and zeros are what pad copies from.
+var spaces, zeros = strings.Repeat(" ", chunk), strings.Repeat("0", chunk)
 
 // Printf writes format applied to args to w, reusing the format while
 // arguments remain (and once with none), missing arguments taken as empty
@@ -151,8 +155,10 @@ func (r *run) writeByte(c byte) {
 func (r *run) pad(n int, c byte) {
 	for n > 0 && r.err == nil {
 		k := min(n, chunk-len(r.buf))
-		for range k {
-			r.buf = append(r.buf, c)
+		if c == '0' {
+			r.buf = append(r.buf, zeros[:k]...)
+		} else {
+			r.buf = append(r.buf, spaces[:k]...)
 		}
 		r.passN += k
 		n -= k

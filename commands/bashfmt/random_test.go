@@ -36,14 +36,16 @@ func randomSpec(rng *rand.Rand) (string, []string) {
 
 var randomSeed uint64 = 5
 
-var randomArgs = []string{"0", "1", "-1", "42", "-7", "255", "3.14159", "-2.5", "1e10", "1e-7", "0.5", "123456789",
+var randomArgs = []string{"0", "1", "-1", "42", "-7", "255", "3.14159", "-2.5", "1e10", "1e-7", "0.5", "1234567",
 	"0x1F", "010", "abc", "", "'x", "1.5e300", "-0", "inf", "nan", "99999999999999999999", "a b", "\\t\\n", "é", "12x",
 	"0.000123456", "6", "-3", "2.675", "1e100", "0x1.8p3", "1e-320", "0x1p-16440", "1.0000000000000000001",
-	"-1e4932", "1e4933", "4.9406564584124654e-324", "18446744073709551615", "-9223372036854775808", "0755",
+	"-1e4932", "1e4933", "4.9406564584124654e-324", "-9223372036854775808", "0755",
 	"1,5", " +3", "\\0101", "a\\cb", "a\\x", "9.999999999999999999999", "0.05", "0xffffffffffffffffff", "1e-4951"}
 
 // Generated formats against both references: what the table of cases
-// did not think of. The seed is fixed so that a failure repeats.
+// did not think of. The seed is fixed so that a failure repeats. (No
+// argument above 2^31 that a star could take: bash clamps it to INT_MAX
+// and glibc then takes half a minute on %.2147483647g.)
 func TestPrintfRandomReferences(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, randomSeed))
 	for range 250 {
