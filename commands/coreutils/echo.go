@@ -1,15 +1,17 @@
 package coreutils
 
-// echo: bash's echo builtin as a command, and the backslash escapes printf %b shares.
+// echo: GNU coreutils' echo(1), escapes from the shared bashfmt package.
 
 import (
 	"context"
 	"strings"
 
 	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/commands/bashfmt"
 )
 
-// Echo is bash's echo: -n, -e, -E only when the whole word is such flags.
+// Echo is GNU's echo: -n, -e, -E only when the whole word is such flags;
+// -e knows \NNN and \0NNN but not \u (bash's builtin echo is the shell's).
 func Echo(ctx context.Context, inv *commands.Invocation) int {
 	r := begin(ctx, inv)
 	args := inv.Args[1:]
@@ -36,7 +38,7 @@ func Echo(ctx context.Context, inv *commands.Invocation) int {
 			r.out.WriteByte(' ')
 		}
 		if escapes {
-			s, stop := unescape(a, true)
+			s, stop := bashfmt.Unescape(a, bashfmt.GNUEchoEscapes)
 			r.out.WriteString(s)
 			if stop {
 				return r.done()
@@ -49,93 +51,6 @@ func Echo(ctx context.Context, inv *commands.Invocation) int {
 		r.out.WriteByte('\n')
 	}
 	return r.done()
-}
-
-// unescape interprets echo -e / printf %b escapes; stop reports \c.
-// echoStyle selects \0NNN (echo, %b) over \NNN (printf formats).
-func unescape(s string, echoStyle bool) (string, bool) {
-	if !strings.Contains(s, `\`) {
-		return s, false
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 >= len(s) {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		switch d := s[i]; d {
-		case 'a':
-			b.WriteByte(7)
-		case 'b':
-			b.WriteByte(8)
-		case 'c':
-			return b.String(), true
-		case 'e', 'E':
-			b.WriteByte(27)
-		case 'f':
-			b.WriteByte(12)
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'v':
-			b.WriteByte(11)
-		case '\\':
-			b.WriteByte('\\')
-		case 'x':
-			v, j := 0, i+1
-			for j < len(s) && j < i+3 && isHex(s[j]) {
-				v = v*16 + hexVal(s[j])
-				j++
-			}
-			if j == i+1 {
-				b.WriteString(`\x`)
-				continue
-			}
-			b.WriteByte(byte(v))
-			i = j - 1
-		case 'u', 'U':
-			n := 4
-			if d == 'U' {
-				n = 8
-			}
-			v, j := 0, i+1
-			for j < len(s) && j < i+1+n && isHex(s[j]) {
-				v = v*16 + hexVal(s[j])
-				j++
-			}
-			if j == i+1 {
-				b.WriteByte('\\')
-				b.WriteByte(d)
-				continue
-			}
-			b.WriteRune(rune(v))
-			i = j - 1
-		default:
-			if d >= '0' && d <= '7' {
-				start := i
-				limit := 3
-				if echoStyle && d == '0' {
-					start, limit = i+1, 3
-				}
-				v, j := 0, start
-				for j < len(s) && j < start+limit && s[j] >= '0' && s[j] <= '7' {
-					v = v*8 + int(s[j]-'0')
-					j++
-				}
-				b.WriteByte(byte(v))
-				i = j - 1
-				continue
-			}
-			b.WriteByte('\\')
-			b.WriteByte(d)
-		}
-	}
-	return b.String(), false
 }
 
 func isHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
