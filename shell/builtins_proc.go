@@ -3,71 +3,347 @@ package shell
 // Builtins for the shell process's own attributes: umask and ulimit.
 
 import (
+	"io"
 	"strconv"
+	"strings"
 )
 
-// biUmask prints the file creation mask (octal, or symbolic with -S) or
-// sets it from an octal number; symbolic masks are not accepted.
+const umaskUsage = "umask: usage: umask [-p] [-S] [mode]"
+
+// biUmask prints the file creation mask (octal, symbolic with -S, as a
+// reusable command with -p) or sets it from an octal number or a chmod-like
+// symbolic mode (u=rwx,g=rx,o=), as bash does. Files and directories the
+// shell and resident commands create get it.
 func biUmask(r *runner, args []string) int {
 	args = args[1:]
-	sym := false
-	if len(args) > 0 && args[0] == "-S" {
-		sym = true
+	sym, reuse := false, false
+	for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' {
+		if args[0] == "--" {
+			args = args[1:]
+			break
+		}
+		for _, c := range args[0][1:] {
+			switch c {
+			case 'S':
+				sym = true
+			case 'p':
+				reuse = true
+			default:
+				r.errf("umask: -%c: invalid option", c)
+				io.WriteString(r.stderr(), umaskUsage+"\n")
+				return 2
+			}
+		}
 		args = args[1:]
 	}
 	if len(args) == 0 {
-		if sym {
-			m := ^r.umask & 0o777
-			f := func(s uint32) string {
-				out := ""
-				if s&4 != 0 {
-					out += "r"
-				}
-				if s&2 != 0 {
-					out += "w"
-				}
-				if s&1 != 0 {
-					out += "x"
-				}
-				return out
+		prefix := ""
+		if reuse {
+			prefix = "umask "
+			if sym {
+				prefix = "umask -S "
 			}
-			r.outf("u=%s,g=%s,o=%s\n", f(m>>6), f(m>>3&7), f(m&7))
-			return 0
 		}
-		r.outf("%04o\n", r.umask)
+		if sym {
+			r.outf("%s%s\n", prefix, symbolicPerms(^r.umask&0o777))
+		} else {
+			r.outf("%s%04o\n", prefix, r.umask)
+		}
 		return 0
 	}
-	n, err := strconv.ParseUint(args[0], 8, 32)
-	if err != nil {
-		r.errf("umask: %s: octal number out of range", args[0])
-		return 1
+	// bash takes the first operand and ignores the rest
+	mode := args[0]
+	if mode[0] >= '0' && mode[0] <= '9' {
+		n, err := strconv.ParseUint(mode, 8, 32)
+		if err != nil || n > 0o7777 {
+			r.errf("umask: %s: octal number out of range", mode)
+			return 1
+		}
+		r.umask = uint32(n) & 0o777
+	} else {
+		perms, err := applySymbolic(^r.umask&0o777, mode)
+		if err != "" {
+			r.errf("umask: %s", err)
+			return 1
+		}
+		r.umask = ^perms & 0o777
 	}
-	r.umask = uint32(n) & 0o777
+	if sym {
+		r.outf("%s\n", symbolicPerms(^r.umask&0o777))
+	}
 	return 0
 }
 
-// biUlimit reports the sandbox's limits in ulimit's format: -u is MaxJobs,
-// -t the run's Timeout, -a both among fixed values, anything else
-// unlimited. The host sets the limits, so it never changes them.
+// symbolicPerms is umask -S's form of a permission set: u=rwx,g=rx,o=rx.
+func symbolicPerms(m uint32) string {
+	f := func(s uint32) string {
+		out := ""
+		if s&4 != 0 {
+			out += "r"
+		}
+		if s&2 != 0 {
+			out += "w"
+		}
+		if s&1 != 0 {
+			out += "x"
+		}
+		return out
+	}
+	return "u=" + f(m>>6) + ",g=" + f(m>>3&7) + ",o=" + f(m&7)
+}
+
+// applySymbolic applies a chmod-like mode (who [=+-] perms, comma
+// separated; no who is a) to perms, with bash's umask error texts.
+func applySymbolic(perms uint32, mode string) (uint32, string) {
+	for _, clause := range strings.Split(mode, ",") {
+		i := 0
+		var who uint32
+		for ; i < len(clause); i++ {
+			switch clause[i] {
+			case 'u':
+				who |= 0o700
+			case 'g':
+				who |= 0o070
+			case 'o':
+				who |= 0o007
+			case 'a':
+				who |= 0o777
+			default:
+				goto ops
+			}
+		}
+	ops:
+		if who == 0 {
+			who = 0o777
+		}
+		if i >= len(clause) {
+			return 0, "`" + clause[len(clause)-1:] + "': invalid symbolic mode operator"
+		}
+		for i < len(clause) {
+			op := clause[i]
+			if op != '=' && op != '+' && op != '-' {
+				return 0, "`" + string(op) + "': invalid symbolic mode operator"
+			}
+			i++
+			var bits uint32
+			for ; i < len(clause) && !strings.ContainsRune("=+-", rune(clause[i])); i++ {
+				switch clause[i] {
+				case 'r':
+					bits |= 0o444
+				case 'w':
+					bits |= 0o222
+				case 'x':
+					bits |= 0o111
+				default:
+					return 0, "`" + string(clause[i]) + "': invalid symbolic mode character"
+				}
+			}
+			switch op {
+			case '=':
+				perms = perms&^who | bits&who
+			case '+':
+				perms |= bits & who
+			case '-':
+				perms &^= bits & who
+			}
+		}
+	}
+	return perms, ""
+}
+
+// ulimit: the sandbox's resource limits as the session sees them. Each
+// has a soft and a hard value (-1 is unlimited) that scripts read, lower
+// and (root only) raise; subshells get a copy. What warren enforces is
+// its own limits (docs/limits.md): -u is the job limit, -t the exec's time
+// limit, -v the memory budget, so those report the real values; the others
+// are kept for scripts that check or set them and are not enforced.
+
+// ulimitRes is one resource: its option letter, bash's label and whether
+// it can change (the pipe size cannot).
+type ulimitRes struct {
+	flag  byte
+	label string
+	fixed bool
+}
+
+// ulimitTable is in `ulimit -a` order, with bash's labels.
+var ulimitTable = []ulimitRes{
+	{'R', "real-time non-blocking time  (microseconds, -R)", false},
+	{'c', "core file size              (blocks, -c)", false},
+	{'d', "data seg size               (kbytes, -d)", false},
+	{'e', "scheduling priority                 (-e)", false},
+	{'f', "file size                   (blocks, -f)", false},
+	{'i', "pending signals                     (-i)", false},
+	{'l', "max locked memory           (kbytes, -l)", false},
+	{'m', "max memory size             (kbytes, -m)", false},
+	{'n', "open files                          (-n)", false},
+	{'p', "pipe size                (512 bytes, -p)", true},
+	{'q', "POSIX message queues         (bytes, -q)", false},
+	{'r', "real-time priority                  (-r)", false},
+	{'s', "stack size                  (kbytes, -s)", false},
+	{'t', "cpu time                   (seconds, -t)", false},
+	{'u', "max user processes                  (-u)", false},
+	{'v', "virtual memory              (kbytes, -v)", false},
+	{'x', "file locks                          (-x)", false},
+}
+
+// name is the label's text before the unit, as bash's errors say it.
+func (u ulimitRes) name() string {
+	return strings.TrimRight(u.label[:strings.IndexByte(u.label, '(')], " ")
+}
+
+// ulimits holds the session's values, indexed as ulimitTable.
+type ulimits struct{ soft, hard [17]int64 }
+
+func (r *runner) defaultUlimits() *ulimits {
+	u := &ulimits{}
+	set := func(f byte, soft, hard int64) {
+		for i, res := range ulimitTable {
+			if res.flag == f {
+				u.soft[i], u.hard[i] = soft, hard
+			}
+		}
+	}
+	for i := range ulimitTable {
+		u.soft[i], u.hard[i] = -1, -1
+	}
+	set('c', 0, -1)
+	set('e', 0, 0)
+	set('l', 8192, 8192)
+	set('n', 1024, 1<<20)
+	set('p', 8, 8)
+	set('q', 819200, 819200)
+	set('r', 0, 0)
+	set('s', 8192, -1)
+	jobs := int64(r.rs.lim.MaxJobs)
+	set('i', jobs, jobs)
+	set('u', jobs, jobs)
+	if t := int64(r.rs.lim.Timeout.Seconds()); t > 0 {
+		set('t', t, t)
+	}
+	if s := r.sh.cfg.Sys; s != nil && s.MaxMemoryBytes > 0 {
+		set('v', s.MaxMemoryBytes>>10, s.MaxMemoryBytes>>10)
+	}
+	return u
+}
+
+const ulimitUsage = "ulimit: usage: ulimit [-SHabcdefiklmnpqrstuvxPRT] [limit]"
+
 func biUlimit(r *runner, args []string) int {
-	lim := r.rs.lim
-	all := len(args) > 1 && args[1] == "-a"
+	soft, hard, all := false, false, false
+	var which []int
+	i := 1
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			i++
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			break
+		}
+		for _, c := range []byte(a[1:]) {
+			switch c {
+			case 'S':
+				soft = true
+			case 'H':
+				hard = true
+			case 'a':
+				all = true
+			default:
+				k := -1
+				for j, res := range ulimitTable {
+					if res.flag == c {
+						k = j
+					}
+				}
+				if k < 0 {
+					r.errf("ulimit: -%c: invalid option", c)
+					io.WriteString(r.stderr(), ulimitUsage+"\n")
+					return 2
+				}
+				which = append(which, k)
+			}
+		}
+	}
+	u := r.ulimits
+	if u == nil {
+		u = r.defaultUlimits()
+	}
+	show := func(k int, labelled bool) {
+		v := u.soft[k]
+		if hard && !soft {
+			v = u.hard[k]
+		}
+		s := "unlimited"
+		if v >= 0 {
+			s = strconv.FormatInt(v, 10)
+		}
+		if labelled {
+			r.outf("%s %s\n", ulimitTable[k].label, s)
+		} else {
+			r.outf("%s\n", s)
+		}
+	}
 	if all {
-		r.outf("core file size          (blocks, -c) 0\n")
-		r.outf("file size               (blocks, -f) unlimited\n")
-		r.outf("max user processes              (-u) %d\n", lim.MaxJobs)
-		r.outf("stack size              (kbytes, -s) 8192\n")
-		r.outf("cpu time               (seconds, -t) %d\n", int(lim.Timeout.Seconds()))
+		for k := range ulimitTable {
+			show(k, true)
+		}
 		return 0
 	}
-	if len(args) > 1 && args[1] == "-u" {
-		r.outf("%d\n", lim.MaxJobs)
+	if len(which) == 0 {
+		which = []int{4} // -f
+	}
+	if i >= len(args) {
+		for _, k := range which {
+			show(k, len(which) > 1)
+		}
 		return 0
 	}
-	if len(args) > 1 && args[1] == "-t" {
-		r.outf("%d\n", int(lim.Timeout.Seconds()))
-		return 0
+	// set: the value applies to the last resource named, as in bash
+	k := which[len(which)-1]
+	arg := args[i]
+	var v int64
+	switch arg {
+	case "unlimited":
+		v = -1
+	case "soft":
+		v = u.soft[k]
+	case "hard":
+		v = u.hard[k]
+	default:
+		n, err := strconv.ParseInt(arg, 10, 64)
+		if err != nil || n < 0 {
+			r.errf("ulimit: %s: invalid number", arg)
+			return 1
+		}
+		v = n
 	}
-	r.out("unlimited\n")
+	if !soft && !hard {
+		soft, hard = true, true
+	}
+	res := ulimitTable[k]
+	less := func(a, b int64) bool { return b < 0 && a >= 0 || a >= 0 && b >= 0 && a < b } // a < b, -1 as infinity
+	newSoft, newHard := u.soft[k], u.hard[k]
+	if soft {
+		newSoft = v
+	}
+	if hard {
+		newHard = v
+	}
+	switch {
+	case res.fixed && (newSoft != u.soft[k] || newHard != u.hard[k]):
+		r.errf("ulimit: %s: cannot modify limit: Invalid argument", res.name())
+		return 1
+	case less(u.hard[k], newHard) && r.sh.cfg.Uid != 0:
+		r.errf("ulimit: %s: cannot modify limit: Operation not permitted", res.name())
+		return 1
+	case less(newHard, newSoft):
+		r.errf("ulimit: %s: cannot modify limit: Invalid argument", res.name())
+		return 1
+	}
+	nu := *u // copied on write: a subshell's change stays its own
+	nu.soft[k], nu.hard[k] = newSoft, newHard
+	r.ulimits = &nu
 	return 0
 }

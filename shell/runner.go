@@ -102,6 +102,7 @@ type runner struct {
 	// compSpecs: complete's specs, cloned on every write (rare), so a
 	// subshell's copy of the pointer never sees its changes.
 	compSpecs *compTable
+	ulimits   *ulimits // nil: the defaults; replaced, never changed, on write
 
 	params   []string
 	arg0     string

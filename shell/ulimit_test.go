@@ -1,0 +1,36 @@
+package shell
+
+import (
+	"strings"
+	"testing"
+)
+
+// ulimit and umask as bash 5.2 answers a non-root user (expectations from
+// it, run as nobody; the default values are the sandbox's own).
+func TestUlimitUmask(t *testing.T) {
+	tests := []struct{ in, out, stderr string }{
+		{"ulimit -n 2000000; echo $?", "1\n", "ulimit: open files: cannot modify limit: Operation not permitted"},
+		{"ulimit -Hn 100; echo $?; ulimit -Sn 200; ulimit -n", "1\n200\n", "ulimit: open files: cannot modify limit: Invalid argument"},
+		{"ulimit -n abc; echo $?", "1\n", "ulimit: abc: invalid number"},
+		{"ulimit -Z; echo $?", "2\n", "ulimit: -Z: invalid option\n" + ulimitUsage + "\n"},
+		{"ulimit -f 100; ulimit -f; ulimit -Sf; ulimit -Hf; ulimit -f unlimited; echo $?", "100\n100\n100\n1\n", "file size: cannot modify limit: Operation not permitted"},
+		{"ulimit -f 100; ulimit -n -f", "open files                          (-n) 1024\nfile size                   (blocks, -f) 100\n", ""},
+		{"ulimit -c hard; ulimit -c; ulimit -t soft; echo $?", "unlimited\n0\n", ""},
+		{"ulimit -p 4; echo $?", "1\n", "pipe size: cannot modify limit: Invalid argument"},
+		{"(ulimit -n 50; ulimit -n); ulimit -n", "50\n1024\n", ""},
+		{"ulimit -a | grep -c .; ulimit -u", "17\n256\n", ""},
+		{"umask u=rwx,g=rx,o=; umask; umask g+w; umask; umask a-x; umask -S; umask -p; umask -p -S", "0027\n0007\nu=rw,g=rw,o=\numask 0117\numask -S u=rw,g=rw,o=\n", ""},
+		{"umask 999; echo $?", "1\n", "umask: 999: octal number out of range"},
+		{"umask u=q; echo $?; umask u%r; echo $?", "1\n1\n", "umask: `%': invalid symbolic mode operator"},
+		{"umask -Z; echo $?", "2\n", "umask: -Z: invalid option\n" + umaskUsage + "\n"},
+		{"umask 02 03; umask", "0002\n", ""},
+		{"umask g-rx,o=; touch /tmp/um1; mkdir /tmp/umd; stat -c %a /tmp/um1 /tmp/umd", "600\n700\n", ""},
+	}
+	for _, tt := range tests {
+		sh := newTestShell(t, Limits{})
+		out, errs, _ := runScript(t, sh, tt.in)
+		if out != tt.out || !strings.Contains(errs, tt.stderr) {
+			t.Errorf("%q:\n got %q %q\nwant %q, stderr containing %q", tt.in, out, errs, tt.out, tt.stderr)
+		}
+	}
+}
