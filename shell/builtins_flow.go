@@ -137,34 +137,43 @@ func biExec(r *runner, args []string) int {
 // biExit ends the shell with its argument mod 256, or the last status; a
 // non-numeric argument is reported and the shell exits with 2.
 func biExit(r *runner, args []string) int {
-	st := r.status
-	if len(args) > 1 {
-		n, err := strconv.Atoi(args[1])
-		if err != nil {
-			r.errf("exit: %s: numeric argument required", args[1])
-			st = 2
-		} else {
-			st = n & 255
-		}
-	}
+	st, _ := exitArg(r, "exit", args) // bash exits even on a bad operand
 	r.exiting = true
 	r.exitCalled = true
 	return st
 }
 
+// exitArg reads exit's and return's status operand as bash does: optional
+// "--", blanks around the number allowed, the status modulo 256; a bad one
+// is status 2, more than one operand status 1 (ok false either way).
+func exitArg(r *runner, name string, args []string) (int, bool) {
+	args = args[1:]
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	switch {
+	case len(args) == 0:
+		return r.status, true
+	case len(args) > 1:
+		if _, err := strconv.ParseInt(strings.TrimSpace(args[0]), 10, 64); err != nil {
+			r.errf("%s: %s: numeric argument required", name, args[0])
+			return 2, false
+		}
+		r.errf("%s: too many arguments", name)
+		return 1, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(args[0]), 10, 64)
+	if err != nil {
+		r.errf("%s: %s: numeric argument required", name, args[0])
+		return 2, false
+	}
+	return int(n & 255), true
+}
+
 // biReturn leaves the current function or sourced file with its argument
 // mod 256, or the last status; anywhere else it is an error.
 func biReturn(r *runner, args []string) int {
-	st := r.status
-	if len(args) > 1 {
-		n, err := strconv.Atoi(args[1])
-		if err != nil {
-			r.errf("return: %s: numeric argument required", args[1])
-			st = 2
-		} else {
-			st = n & 255
-		}
-	}
+	st, _ := exitArg(r, "return", args)
 	if len(r.funcNames) == 0 {
 		r.errf("return: can only `return' from a function or sourced script")
 		return 1
