@@ -202,8 +202,12 @@ func biShopt(r *runner, args []string) int {
 		if oMode {
 			names = optNames[:]
 		}
-		sorted := slices.Clone(names)
-		sort.Strings(sorted)
+		// bash lists set -o names sorted, shopt's in its table's order
+		sorted := names
+		if oMode {
+			sorted = slices.Clone(names)
+			sort.Strings(sorted)
+		}
 		for _, n := range sorted {
 			on := r.shopts[n]
 			if oMode {

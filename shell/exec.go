@@ -859,12 +859,14 @@ func (r *runner) setOption(name string, on bool) bool {
 	for i, n := range optNames {
 		if n == name {
 			r.opts[i] = on
+			// the two editing modes exclude each other
+			if on && i == optVi {
+				r.opts[optEmacs] = false
+			} else if on && i == optEmacs {
+				r.opts[optVi] = false
+			}
 			return true
 		}
-	}
-	switch name {
-	case "vi", "emacs", "history", "ignoreeof", "keyword", "onecmd", "physical", "privileged", "notify", "nolog", "histexpand":
-		return true
 	}
 	return false
 }

@@ -37,14 +37,31 @@ const (
 	optBraceexpand
 	optMonitor
 	optInteractive
+	// Options bash lists that mean nothing here (editing, history, job
+	// notification, -k, -t, -P, -p): kept so that `set -o`/`set +o` list
+	// and restore every option bash has. Appended: saved states hold the
+	// options as a bitmask by index.
+	optEmacs
+	optHistexpand
+	optHistory
+	optIgnoreeof
+	optKeyword
+	optNolog
+	optNotify
+	optOnecmd
+	optPhysical
+	optPrivileged
+	optVi
 	numOpts
 )
 
-var optNames = [numOpts]string{"errexit", "nounset", "pipefail", "xtrace", "noglob", "noclobber", "verbose", "allexport", "noexec", "errtrace", "functrace", "posix", "hashall", "braceexpand", "monitor", "interactive-comments"}
+var optNames = [numOpts]string{"errexit", "nounset", "pipefail", "xtrace", "noglob", "noclobber", "verbose", "allexport", "noexec", "errtrace", "functrace", "posix", "hashall", "braceexpand", "monitor", "interactive-comments",
+	"emacs", "histexpand", "history", "ignoreeof", "keyword", "nolog", "notify", "onecmd", "physical", "privileged", "vi"}
 var optLetters = [numOpts]byte{'e', 'u', 0, 'x', 'f', 'C', 'v', 'a', 'n', 'E', 'T', 0, 'h', 'B', 'm', 0}
 
-// shopt options we honour (others are accepted and stored).
-var shoptNames = []string{"autocd", "cdable_vars", "checkwinsize", "cmdhist", "dotglob", "expand_aliases", "extglob", "extquote", "failglob", "globasciiranges", "globstar", "inherit_errexit", "lastpipe", "nocaseglob", "nocasematch", "nullglob", "progcomp", "promptvars", "sourcepath", "xpg_echo", "assoc_expand_once", "globskipdots", "interactive_comments", "hostcomplete", "complete_fullquote", "force_fignore", "patsub_replacement", "shift_verbose"}
+// shoptNames are bash 5.2's shopt options in the order it lists them;
+// the ones that mean nothing here are accepted and stored.
+var shoptNames = []string{"autocd", "assoc_expand_once", "cdable_vars", "cdspell", "checkhash", "checkjobs", "checkwinsize", "cmdhist", "compat31", "compat32", "compat40", "compat41", "compat42", "compat43", "compat44", "complete_fullquote", "direxpand", "dirspell", "dotglob", "execfail", "expand_aliases", "extdebug", "extglob", "extquote", "failglob", "force_fignore", "globasciiranges", "globskipdots", "globstar", "gnu_errfmt", "histappend", "histreedit", "histverify", "hostcomplete", "huponexit", "inherit_errexit", "interactive_comments", "lastpipe", "lithist", "localvar_inherit", "localvar_unset", "login_shell", "mailwarn", "no_empty_cmd_completion", "nocaseglob", "nocasematch", "noexpand_translation", "nullglob", "patsub_replacement", "progcomp", "progcomp_alias", "promptvars", "restricted_shell", "shift_verbose", "sourcepath", "varredir_close", "xpg_echo"}
 
 // runState is what all runners of one Run share.
 type runState struct {
@@ -186,7 +203,7 @@ type runner struct {
 
 // defaultShopts are the shopt settings of a new session, shared by every
 // session until one changes an option (see biShopt).
-var defaultShopts = map[string]bool{"extglob": true, "interactive_comments": true, "globskipdots": true, "sourcepath": true, "cmdhist": true, "extquote": true, "progcomp": true, "promptvars": true, "hostcomplete": true, "complete_fullquote": true, "checkwinsize": true, "patsub_replacement": true}
+var defaultShopts = map[string]bool{"extglob": true, "interactive_comments": true, "globskipdots": true, "sourcepath": true, "cmdhist": true, "extquote": true, "progcomp": true, "promptvars": true, "hostcomplete": true, "complete_fullquote": true, "checkwinsize": true, "patsub_replacement": true, "force_fignore": true, "globasciiranges": true}
 
 // numDefaultVars is how many variables newRunner sets besides Config.Env.
 const numDefaultVars = 21
