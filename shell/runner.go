@@ -1057,7 +1057,17 @@ func (r *runner) cmd(c syntax.Command) {
 			r.stmt(c.Stmt)
 		}
 		el := time.Since(start)
-		fmt.Fprintf(r.stderr(), "\nreal\t%dm%.3fs\nuser\t0m0.000s\nsys\t0m0.000s\n", int(el.Minutes()), el.Seconds()-60*float64(int(el.Minutes())))
+		format := "\nreal\t%3lR\nuser\t%3lU\nsys\t%3lS"
+		if c.PosixFormat {
+			format = "real %2R\nuser %2U\nsys %2S"
+		} else if v := r.lookup("TIMEFORMAT"); v != nil && v.Set {
+			format = v.str()
+		}
+		if out, bad := timeFormat(format, el); bad != 0 {
+			r.errf("TIMEFORMAT: `%c': invalid format character", bad)
+		} else if out != "" || format != "" {
+			io.WriteString(r.stderr(), out+"\n")
+		}
 	case *syntax.CoprocClause:
 		r.errf("coproc: not supported")
 		r.status = 1
@@ -1065,6 +1075,60 @@ func (r *runner) cmd(c syntax.Command) {
 		r.errf("unsupported command %T", c)
 		r.status = 1
 	}
+}
+
+// timeFormat expands bash's TIMEFORMAT for a command that took real: %R
+// %U %S with an optional precision digit (default 3) and l for the
+// MmS.FFFs form, %P, %%. User and system time are not measured for the
+// resident tier (in-process work), so they are 0. bad is a format
+// character bash refuses.
+func timeFormat(f string, real time.Duration) (out string, bad byte) {
+	var b strings.Builder
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			b.WriteByte(f[i])
+			continue
+		}
+		i++
+		if i >= len(f) {
+			b.WriteByte('%')
+			break
+		}
+		prec, long := 3, false
+		if f[i] >= '0' && f[i] <= '9' {
+			prec = min(int(f[i]-'0'), 3)
+			i++
+		}
+		if i < len(f) && f[i] == 'l' {
+			long = true
+			i++
+		}
+		if i >= len(f) {
+			break
+		}
+		var d time.Duration
+		switch f[i] {
+		case '%':
+			b.WriteByte('%')
+			continue
+		case 'P':
+			b.WriteString("0.00")
+			continue
+		case 'R':
+			d = real
+		case 'U', 'S':
+		default:
+			return "", f[i]
+		}
+		secs := d.Seconds()
+		if long {
+			m := int(secs / 60)
+			fmt.Fprintf(&b, "%dm%.*fs", m, prec, secs-60*float64(m))
+		} else {
+			fmt.Fprintf(&b, "%.*f", prec, secs)
+		}
+	}
+	return b.String(), 0
 }
 
 func b2i(b bool) int {
