@@ -34,6 +34,9 @@ var Features = []string{
 	"test", "case", "loop", "func", "glob", "extglob", "redir", "heredoc",
 	"cmdsub", "subshell", "pipeline", "errexit", "declare", "alias", "getopts",
 	"trap", "umask", "string", "brace", "tilde", "positional", "local",
+	// issue 23's weak areas (gen_process.go, gen_values.go)
+	"exec", "time", "ulimit", "errtrap", "invoke", "sparse", "roundtrip",
+	"globopt", "nameref", "ifs", "unicode",
 }
 
 type gen struct {
@@ -324,11 +327,29 @@ func (g *gen) stmt(f string) string {
 			"( g() { trap 'echo ret-g' RETURN; echo g; }; h() { echo h; }; g; h; trap -p RETURN; set -o functrace; h )",
 		)
 	case "umask":
-		return g.pick(
-			"( umask 077; touch um; ls -l um | cut -c1-10 )",
-			"( umask 022; mkdir umd; ls -ld umd | cut -c1-10 )",
-			"( umask 027; umask; umask -S )",
-		)
+		return g.umaskStmt()
+	case "exec":
+		return g.execStmt()
+	case "time":
+		return g.timeStmt()
+	case "ulimit":
+		return g.ulimitStmt()
+	case "errtrap":
+		return g.errtrapStmt()
+	case "invoke":
+		return g.invokeStmt()
+	case "sparse":
+		return g.sparseStmt()
+	case "roundtrip":
+		return g.roundtripStmt()
+	case "globopt":
+		return g.globoptStmt()
+	case "nameref":
+		return g.namerefStmt()
+	case "ifs":
+		return g.ifsStmt()
+	case "unicode":
+		return g.unicodeStmt()
 	case "string":
 		return g.pick(
 			"x=$"+g.v()+"; echo ${#x} \"${x:1}\" \"${x: -1}\"",
