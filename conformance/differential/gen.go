@@ -25,6 +25,10 @@ type Script struct {
 	Seed     uint64
 	Features []string // one per statement, in order
 	Source   string
+	// Preamble and Stmts are Source's parts, so a mismatch can be traced
+	// to the statement that diverges on its own (Triage).
+	Preamble string
+	Stmts    []string
 }
 
 // Feature names the generator's statement producers; mismatch counts are
@@ -62,10 +66,13 @@ func start(seed uint64) (*gen, *strings.Builder, Script) {
 // variables and files, then 3 to 7 statements drawn from Features.
 func Generate(seed uint64) Script {
 	g, b, s := start(seed)
+	s.Preamble = b.String()
 	for i, n := 0, 3+g.r.IntN(5); i < n; i++ {
 		f := Features[g.r.IntN(len(Features))]
 		s.Features = append(s.Features, f)
-		b.WriteString(g.stmt(f))
+		st := g.stmt(f)
+		s.Stmts = append(s.Stmts, st)
+		b.WriteString(st)
 		b.WriteString("\n")
 	}
 	s.Source = b.String()
@@ -79,9 +86,12 @@ func Only(seed uint64, f string) Script {
 	if strings.HasPrefix(f, "cmd:") {
 		b.WriteString(inputs)
 	}
+	s.Preamble = b.String()
 	for i, n := 0, 2+g.r.IntN(3); i < n; i++ {
 		s.Features = append(s.Features, f)
-		b.WriteString(g.stmt(f))
+		st := g.stmt(f)
+		s.Stmts = append(s.Stmts, st)
+		b.WriteString(st)
 		b.WriteString("\n")
 	}
 	s.Source = b.String()
