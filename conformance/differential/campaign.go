@@ -171,6 +171,10 @@ func Campaign(ctx context.Context, r *Runner, opts Options) (*Report, error) {
 // Shrink minimizes src while it still mismatches in the same way (the same
 // kind of first difference: status, stdout, stderr, files or timeout).
 func (r *Runner) Shrink(ctx context.Context, src, why string) string {
+	return r.shrink(ctx, src, why, 60)
+}
+
+func (r *Runner) shrink(ctx context.Context, src, why string, maxTries int) string {
 	kind, _, _ := strings.Cut(why, ":")
 	return Minimize(src, func(cand string) bool {
 		b, w, err := r.Both(ctx, cand)
@@ -180,7 +184,7 @@ func (r *Runner) Shrink(ctx context.Context, src, why string) string {
 		v, why2 := Compare(b, w)
 		k2, _, _ := strings.Cut(why2, ":")
 		return v != Match && k2 == kind
-	}, 60)
+	}, maxTries)
 }
 
 // WriteTable prints the per-feature tally, worst first.

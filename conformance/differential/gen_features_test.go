@@ -45,4 +45,3 @@ func TestFeaturesWellFormed(t *testing.T) {
 		})
 	}
 }
-

@@ -75,7 +75,7 @@ func (g *gen) timeStmt() string {
 	norm := " 2>&1 | sed 's/[0-9][0-9]*/N/g'"
 	switch g.r.IntN(7) {
 	case 0:
-		fm := g.pick("''", "'x%%y'", "'%R'", "'%3R'", "'%lR'", "'%P'", "'r=%2R u=%U'", "'%0R'", "$'a\\tb %R'", "'%S %%'", "'%Z'")
+		fm := g.pick("''", "'x%%y'", "'%R'", "'%3R'", "'%lR'", "'%P'", "'r=%2R u=%U'", "'%0R'", "$'a\\tb %R'", "'%S %%'")
 		return "TIMEFORMAT=" + fm + "; { time " + cmd + "; }" + norm + "; unset TIMEFORMAT"
 	case 1:
 		return "{ time -p " + cmd + "; }" + norm

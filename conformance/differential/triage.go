@@ -39,6 +39,10 @@ func regenerate(c Case) Script {
 // and minimizes the minimize most common groups (Shrink, maxTries runs
 // each). It returns the groups, most scripts first.
 func (r *Runner) Triage(ctx context.Context, cases []Case, minimize, maxTries, jobs int) []*Divergence {
+	return r.triage(ctx, cases, regenerate, minimize, maxTries, jobs)
+}
+
+func (r *Runner) triage(ctx context.Context, cases []Case, scriptOf func(Case) Script, minimize, maxTries, jobs int) []*Divergence {
 	type verdict struct {
 		v     Verdict
 		why   string
@@ -68,7 +72,7 @@ func (r *Runner) Triage(ctx context.Context, cases []Case, minimize, maxTries, j
 	}
 	groups := map[string]*Divergence{}
 	parallel(ctx, cases, jobs, func(c Case) error {
-		s := regenerate(c)
+		s := scriptOf(c)
 		if s.Source != c.Script {
 			return nil // recorded by another generator version (or minimized): not traceable
 		}
@@ -111,7 +115,7 @@ func (r *Runner) Triage(ctx context.Context, cases []Case, minimize, maxTries, j
 	})
 	top := out[:min(minimize, len(out))]
 	parallel(ctx, top, jobs, func(d *Divergence) error {
-		m := r.Shrink(ctx, d.Minimal, d.Why)
+		m := r.shrink(ctx, d.Minimal, d.Why, maxTries)
 		b, w, err := r.Both(ctx, m)
 		if err != nil {
 			return err
