@@ -6,7 +6,11 @@
 //
 // The point is to find divergences nobody wrote a test for: a mismatch is
 // minimized by deleting statements while it persists (minimize.go) and kept
-// with bash's outcome as its expectation.
+// with bash's outcome as its expectation. Triage (triage.go) turns a
+// campaign's mismatches into distinct divergences: each script is traced
+// to the statement that diverges alone, scripts are counted per statement
+// and the commonest are minimized (testdata/divergences.md is one such
+// report).
 //
 // awk has a generator of its own (gen_awk.go): small programs over features
 // where awks differ, run as gawk in both shells and compared with gawk byte

@@ -71,7 +71,18 @@ func (r *Runner) triage(ctx context.Context, cases []Case, scriptOf func(Case) S
 		return v
 	}
 	groups := map[string]*Divergence{}
-	parallel(ctx, cases, jobs, func(c Case) error {
+	// Campaigns saved to several directories can hold the same script
+	// twice (overlapping seed ranges): each counts once.
+	seen := map[string]bool{}
+	var uniq []Case
+	for _, c := range cases {
+		k := fmt.Sprintf("%s\x00%d", c.Feature, c.Seed)
+		if !seen[k] {
+			seen[k] = true
+			uniq = append(uniq, c)
+		}
+	}
+	parallel(ctx, uniq, jobs, func(c Case) error {
 		s := scriptOf(c)
 		if s.Source != c.Script {
 			return nil // recorded by another generator version (or minimized): not traceable
@@ -115,7 +126,7 @@ func (r *Runner) triage(ctx context.Context, cases []Case, scriptOf func(Case) S
 	})
 	top := out[:min(minimize, len(out))]
 	parallel(ctx, top, jobs, func(d *Divergence) error {
-		m := r.shrink(ctx, d.Minimal, d.Why, maxTries)
+		m := r.shrinkSame(ctx, d.Minimal, d.Why, maxTries)
 		b, w, err := r.Both(ctx, m)
 		if err != nil {
 			return err
@@ -125,6 +136,26 @@ func (r *Runner) triage(ctx context.Context, cases []Case, scriptOf func(Case) S
 		}
 		return nil
 	})
+	return merge(out)
+}
+
+// merge joins groups of one feature whose statements minimized to the
+// same script (the same divergence reached with other parameters).
+func merge(groups []*Divergence) []*Divergence {
+	var out []*Divergence
+	at := map[string]*Divergence{}
+	for _, d := range groups {
+		k := d.Feature + "\x00" + d.Minimal
+		if m, ok := at[k]; ok {
+			m.Scripts += d.Scripts
+			m.Seeds = append(m.Seeds, d.Seeds...)
+			sort.Slice(m.Seeds, func(i, j int) bool { return m.Seeds[i] < m.Seeds[j] })
+			continue
+		}
+		at[k] = d
+		out = append(out, d)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Scripts > out[j].Scripts })
 	return out
 }
 
@@ -154,7 +185,6 @@ func WriteDivergences(w io.Writer, groups []*Divergence, limit int) {
 	}
 	for i, d := range groups {
 		if i >= limit {
-			fmt.Fprintf(w, "\n(%d more groups, each of %d script(s) or fewer, left out)\n", len(groups)-limit, d.Scripts)
 			break
 		}
 		kind := "minimized"
@@ -164,7 +194,30 @@ func WriteDivergences(w io.Writer, groups []*Divergence, limit int) {
 		fmt.Fprintf(w, "\n### %d. %s, %s, %d script(s)\n\n%s (%s). Seeds: %s\n\n```bash\n%s```\n\n", i+1, d.Feature, d.Class, d.Scripts, d.Why, kind, seedList(d.Seeds), strings.TrimRight(d.Minimal, "\n")+"\n")
 		fmt.Fprintf(w, "- bash: status %d, stdout %q, stderr %q\n- warren: status %d, stdout %q, stderr %q\n", d.Bash.Status, clip(d.Bash.Stdout), clip(d.Bash.Stderr), d.Warren.Status, clip(d.Warren.Stdout), clip(d.Warren.Stderr))
 	}
+	if len(groups) <= limit {
+		return
+	}
+	// The rest, not minimized: the statement each traced to, a few per
+	// feature, so every feature's kinds of divergence show.
+	fmt.Fprintf(w, "\n## The other %d groups (not minimized), up to %d per feature\n", len(groups)-limit, perFeature)
+	for _, f := range feats {
+		n := 0
+		for _, d := range groups[limit:] {
+			if d.Feature != f || n == perFeature {
+				continue
+			}
+			if n == 0 {
+				fmt.Fprintf(w, "\n%s:\n\n", f)
+			}
+			n++
+			stmt := strings.ReplaceAll(d.Stmt, "\n", " ⏎ ")
+			fmt.Fprintf(w, "- %d× %s: `` %s `` — %s\n", d.Scripts, d.Class, clip(stmt), clip(d.Why))
+		}
+	}
 }
+
+// perFeature bounds the unminimized groups listed for each feature.
+const perFeature = 8
 
 func seedList(s []uint64) string {
 	var parts []string

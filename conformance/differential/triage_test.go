@@ -2,6 +2,7 @@ package differential
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,7 +13,8 @@ import (
 // TestDivergenceReport turns saved campaign mismatches into the
 // divergence report: DIFF_TRIAGE names the directories `warren
 // conformance diff --save` wrote (comma-separated), DIFF_REPORT the
-// markdown file, DIFF_MINIMIZE how many groups to minimize (default 60).
+// markdown file, DIFF_MINIMIZE how many groups to minimize (default 60),
+// DIFF_GROUPS a JSON file for the groups themselves.
 func TestDivergenceReport(t *testing.T) {
 	dirs := os.Getenv("DIFF_TRIAGE")
 	if dirs == "" {
@@ -45,6 +47,15 @@ func TestDivergenceReport(t *testing.T) {
 	}
 	defer f.Close()
 	WriteDivergences(f, groups, n)
+	if js := os.Getenv("DIFF_GROUPS"); js != "" {
+		b, err := json.MarshalIndent(groups, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(js, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Logf("%d cases, %d groups, report in %s", len(cases), len(groups), out)
 }
 
