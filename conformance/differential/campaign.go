@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -171,6 +172,10 @@ func Campaign(ctx context.Context, r *Runner, opts Options) (*Report, error) {
 // Shrink minimizes src while it still mismatches in the same way (the same
 // kind of first difference: status, stdout, stderr, files or timeout).
 func (r *Runner) Shrink(ctx context.Context, src, why string) string {
+	return r.shrink(ctx, src, why, 60)
+}
+
+func (r *Runner) shrink(ctx context.Context, src, why string, maxTries int) string {
 	kind, _, _ := strings.Cut(why, ":")
 	return Minimize(src, func(cand string) bool {
 		b, w, err := r.Both(ctx, cand)
@@ -180,8 +185,28 @@ func (r *Runner) Shrink(ctx context.Context, src, why string) string {
 		v, why2 := Compare(b, w)
 		k2, _, _ := strings.Cut(why2, ":")
 		return v != Match && k2 == kind
-	}, 60)
+	}, maxTries)
 }
+
+// shrinkSame minimizes src while it still differs with the same first
+// difference (the same lines, wherever they now fall), so deleting a
+// definition cannot turn one divergence into another (a command not found
+// whose message reaches stdout).
+func (r *Runner) shrinkSame(ctx context.Context, src, why string, maxTries int) string {
+	want := lineless(why)
+	return Minimize(src, func(cand string) bool {
+		b, w, err := r.Both(ctx, cand)
+		if err != nil {
+			return false
+		}
+		v, why2 := Compare(b, w)
+		return v != Match && lineless(why2) == want
+	}, maxTries)
+}
+
+var lineNo = regexp.MustCompile(`line [0-9]+: `)
+
+func lineless(why string) string { return lineNo.ReplaceAllString(why, "") }
 
 // WriteTable prints the per-feature tally, worst first.
 func (rep *Report) WriteTable(w io.Writer) {

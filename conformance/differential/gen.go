@@ -6,7 +6,11 @@
 //
 // The point is to find divergences nobody wrote a test for: a mismatch is
 // minimized by deleting statements while it persists (minimize.go) and kept
-// with bash's outcome as its expectation.
+// with bash's outcome as its expectation. Triage (triage.go) turns a
+// campaign's mismatches into distinct divergences: each script is traced
+// to the statement that diverges alone, scripts are counted per statement
+// and the commonest are minimized (testdata/divergences.md is one such
+// report).
 //
 // awk has a generator of its own (gen_awk.go): small programs over features
 // where awks differ, run as gawk in both shells and compared with gawk byte
@@ -25,6 +29,10 @@ type Script struct {
 	Seed     uint64
 	Features []string // one per statement, in order
 	Source   string
+	// Preamble and Stmts are Source's parts, so a mismatch can be traced
+	// to the statement that diverges on its own (Triage).
+	Preamble string
+	Stmts    []string
 }
 
 // Feature names the generator's statement producers; mismatch counts are
@@ -34,6 +42,9 @@ var Features = []string{
 	"test", "case", "loop", "func", "glob", "extglob", "redir", "heredoc",
 	"cmdsub", "subshell", "pipeline", "errexit", "declare", "alias", "getopts",
 	"trap", "umask", "string", "brace", "tilde", "positional", "local",
+	// issue 23's weak areas (gen_process.go, gen_values.go)
+	"exec", "time", "ulimit", "errtrap", "invoke", "sparse", "roundtrip",
+	"globopt", "nameref", "ifs", "unicode",
 }
 
 type gen struct {
@@ -59,10 +70,13 @@ func start(seed uint64) (*gen, *strings.Builder, Script) {
 // variables and files, then 3 to 7 statements drawn from Features.
 func Generate(seed uint64) Script {
 	g, b, s := start(seed)
+	s.Preamble = b.String()
 	for i, n := 0, 3+g.r.IntN(5); i < n; i++ {
 		f := Features[g.r.IntN(len(Features))]
 		s.Features = append(s.Features, f)
-		b.WriteString(g.stmt(f))
+		st := g.stmt(f)
+		s.Stmts = append(s.Stmts, st)
+		b.WriteString(st)
 		b.WriteString("\n")
 	}
 	s.Source = b.String()
@@ -76,9 +90,12 @@ func Only(seed uint64, f string) Script {
 	if strings.HasPrefix(f, "cmd:") {
 		b.WriteString(inputs)
 	}
+	s.Preamble = b.String()
 	for i, n := 0, 2+g.r.IntN(3); i < n; i++ {
 		s.Features = append(s.Features, f)
-		b.WriteString(g.stmt(f))
+		st := g.stmt(f)
+		s.Stmts = append(s.Stmts, st)
+		b.WriteString(st)
 		b.WriteString("\n")
 	}
 	s.Source = b.String()
@@ -324,11 +341,29 @@ func (g *gen) stmt(f string) string {
 			"( g() { trap 'echo ret-g' RETURN; echo g; }; h() { echo h; }; g; h; trap -p RETURN; set -o functrace; h )",
 		)
 	case "umask":
-		return g.pick(
-			"( umask 077; touch um; ls -l um | cut -c1-10 )",
-			"( umask 022; mkdir umd; ls -ld umd | cut -c1-10 )",
-			"( umask 027; umask; umask -S )",
-		)
+		return g.umaskStmt()
+	case "exec":
+		return g.execStmt()
+	case "time":
+		return g.timeStmt()
+	case "ulimit":
+		return g.ulimitStmt()
+	case "errtrap":
+		return g.errtrapStmt()
+	case "invoke":
+		return g.invokeStmt()
+	case "sparse":
+		return g.sparseStmt()
+	case "roundtrip":
+		return g.roundtripStmt()
+	case "globopt":
+		return g.globoptStmt()
+	case "nameref":
+		return g.namerefStmt()
+	case "ifs":
+		return g.ifsStmt()
+	case "unicode":
+		return g.unicodeStmt()
 	case "string":
 		return g.pick(
 			"x=$"+g.v()+"; echo ${#x} \"${x:1}\" \"${x: -1}\"",
