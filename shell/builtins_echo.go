@@ -6,6 +6,8 @@ package shell
 import (
 	"io"
 	"strings"
+
+	"github.com/warren-sandbox/warren/commands/bashfmt"
 )
 
 // biEcho is bash's echo: leading words made only of -n, -e and -E letters
@@ -37,7 +39,7 @@ func biEcho(r *runner, args []string) int {
 			b.WriteByte(' ')
 		}
 		if esc {
-			s, stop := echoEscapes(a)
+			s, stop := bashfmt.Unescape(a, bashfmt.EchoEscapes)
 			b.WriteString(s)
 			if stop {
 				nl = false
