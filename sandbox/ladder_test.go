@@ -198,8 +198,8 @@ func TestLadder_Policies(t *testing.T) {
 	})
 	t.Run("resident-only refuses with the resident message", func(t *testing.T) {
 		id := e.create(t, "resident-only")
-		_, errs, res := e.exec(t, id, api.ExecRequest{Script: "git apply /nosuch.patch"})
-		if res.Exit != 2 || errs != "warren: git apply: not supported here (commands policy resident-only)\n" || res.Rungs["native"] != 0 {
+		_, errs, res := e.exec(t, id, api.ExecRequest{Script: "git apply --3way /nosuch.patch"})
+		if res.Exit != 2 || errs != "warren: git apply --3way: not supported here (commands policy resident-only)\n" || res.Rungs["native"] != 0 {
 			t.Fatalf("exit %d stderr %q rungs %v", res.Exit, errs, res.Rungs)
 		}
 	})

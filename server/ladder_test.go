@@ -31,11 +31,11 @@ func TestLadderOverHTTP(t *testing.T) {
 	// The default image has no native ls or git: refusals are missing (an
 	// unknown option keeps GNU's text, a lacking subcommand says so).
 	var errb bytes.Buffer
-	res, err := c.Exec(ctx, sb.ID, api.ExecRequest{Script: "ls / >/dev/null; ls --hyperlink /; git apply x.patch; nosuch; true", Commands: "resident-only"}, io.Discard, &errb)
+	res, err := c.Exec(ctx, sb.ID, api.ExecRequest{Script: "ls / >/dev/null; ls --hyperlink /; git apply --3way x.patch; nosuch; true", Commands: "resident-only"}, io.Discard, &errb)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "ls: unrecognized option '--hyperlink'\nTry 'ls --help' for more information.\nwarren: git apply: not supported here (commands policy resident-only)\n"
+	want := "ls: unrecognized option '--hyperlink'\nTry 'ls --help' for more information.\nwarren: git apply --3way: not supported here (commands policy resident-only)\n"
 	if res.Rungs["resident"] != 1 || res.Rungs["missing"] != 3 || !strings.HasPrefix(errb.String(), want) {
 		t.Fatalf("rungs %v stderr %q", res.Rungs, errb.String())
 	}
