@@ -160,12 +160,12 @@ def test_create_and_run_options(tenant):
     sb = Sandbox.create(user="root", hostname="box", commands="resident-only", security="relaxed", standby_after=30)
     assert (sb.info["user"], sb.info["hostname"], sb.info["commands"], sb.info["security"], sb.info["standby_after"]) == \
         ("root", "box", "resident-only", "relaxed", "30s")
-    r = sb.commands.run("id -un; hostname; git apply x")
+    r = sb.commands.run("id -un; hostname; git apply --3way x")
     assert r.stdout == "root\nbox\n" and r.exit_code == 2
     assert "(commands policy resident-only)" in r.stderr
     assert r.rungs == {"resident": 2, "missing": 1} and r.cpu_seconds == 0
     # A run's own policy naming a mode replaces the sandbox's.
-    r = sb.commands.run("git apply x", commands="resident-first")
+    r = sb.commands.run("git apply --3way x", commands="resident-first")
     assert r.exit_code == 2 and "resident-only" not in r.stderr, r.stderr
     kids = sb.fork(count=1, labels={"kid": "1"})
     assert kids[0].info["labels"] == {"kid": "1"}

@@ -147,12 +147,12 @@ test("every operation in OPERATIONS has a method", () => {
 test("create and run options reach the server", async () => {
   const sb = await Sandbox.create({ ...conn, user: "root", hostname: "box", commands: "resident-only", security: "relaxed", standbyAfterMs: 30000 });
   assert.deepEqual([sb.info.user, sb.info.hostname, sb.info.commands, sb.info.security, sb.info.standby_after], ["root", "box", "resident-only", "relaxed", "30s"]);
-  let r = await sb.commands.run("id -un; hostname; git apply x");
+  let r = await sb.commands.run("id -un; hostname; git apply --3way x");
   assert.equal(r.stdout, "root\nbox\n");
   assert.equal(r.exitCode, 2);
   assert.match(r.stderr, /\(commands policy resident-only\)/);
   assert.deepEqual(r.rungs, { resident: 2, missing: 1 });
-  r = await sb.commands.run("git apply x", { commands: "resident-first" });
+  r = await sb.commands.run("git apply --3way x", { commands: "resident-first" });
   assert.equal(r.exitCode, 2);
   assert.doesNotMatch(r.stderr, /resident-only/);
   const [kid] = await sb.fork(1, { labels: { kid: "1" } });
