@@ -162,6 +162,28 @@ func TestCgroupsV2Files(t *testing.T) {
 	}
 }
 
+// ramp is the pids.events count after n ticks of step refusals each.
+func ramp(step int64, n int) []int64 {
+	c := make([]int64, n)
+	for i := range c {
+		c[i] = step * int64(i+1)
+	}
+	return c
+}
+
+// gaps: step refusals every every-th tick, for n ticks.
+func gaps(step int64, every, n int) []int64 {
+	c := make([]int64, n)
+	var v int64
+	for i := range c {
+		if i%every == 0 {
+			v += step
+		}
+		c[i] = v
+	}
+	return c
+}
+
 func TestForkStorm(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -173,13 +195,20 @@ func TestForkStorm(t *testing.T) {
 		{"short burst", []int64{100, 200, 300, 300, 400, 500, 500}, false},
 		{"sustained", []int64{30, 60, 90, 120, 150}, true},
 		{"slow trickle", []int64{10, 20, 30, 40, 50, 60, 70, 80}, false},
+		{"slow bomb", ramp(10, 15), true},
+		{"slow bomb, too short", ramp(10, 14), false},
+		{"one retry a tick", ramp(1, 60), false},
+		{"bursts with gaps", gaps(40, 2, 30), true},
+		{"sparse retries", gaps(40, 3, 60), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := forkStorm{}
 			bomb := false
 			for _, c := range tc.counts {
-				bomb = bomb || s.observe(c)
+				if s.observe(c) {
+					bomb = true
+				}
 			}
 			if bomb != tc.bomb || s.total != tc.counts[len(tc.counts)-1] {
 				t.Errorf("bomb %v total %d, want %v %d", bomb, s.total, tc.bomb, tc.counts[len(tc.counts)-1])

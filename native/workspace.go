@@ -580,34 +580,54 @@ wait:
 
 // A fork bomb at the pids limit does not end by itself: its processes die
 // when fork fails and the survivors fork again. A program that meets the
-// limit once gets EAGAIN and copes (or fails); one that keeps forking
-// against it for forkStormTicks ticks in a row, at least forkStormMin
-// refusals each, is a bomb and is killed.
+// limit once gets EAGAIN and copes (or fails). One that forks on against it
+// is a bomb and is killed: fast, at least forkStormMin refusals in each of
+// forkStormTicks ticks in a row; or slow (a shell bomb on a busy machine
+// forks at a fraction of the fast rate, and once took 12 s to burn out), at
+// least forkStormSlowMin refusals over the last forkStormWindow ticks with
+// refusals in at least forkStormSlowHot of them. A program retrying one fork now
+// and then stays below both.
 const (
-	forkStormTick  = 100 * time.Millisecond
-	forkStormTicks = 5
-	forkStormMin   = 20
+	forkStormTick    = 100 * time.Millisecond
+	forkStormTicks   = 5
+	forkStormMin     = 20
+	forkStormWindow  = 20 // 2 s
+	forkStormSlowHot = 10
+	forkStormSlowMin = 150
 )
 
 type forkStorm struct {
 	refused int64 // the pids.events "max" count at the last tick
 	hot     int   // consecutive ticks with at least forkStormMin refusals
 	total   int64 // refusals seen during the exec
+	window  [forkStormWindow]int64
+	ticks   int // ticks observed, indexing window
 }
 
 // observe takes the refusal count at a tick and reports a bomb.
 func (s *forkStorm) observe(refused int64) bool {
 	d := refused - s.refused
 	s.refused = refused
-	if d > 0 {
-		s.total += d
+	if d < 0 {
+		d = 0
 	}
+	s.total += d
 	if d >= forkStormMin {
 		s.hot++
 	} else {
 		s.hot = 0
 	}
-	return s.hot >= forkStormTicks
+	s.window[s.ticks%forkStormWindow] = d
+	s.ticks++
+	var sum int64
+	hotTicks := 0
+	for _, w := range s.window {
+		sum += w
+		if w > 0 {
+			hotTicks++
+		}
+	}
+	return s.hot >= forkStormTicks || (hotTicks >= forkStormSlowHot && sum >= forkStormSlowMin)
 }
 
 // lockedBuffer collects the init's stderr for error messages.
