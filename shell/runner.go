@@ -909,13 +909,17 @@ func (r *runner) cmd(c syntax.Command) {
 		}
 		r.status = st
 	case *syntax.TimeClause:
+		inner, posix, negate := timeOperands(c)
 		start := time.Now()
-		if c.Stmt != nil {
-			r.stmt(c.Stmt)
+		if inner != nil {
+			r.stmt(inner)
+			if negate {
+				r.status = b2i(r.status == 0)
+			}
 		}
 		el := time.Since(start)
 		format := "\nreal\t%3lR\nuser\t%3lU\nsys\t%3lS"
-		if c.PosixFormat {
+		if posix {
 			format = "real %2R\nuser %2U\nsys %2S"
 		} else if v := r.lookup("TIMEFORMAT"); v != nil && v.Set {
 			format = v.str()

@@ -199,7 +199,8 @@ func parseRewrite(src string) (string, bool) {
 	q, a := quoteSubscripts(src)
 	q, b := rewriteToggles(q)
 	q, c := quoteBadArith(q)
-	return q, a || b || c
+	q, d := rewriteTimeBang(q)
+	return q, a || b || c || d
 }
 
 // mvdan's parser refuses a malformed arithmetic expression ((( 1 + )),
