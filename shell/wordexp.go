@@ -770,7 +770,9 @@ func (r *runner) glob(pat string) ([]string, error) {
 	if r.shopts["nocaseglob"] {
 		mode |= pattern.NoGlobCase
 	}
-	dotglob := r.shopts["dotglob"]
+	// A GLOBIGNORE set and not empty turns dotglob on, as in bash (its
+	// patterns then take the dot files out if the user wants).
+	dotglob := r.shopts["dotglob"] || r.globIgnoreSet()
 	if dotglob {
 		mode |= pattern.GlobLeadingDot
 	}
@@ -944,23 +946,41 @@ func unescapePat(s string) string {
 	return b.String()
 }
 
-// globIgnore applies GLOBIGNORE.
-func (r *runner) globIgnore(ms []string) []string {
+func (r *runner) globIgnoreSet() bool {
 	v := r.lookup("GLOBIGNORE")
-	if v == nil || !v.Set || v.str() == "" {
+	return v != nil && v.Set && v.str() != ""
+}
+
+// globIgnore applies GLOBIGNORE as bash 5.2 does (strmatch with
+// FNM_PATHNAME, measured against /usr/bin/bash): . and .. always go; each
+// colon-separated pattern is matched against the whole result, `*` and `?`
+// do not cross a slash except a trailing `*`, which takes the rest (so `*`
+// and `g*` ignore g/B, `*B` does not), and dots are not special.
+func (r *runner) globIgnore(ms []string) []string {
+	if !r.globIgnoreSet() {
 		return ms
 	}
-	pats := strings.Split(v.str(), ":")
+	pats := strings.Split(r.lookup("GLOBIGNORE").str(), ":")
+	const mode = pattern.Filenames | pattern.EntireString | pattern.GlobLeadingDot | pattern.NoGlobStar
 	var out []string
 	for _, m := range ms {
-		base := path.Base(m)
+		base := path.Base(strings.TrimSuffix(m, "/"))
 		if base == "." || base == ".." {
 			continue
 		}
 		ign := false
 		for _, p := range pats {
-			if p != "" && r.matchPatternMode(p, m, pattern.Filenames|pattern.EntireString) {
-				ign = true
+			if p == "" {
+				continue
+			}
+			if head, ok := trailingStar(p); ok {
+				for k := 0; k <= len(m) && !ign; k++ {
+					ign = r.matchPatternMode(head, m[:k], mode)
+				}
+			} else {
+				ign = r.matchPatternMode(p, m, mode)
+			}
+			if ign {
 				break
 			}
 		}
@@ -969,6 +989,25 @@ func (r *runner) globIgnore(ms []string) []string {
 		}
 	}
 	return out
+}
+
+// trailingStar: p ends in an unescaped `*` outside brackets and extglob
+// groups; head is p without its trailing stars.
+func trailingStar(p string) (head string, ok bool) {
+	if !strings.HasSuffix(p, "*") {
+		return p, false
+	}
+	head = strings.TrimRight(p, "*")
+	if n := len(p) - len(head); strings.HasSuffix(head, "\\") && (len(head)-len(strings.TrimRight(head, "\\")))%2 == 1 {
+		if n == 1 {
+			return p, false // a literal star
+		}
+		head += "*"
+	}
+	if strings.ContainsAny(head, "[(") {
+		return p, false // brackets or extglob: leave to the whole match
+	}
+	return head, true
 }
 
 func (r *runner) matchPatternMode(pat, s string, mode pattern.Mode) bool {
