@@ -89,6 +89,27 @@ func (r *runner) whileClause(c *syntax.WhileClause) {
 	r.status = st
 }
 
+// setLoopVar sets a for loop's variable. A nameref is retargeted to each
+// item, as bash does, rather than assigned through.
+func (r *runner) setLoopVar(name, item string) bool {
+	if v := r.lookup(name); v == nil || v.Attr&attrNameref == 0 {
+		return r.setVar(name, item)
+	}
+	r.own()
+	v := r.lookup(name)
+	switch {
+	case v.Attr&attrReadonly != 0:
+		r.errf("%s: readonly variable", name)
+	case !validRef(item):
+		r.errf("`%s': not a valid identifier", item)
+	default:
+		v.Str, v.Set = item, true
+		return true
+	}
+	r.status = 1
+	return false
+}
+
 func (r *runner) forClause(c *syntax.ForClause) {
 	switch l := c.Loop.(type) {
 	case *syntax.WordIter:
@@ -115,7 +136,7 @@ func (r *runner) forClause(c *syntax.ForClause) {
 			}
 			r.lineno = forLine
 			r.debugTrap()
-			if !r.setVar(name, it) {
+			if !r.setLoopVar(name, it) {
 				return
 			}
 			r.stmts(c.Do)

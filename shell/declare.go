@@ -145,6 +145,13 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 	st := 0
 	inFunc := len(r.funcNames) > 0 && !global && (variant == "declare" || variant == "typeset" || variant == "local")
 	for _, op := range ops {
+		if op.Value == nil && !op.Naked && op.Array == nil {
+			// `declare x=` as the parser gives it: an empty value, not
+			// a bare name (the AST is shared: copy it).
+			e := *op
+			e.Value = &syntax.Word{}
+			op = &e
+		}
 		name := op.Name.Value
 		if !syntax.ValidName(name) || (op.Index != nil && (variant == "export" || variant == "readonly")) {
 			bad := name
@@ -160,6 +167,7 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 		}
 		r.own()
 		var v *Var
+		created := false
 		if inFunc {
 			fs := r.funcScope()
 			v = fs.vars[name]
@@ -177,6 +185,7 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 			}
 			v = r.lookup(target)
 			if v == nil {
+				created = true
 				v = &Var{Kind: expand.String}
 				if global || len(r.funcNames) == 0 || variant == "export" || variant == "readonly" {
 					r.global.vars[target] = v
@@ -191,6 +200,7 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 			st = 1
 			continue
 		}
+		prevAttr := v.Attr
 		v.Attr = (v.Attr | add) &^ del
 		if r.opts[optAllexport] && (op.Value != nil || op.Array != nil) {
 			v.Attr |= attrExport
@@ -245,6 +255,22 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 			ro := v.Attr & attrReadonly
 			v.Attr &^= attrReadonly
 			if v.Attr&attrNameref != 0 {
+				// At the top level bash refuses a reference to itself or
+				// to nothing and leaves the variable as it was (in a
+				// function it only warns: the name is looked up outside).
+				if !inFunc && (val == name || val == "") && !(val == "" && del&attrNameref != 0) {
+					if val == "" {
+						r.errf("%s: `': not a valid identifier", variant)
+					} else {
+						r.errf("%s: %s: nameref variable self references not allowed", variant, name)
+					}
+					v.Attr = prevAttr
+					if created {
+						delete(r.global.vars, name)
+					}
+					st = 1
+					continue
+				}
 				if val != "" && !validRef(val) {
 					r.errf("%s: `%s': invalid variable name for name reference", variant, val)
 					v.Attr |= ro

@@ -1,0 +1,35 @@
+package shell
+
+import "testing"
+
+// Namerefs at the edges bash 5.2 guards (recorded from /usr/bin/bash): a
+// reference to itself or to nothing is refused at the top level and the
+// variable stays as it was; a for loop over a nameref retargets it to
+// each item; `declare x=` sets x to the empty string.
+func TestNamerefEdges(t *testing.T) {
+	tests := []struct{ in, out, stderr string }{
+		{"declare -n nr=nr; echo $?; declare -p nr", "1\n",
+			"bash: line 1: declare: nr: nameref variable self references not allowed\nbash: line 1: declare: nr: not found\n"},
+		{"x=5; declare -n x=x; declare -p x", "declare -- x=\"5\"\n",
+			"bash: line 1: declare: x: nameref variable self references not allowed\n"},
+		{"declare -n nr=a; declare -n nr=nr; echo $?; declare -p nr", "1\ndeclare -n nr=\"a\"\n",
+			"bash: line 1: declare: nr: nameref variable self references not allowed\n"},
+		{"declare -n nr=''; echo $?", "1\n", "bash: line 1: declare: `': not a valid identifier\n"},
+		{"declare -n nr=a; declare -n nr=; echo $?; declare -p nr", "1\ndeclare -n nr=\"a\"\n",
+			"bash: line 1: declare: `': not a valid identifier\n"},
+		{"a=1 b=2; declare -n nr; for nr in a b s; do echo \"$nr\"; done; declare -p nr", "1\n2\n\ndeclare -n nr=\"s\"\n", ""},
+		{"declare -n nr; for nr in a 1x b; do echo \"[$nr]\"; done; echo $?; declare -p nr", "[]\n1\ndeclare -n nr=\"a\"\n",
+			"bash: line 1: `1x': not a valid identifier\n"},
+		{"a=1; declare -rn nr=a; for nr in b; do echo in; done; echo $?", "1\n", "bash: line 1: nr: readonly variable\n"},
+		{"a=1; declare -n nr=a; (for nr in x; do :; done; declare -p nr); declare -p nr", "declare -n nr=\"x\"\ndeclare -n nr=\"a\"\n", ""},
+		{"declare nr=; declare -p nr", "declare -- nr=\"\"\n", ""},
+		{"declare -i n=; declare -p n", "declare -i n=\"0\"\n", ""},
+		{"a=(1 2); declare a=; declare -p a", "declare -a a=([0]=\"\" [1]=\"2\")\n", ""},
+	}
+	for _, tt := range tests {
+		sh := newTestShell(t, Limits{})
+		if out, errs, _ := runScript(t, sh, tt.in); out != tt.out || errs != tt.stderr {
+			t.Errorf("%q: got %q %q, want %q %q", tt.in, out, errs, tt.out, tt.stderr)
+		}
+	}
+}
