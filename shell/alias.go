@@ -247,7 +247,7 @@ func (r *runner) warnEOFDocs(docs []eofDoc, upto uint) []eofDoc {
 // failAbandon ends the unwinding of a failglob error at the top level: the
 // rest of the command line is dropped and the script goes on (status 1).
 func (r *runner) failAbandon() {
-	r.abandonLine = false
+	r.abandonLine, r.assignFail = false, false
 	r.exiting = false
 	r.returning = false
 	r.breakN, r.contN = 0, 0

@@ -53,6 +53,10 @@ func biEval(r *runner, args []string) int {
 	// other commands: bash parses a line whole), then eval returns 2.
 	r.runText(src, "", false)
 	r.callDepth--
+	if r.assignFail {
+		r.assignFail, r.abandonLine, r.exiting = false, false, false
+		return 1
+	}
 	return r.status
 }
 
@@ -102,6 +106,10 @@ func biSource(r *runner, args []string) int {
 	r.funcNames = r.funcNames[:len(r.funcNames)-1]
 	r.srcNames = r.srcNames[:len(r.srcNames)-1]
 	r.callDepth--
+	if r.assignFail {
+		r.assignFail, r.abandonLine, r.exiting = false, false, false
+		return 1
+	}
 	if r.returning {
 		r.returning = false
 	}

@@ -36,6 +36,21 @@ func (r *runner) call(c *syntax.CallExpr) {
 // runs: `echo $(cat f) > f` reads f before it is emptied. It returns the
 // descriptor table to restore and whether redirections were attempted (when
 // not, r.fds is untouched).
+// assignFailed: a command of assignments only failed (a readonly
+// variable, a bad subscript). bash (not in POSIX mode) abandons the
+// command line, through functions, and reads the next one; an eval or a
+// sourced file it is in returns 1 instead. In POSIX mode the shell exits.
+func (r *runner) assignFailed() {
+	if r.exiting {
+		return
+	}
+	r.status = 1
+	r.exiting = true
+	if !r.opts[optPosix] {
+		r.abandonLine, r.assignFail = true, true
+	}
+}
+
 func (r *runner) callRedir(c *syntax.CallExpr, rds []*syntax.Redirect) (saved []*fdesc, applied bool) {
 	if !r.countCommand() {
 		return nil, false
@@ -50,9 +65,7 @@ func (r *runner) callRedir(c *syntax.CallExpr, rds []*syntax.Redirect) (saved []
 		r.substStat = 0
 		for _, as := range c.Assigns {
 			if !r.assign(as, false) {
-				if !r.exiting {
-					r.status = 1
-				}
+				r.assignFailed()
 				return nil, false
 			}
 		}
@@ -78,7 +91,7 @@ func (r *runner) callRedir(c *syntax.CallExpr, rds []*syntax.Redirect) (saved []
 	if len(args) == 0 {
 		for _, as := range c.Assigns {
 			if !r.assign(as, false) {
-				r.status = 1
+				r.assignFailed()
 				return nil, false
 			}
 		}
@@ -183,10 +196,9 @@ func (r *runner) execWithAssigns(args []string, assigns []*syntax.Assign, rds []
 			continue
 		}
 		if old := r.lookup(as.Name.Value); old != nil && old.Attr&attrReadonly != 0 {
+			// bash says so and runs the command without this one
 			r.errf("%s: readonly variable", as.Name.Value)
-			r.status = 1
-			r.popScope(tmp)
-			return nil, false
+			continue
 		}
 		if as.Append {
 			if old := r.lookup(as.Name.Value); old != nil {
@@ -784,6 +796,7 @@ func (r *runner) nestedShell(args, extraEnv []string) int {
 		}
 		n.arg0bash(args[0], len(rest) > 1)
 		n.setVar("BASH_EXECUTION_STRING", script)
+		n.cMode = true
 	case len(rest) > 0 && !readStdin:
 		p := rest[0]
 		data, err := r.readFileAll(p)

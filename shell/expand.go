@@ -53,6 +53,8 @@ func (e env) Get(name string) expand.Variable {
 		return strVar(strconv.Itoa(int(r.now().Sub(r.start).Seconds())))
 	case "LINENO":
 		return strVar(strconv.Itoa(r.lineno))
+	case "BASH_COMMAND":
+		return strVar(r.bashCommand()) // assignments do not stick, as in bash
 	case "FUNCNAME", "BASH_SOURCE", "BASH_LINENO":
 		l := r.stackVar(name)
 		if l == nil {
@@ -411,7 +413,7 @@ func (r *runner) stackVar(name string) []string {
 		case "FUNCNAME":
 			out = append(out, f.name)
 		case "BASH_SOURCE":
-			out = append(out, f.file)
+			out = append(out, r.frameFile(f))
 		default:
 			out = append(out, strconv.Itoa(f.line))
 		}

@@ -94,7 +94,7 @@ func TestSyntaxErrorEOFLine(t *testing.T) {
 		{"echo $(\nb", "bash: line 3: unexpected EOF while looking for matching `)'\n"},
 		{"echo \"a\nb", "bash: line 1: unexpected EOF while looking for matching `\"'\n"},
 		{"x=$((1+\n", "bash: line 1: unexpected EOF while looking for matching `)'\n"},
-		{"printf 'echo s\\nif true; then\\n' > /tmp/e.sh; . /tmp/e.sh", "s\nbash: line 3: syntax error: unexpected end of file\n"},
+		{"printf 'echo s\\nif true; then\\n' > /tmp/e.sh; . /tmp/e.sh", "s\n/tmp/e.sh: line 3: syntax error: unexpected end of file\n"},
 	}
 	for _, tt := range tests {
 		sh := newTestShell(t, Limits{})

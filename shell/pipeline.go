@@ -54,6 +54,13 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 	var inPipe *pipe
 	for i, stage := range stages {
 		st := stage.st
+		if !r.inTrap && commandText(st.Cmd) && !(i == n-1 && lastpipe) {
+			// bash runs the DEBUG trap for a simple stage in the shell,
+			// before the stage starts (its copy runs none: subshells drop
+			// DEBUG).
+			r.curStmt = st
+			r.debugTrap()
+		}
 		var out *pipe
 		if i < n-1 {
 			out = r.newPipe()
@@ -132,6 +139,9 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 		in = out
 	}
 	wg.Wait()
+	if last := stages[n-1].st; !r.inTrap && commandText(last.Cmd) {
+		r.curStmt = last // the stages ran in copies of r
+	}
 	st := statuses[n-1]
 	if r.opts[optPipefail] {
 		for _, s := range statuses {

@@ -150,10 +150,12 @@ type runner struct {
 	srcNames    []string
 	frames      []frame
 	topSrc      string // script file of this shell ("" for stdin/-c)
+	cMode       bool   // this shell runs a bash -c string
 	curSrc      string // file being read (for functions' BASH_SOURCE)
 	funcFile    map[string]string
 	lineno      int
-	substStat   int // status of the last command substitution
+	curStmt     *syntax.Stmt // the simple command running, for $BASH_COMMAND (bashcommand.go)
+	substStat   int          // status of the last command substitution
 	lastArg     string
 	optind      int // getopts char position within a word
 	fdLinks     map[string]*fdesc
@@ -185,6 +187,7 @@ type runner struct {
 	umask      uint32
 	shared     bool // maps above are borrowed from a parent: copy before writing
 	exiting    bool
+	assignFail bool // an assignment-only command failed: the shell exits, eval and source return 1
 	returning  bool
 	inTrap     bool
 	inBracket  bool
@@ -452,12 +455,32 @@ func (r *runner) errf(format string, args ...any) {
 	}
 }
 
+// errPrefix names where the error is as bash does: the script (its $0),
+// or inside a function or a sourced file the file it came from
+// (frameFile).
 func (r *runner) errPrefix() {
-	if r.lineno > 0 {
-		fmt.Fprintf(r.stderr(), "%s: line %d: ", r.arg0, r.lineno)
-	} else {
-		fmt.Fprintf(r.stderr(), "%s: ", r.arg0)
+	name := r.arg0
+	if n := len(r.frames); n > 0 {
+		name = r.frameFile(r.frames[n-1])
 	}
+	if r.lineno > 0 {
+		fmt.Fprintf(r.stderr(), "%s: line %d: ", name, r.lineno)
+	} else {
+		fmt.Fprintf(r.stderr(), "%s: ", name)
+	}
+}
+
+// frameFile is a frame's file for BASH_SOURCE and messages: a function
+// defined in no file was read from standard input ("main") or given to
+// bash -c ("environment"), as bash 5.2 names them.
+func (r *runner) frameFile(f frame) string {
+	switch {
+	case f.file != "":
+		return f.file
+	case r.cMode:
+		return "environment"
+	}
+	return "main"
 }
 
 func (r *runner) stdout() io.Writer {
@@ -695,6 +718,9 @@ func (r *runner) stmt(st *syntax.Stmt) {
 	}
 	if !r.inTrap {
 		r.lineno = int(st.Position.Line()) + r.lineBase
+		if commandText(st.Cmd) {
+			r.curStmt = st
+		}
 	}
 	if st.Negated {
 		r.noErrExit++
@@ -885,6 +911,7 @@ func (r *runner) cmd(c syntax.Command) {
 	case *syntax.DeclClause:
 		r.declClause(c)
 	case *syntax.LetClause:
+		r.debugTrap()
 		st := 1
 		for _, e := range c.Exprs {
 			var n int64

@@ -86,7 +86,7 @@ var runTests = []struct {
 	{"echo $'tab\\there'", "tab\there\n", 0},
 	{"eval 'x=1; echo $x'", "1\n", 0},
 	{"declare -i n=3; n+=4; echo $n; declare -u u=abc; echo $u", "7\nABC\n", 0},
-	{"readonly r=1; r=2; echo $? $r", "1 1\n", 0},
+	{"readonly r=1; r=2; echo $? $r", "", 1}, // bash leaves the shell
 	{"time true", "", 0},
 }
 
