@@ -45,9 +45,25 @@ func (r *runner) patternRegexp(pat string, mode pattern.Mode) (string, error) {
 	rx, err := pattern.Regexp(pat, mode)
 	if err == nil {
 		rx = bytesRegexp(rx)
+		if mode&pattern.NoGlobCase != 0 {
+			rx = caseClasses(rx)
+		}
 		patternCache.put(key, rx)
 	}
 	return rx, err
+}
+
+// caseClasses keeps [[:upper:]] and [[:lower:]] case-sensitive under
+// nocaseglob/nocasematch, as bash does (it tests a class against the
+// character unfolded): the bracket is wrapped in (?-i:...). Brackets
+// mixing a case class with other members still fold.
+func caseClasses(rx string) string {
+	for _, c := range []string{"[[:upper:]]", "[^[:upper:]]", "[[:lower:]]", "[^[:lower:]]"} {
+		if strings.Contains(rx, c) {
+			rx = strings.ReplaceAll(rx, c, "(?-i:"+c+")")
+		}
+	}
+	return rx
 }
 
 // bytesRegexp makes a converted pattern compile when it holds invalid

@@ -790,7 +790,7 @@ func (r *runner) glob(pat string) ([]string, error) {
 			}
 			continue
 		}
-		if !pattern.HasMeta(part, mode) {
+		if !globMeta(part, mode) {
 			lit := unescapePat(part)
 			var next []string
 			for _, b := range bases {
@@ -875,6 +875,23 @@ func (r *runner) glob(pat string) ([]string, error) {
 	return bases, nil
 }
 
+// globMeta is pattern.HasMeta that also sees extglob groups (@(a|b),
+// !(x), ...) when mode has ExtendedOperators.
+func globMeta(part string, mode pattern.Mode) bool {
+	if pattern.HasMeta(part, mode) {
+		return true
+	}
+	if mode&pattern.ExtendedOperators == 0 {
+		return false
+	}
+	for i := 1; i < len(part); i++ {
+		if part[i] == '(' && strings.IndexByte("@!+*?", part[i-1]) >= 0 && (i < 2 || part[i-2] != '\\') {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *runner) globStar(base string, last, dotglob bool) []string {
 	// ** last matches everything below base (files and directories); a **
 	// followed by more of the pattern matches base and its directories.
@@ -905,7 +922,15 @@ func (r *runner) globStar(base string, last, dotglob bool) []string {
 			p := joinGlob(dir, e.Name())
 			isDir := e.IsDir()
 			if e.Type()&fs.ModeSymlink != 0 {
+				// bash 5.2 does not descend into a symlinked directory,
+				// but ** names it for the rest of the pattern (g/**/x
+				// finds g/ln/x)
 				isDir = false
+				if !last {
+					if fi, err := r.sh.cfg.FS.Stat(r.abs(p)); err == nil && fi.IsDir() {
+						out = append(out, p)
+					}
+				}
 			}
 			if last || isDir {
 				out = append(out, p)
