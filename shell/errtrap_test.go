@@ -23,6 +23,11 @@ func TestErrTrapAndErrexit(t *testing.T) {
 		{"trap \"echo E\" ERR; case x in x) false;; esac; echo d", "E\nd\n"},
 		{"set -e; { echo in; } > /nonexistent/f; echo no", ""},
 		{"trap 'echo E' ERR; while false; do :; done > /nonexistent/f; echo d", "E\nd\n"},
+		// an ERR trap that exits keeps its own status
+		{"(trap 'exit 3' ERR; false; echo no); echo $?", "3\n"},
+		{"x=$(trap 'exit 3' ERR; false; echo no); echo $? \"[$x]\"", "3 []\n"},
+		{"(set -e; trap 'exit 4' ERR; false); echo $?", "4\n"},
+		{"(trap 'exit' ERR; false; echo no); echo $?", "1\n"},
 	}
 	for _, tt := range tests {
 		sh := newTestShell(t, Limits{})

@@ -812,8 +812,9 @@ func (r *runner) checkErr(st *syntax.Stmt, redirFailed bool) {
 		r.inTrap = true
 		bad := r.runTrap(t)
 		r.inTrap = false
-		if !bad || !r.opts[optErrexit] {
-			// (bash's set -e exits with the broken trap's 2)
+		if !r.exiting && (!bad || !r.opts[optErrexit]) {
+			// (a trap that exits keeps its status; bash's set -e
+			// exits with the broken trap's 2)
 			r.status = st
 		}
 	}
