@@ -35,7 +35,7 @@ func biEval(r *runner, args []string) int {
 		args = args[1:]
 	} else if len(args) > 1 && strings.HasPrefix(args[1], "-") && len(args[1]) > 1 {
 		r.errf("eval: %s: invalid option", args[1])
-		r.errf("eval: usage: eval [arg ...]")
+		r.usage("eval: usage: eval [arg ...]")
 		return 2
 	}
 	src := strings.Join(args[1:], " ")
@@ -122,14 +122,46 @@ func biSource(r *runner, args []string) int {
 // biExec with a command runs it and ends the shell with its status (there
 // is no process to replace); with none it makes the statement's
 // redirections permanent. Leading option words are skipped unread.
+// biExec replaces the shell with a command: -a NAME gives it NAME as
+// argv[0], -l prefixes argv[0] with "-" (a login shell), -c runs it with
+// an empty environment. Without a command its redirections stay.
 func biExec(r *runner, args []string) int {
 	args = args[1:]
-	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+	argv0, login, clear := "", false, false
+	usage := func() int {
+		r.usage("exec: usage: exec [-cl] [-a name] [command [argument ...]] [redirection ...]")
+		return 2
+	}
+opts:
+	for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' {
 		if args[0] == "--" {
 			args = args[1:]
 			break
 		}
+		o := args[0]
 		args = args[1:]
+		for i := 1; i < len(o); i++ {
+			switch o[i] {
+			case 'c':
+				clear = true
+			case 'l':
+				login = true
+			case 'a':
+				switch {
+				case i+1 < len(o):
+					argv0 = o[i+1:]
+				case len(args) > 0:
+					argv0, args = args[0], args[1:]
+				default:
+					r.errf("exec: -a: option requires an argument")
+					return usage()
+				}
+				continue opts
+			default:
+				r.errf("exec: -%c: invalid option", o[i])
+				return usage()
+			}
+		}
 	}
 	if len(args) == 0 {
 		// redirections made permanent: the caller handles this by not
@@ -137,7 +169,21 @@ func biExec(r *runner, args []string) int {
 		r.permRedir = true
 		return 0
 	}
+	if login {
+		if argv0 == "" {
+			argv0 = args[0]
+		}
+		argv0 = "-" + argv0
+	}
+	r.execArgv0 = argv0
+	if clear {
+		// the shell ends here: an empty environment for the command,
+		// and its cache rebuilt should anything run after
+		r.envCache = []string{}
+		defer func() { r.envCache = nil }()
+	}
 	r.exec(args, nil)
+	r.execArgv0 = ""
 	r.exiting = true
 	return r.status
 }

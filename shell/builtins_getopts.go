@@ -23,7 +23,7 @@ func biGetopts(r *runner, args []string) int {
 		return 1
 	}
 	if len(args) < 3 {
-		r.errf("getopts: usage: getopts optstring name [arg ...]")
+		r.usage("getopts: usage: getopts optstring name [arg ...]")
 		return 2
 	}
 	optstr, name := args[1], args[2]

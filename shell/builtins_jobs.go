@@ -275,7 +275,7 @@ func biKill(r *runner, args []string) int {
 		args = args[1:]
 	}
 	if len(args) == 0 {
-		r.errf("kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]")
+		r.usage("kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]")
 		return 2
 	}
 	if _, ok := normSig(sig); !ok {

@@ -532,6 +532,12 @@ func (r *runner) execDirHook(ctx context.Context, dir string, argv []string, std
 // external runs a non-builtin command.
 func (r *runner) external(args []string, extraEnv []string) {
 	name := args[0]
+	if r.execArgv0 != "" {
+		// exec -a/-l: the command is found by its name, runs with this
+		// argv[0]
+		args = append([]string{r.execArgv0}, args[1:]...)
+		r.execArgv0 = ""
+	}
 	if name == "bash" || name == "sh" {
 		r.status = r.nestedShell(args, extraEnv)
 		return
@@ -732,6 +738,10 @@ func (r *runner) nestedShell(args, extraEnv []string) int {
 			haveC = true
 			continue
 		}
+		if a == "--version" {
+			io.WriteString(n.stdout(), bashVersionBanner)
+			return 0
+		}
 		if a == "-s" {
 			readStdin = true
 			continue
@@ -836,6 +846,16 @@ func (r *runner) nestedShell(args, extraEnv []string) int {
 	}
 	return n.status
 }
+
+// bashVersionBanner is what bash --version prints: the bash warren's shell
+// follows (BASH_VERSION).
+const bashVersionBanner = `GNU bash, version 5.2.15(1)-release (x86_64-pc-linux-gnu)
+Copyright (C) 2022 Free Software Foundation, Inc.
+License GPLv3+: GNU GPL version 3 or later <http://gnu.org/licenses/gpl.html>
+
+This is free software; you are free to change and redistribute it.
+There is NO WARRANTY, to the extent permitted by law.
+`
 
 func (n *runner) arg0bash(shell string, explicit bool) {
 	if !explicit {

@@ -53,6 +53,8 @@ func (e env) Get(name string) expand.Variable {
 		return strVar(strconv.Itoa(int(r.now().Sub(r.start).Seconds())))
 	case "LINENO":
 		return strVar(strconv.Itoa(r.lineno))
+	case "BASH_SUBSHELL":
+		return strVar(strconv.Itoa(r.subshell))
 	case "BASH_COMMAND":
 		return strVar(r.bashCommand()) // assignments do not stick, as in bash
 	case "FUNCNAME", "BASH_SOURCE", "BASH_LINENO":

@@ -15,6 +15,15 @@ func TestBashDashC(t *testing.T) {
 		{"set -u; (echo $zz); echo $?", "1\n"},
 		{"bash -c 'echo \"$BASH_EXECUTION_STRING\"'", "echo \"$BASH_EXECUTION_STRING\"\n"},
 		{"bash -n -c 'if' 2>&1; echo $?", "bash: line 2: syntax error: unexpected end of file\n2\n"},
+		{"bash --version | head -1; echo $?", "GNU bash, version 5.2.15(1)-release (x86_64-pc-linux-gnu)\n0\n"},
+		// BASH_SUBSHELL counts ( ), $( ) and &, not pipeline stages
+		{"echo $BASH_SUBSHELL; (echo $BASH_SUBSHELL; (echo $BASH_SUBSHELL)); echo $(echo $BASH_SUBSHELL); echo $BASH_SUBSHELL | cat; (echo $BASH_SUBSHELL) | cat; bash -c 'echo $BASH_SUBSHELL'; f(){ echo $BASH_SUBSHELL; }; f & wait",
+			"0\n1\n2\n1\n0\n1\n0\n1\n"},
+		// exec's options
+		{"(exec -a NAME bash -c 'echo $0'); (exec -la NAME bash -c 'echo $0'); (exec -l bash -c 'echo $0')", "NAME\n-NAME\n-bash\n"},
+		{"(exec -c printenv PATH); echo $?; (x=1 exec -c printenv x); echo $?", "1\n1\n"},
+		{"exec -x true 2>&1; echo $?", "bash: line 1: exec: -x: invalid option\nexec: usage: exec [-cl] [-a name] [command [argument ...]] [redirection ...]\n2\n"},
+		{"exec {v}>/tmp/ev; echo a >&$v; exec {v}>&- 2>&1; echo $?; cat /tmp/ev; unset v; exec {v}>&- 2>&1; echo $?", "0\na\nbash: line 1: v: ambiguous redirect\n1\n"},
 	}
 	for _, tt := range tests {
 		sh := newTestShell(t, Limits{})

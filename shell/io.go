@@ -440,13 +440,20 @@ func (r *runner) redirect(rd *syntax.Redirect, permanent bool) bool {
 	if varName != "" {
 		if rd.Op == syntax.DplOut || rd.Op == syntax.DplIn {
 			if w, _ := r.literal(rd.Word); w == "-" {
+				// {v}>&- closes the descriptor v holds; as for N>&-,
+				// its reference goes back with the table (keepFds,
+				// restoreFds), not here
 				v := r.lookup(varName)
-				if v != nil {
-					n, _ := strconv.Atoi(v.str())
-					if n < len(r.fds) && r.fds[n] != nil {
+				if v == nil || !v.Set {
+					r.errf("%s: ambiguous redirect", varName)
+					return false
+				}
+				// (a value that is no number closes nothing, quietly)
+				if n, err := strconv.Atoi(v.str()); err == nil && n >= 0 && n < len(r.fds) && r.fds[n] != nil {
+					if permanent {
 						r.release(r.fds[n])
-						r.fds[n] = nil
 					}
+					r.fds[n] = nil
 				}
 				return true
 			}

@@ -151,6 +151,7 @@ type runner struct {
 	frames      []frame
 	topSrc      string // script file of this shell ("" for stdin/-c)
 	cMode       bool   // this shell runs a bash -c string
+	execArgv0   string // exec -a/-l: argv[0] for the command exec runs
 	curSrc      string // file being read (for functions' BASH_SOURCE)
 	funcFile    map[string]string
 	lineno      int
@@ -399,6 +400,7 @@ func (r *runner) stageRunner() *runner {
 	c := stagePool.Get().(*runner)
 	h, hsh := c.hooks, c.sh
 	r.subshellInto(c)
+	c.subshell-- // bash counts ( ), $( ) and & in BASH_SUBSHELL, not pipeline stages
 	switch {
 	case h != nil && hsh == r.sh:
 		// The hooks of this runner pointer, built for the same Shell: the
@@ -453,6 +455,12 @@ func (r *runner) errf(format string, args ...any) {
 	if !strings.HasSuffix(format, "\n") {
 		io.WriteString(r.stderr(), "\n")
 	}
+}
+
+// usage prints a builtin's usage line bare, as bash does after the
+// message that names the problem.
+func (r *runner) usage(line string) {
+	io.WriteString(r.stderr(), line+"\n")
 }
 
 // errPrefix names where the error is as bash does: the script (its $0),

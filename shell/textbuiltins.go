@@ -86,7 +86,7 @@ func biRead(r *runner, args []string) int {
 				fd = n
 			default:
 				r.errf("read: -%c: invalid option", c)
-				r.errf("read: usage: read [-ers] [-a array] [-d delim] [-i text] [-n nchars] [-N nchars] [-p prompt] [-t timeout] [-u fd] [name ...]")
+				r.usage("read: usage: read [-ers] [-a array] [-d delim] [-i text] [-n nchars] [-N nchars] [-p prompt] [-t timeout] [-u fd] [name ...]")
 				return 2
 			}
 			if needArg {
