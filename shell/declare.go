@@ -15,8 +15,13 @@ import (
 func (r *runner) declareArgs(args []string) int {
 	var flags []string
 	var ops []*syntax.Assign
+	endOpts := false
 	for _, a := range args[1:] {
-		if len(a) > 1 && (a[0] == '-' || a[0] == '+') && len(ops) == 0 {
+		if a == "--" && !endOpts && len(ops) == 0 {
+			endOpts = true // declare -- x=1, as declare -p prints it
+			continue
+		}
+		if len(a) > 1 && (a[0] == '-' || a[0] == '+') && len(ops) == 0 && !endOpts {
 			flags = append(flags, a)
 			continue
 		}
@@ -462,7 +467,7 @@ func arrayLiteral(v *Var) string {
 		}
 		if v.Kind == expand.Associative {
 			kq := k
-			if strings.ContainsAny(k, " \t\n\"'$`\\[]") || k == "" || needsANSI(k) {
+			if shellMetas(k) || k == "" || needsANSI(k) {
 				kq = dquote(k)
 			}
 			b.WriteString("[" + kq + "]=" + dquote(vals[i]))
@@ -484,4 +489,30 @@ func needsANSI(s string) bool {
 		}
 	}
 	return !utf8.ValidString(s)
+}
+
+// shellMetas reports whether an associative key needs quotes in declare -p
+// (bash's sh_contains_shell_metas, plus the keys @ and *): blanks, quotes,
+// operators, glob and expansion characters anywhere, ~ at the start or
+// after = or :, # at the start.
+func shellMetas(k string) bool {
+	if k == "@" || k == "*" {
+		return true
+	}
+	for i := 0; i < len(k); i++ {
+		switch c := k[i]; c {
+		case ' ', '\t', '\n', '\'', '"', '\\', '|', '&', ';', '(', ')', '<', '>',
+			'!', '{', '}', '*', '[', '?', ']', '^', '$', '`':
+			return true
+		case '~':
+			if i == 0 || k[i-1] == '=' || k[i-1] == ':' {
+				return true
+			}
+		case '#':
+			if i == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

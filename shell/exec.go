@@ -921,6 +921,7 @@ func (r *runner) declClauseRedir(c *syntax.DeclClause, rds []*syntax.Redirect) (
 	variant := c.Variant.Value
 	var flags []string
 	var operands []*syntax.Assign
+	endOpts := false
 	for _, as := range c.Args {
 		if as.Naked && as.Name == nil && as.Value != nil {
 			// an option or an expanded word
@@ -929,7 +930,11 @@ func (r *runner) declClauseRedir(c *syntax.DeclClause, rds []*syntax.Redirect) (
 				return nil, false
 			}
 			for _, w := range ws {
-				if len(w) > 1 && (w[0] == '-' || w[0] == '+') && len(operands) == 0 {
+				if w == "--" && !endOpts && len(operands) == 0 {
+					endOpts = true // declare -- x=1, as declare -p prints it
+					continue
+				}
+				if len(w) > 1 && (w[0] == '-' || w[0] == '+') && len(operands) == 0 && !endOpts {
 					flags = append(flags, w)
 					continue
 				}

@@ -33,3 +33,27 @@ func TestNamerefEdges(t *testing.T) {
 		}
 	}
 }
+
+// declare -p output read back by eval (`--` ends declare's options, as
+// declare -p writes it), and associative keys quoted where bash quotes
+// them (recorded from /usr/bin/bash).
+func TestDeclareRoundTrip(t *testing.T) {
+	tests := []struct{ in, out string }{
+		{"x='-7'; s=$(declare -p x); unset x; eval \"$s\"; echo $? \"$x\"", "0 -7\n"},
+		{"x='--'; s=$(declare -p x); unset x; eval \"$s\"; echo $? \"$x\"", "0 --\n"},
+		{"x=1; declare -- x=2; echo $x; export -- y=3; declare -p y; typeset -- t=4; echo $t", "2\ndeclare -x y=\"3\"\n4\n"},
+		{"declare -A m=(['~']=1); declare -p m", "declare -A m=([\"~\"]=\"1\" )\n"},
+		{"declare -A m=(['a~']=1); declare -p m", "declare -A m=([a~]=\"1\" )\n"},
+		{"declare -A m=(['!x']=1); declare -p m", "declare -A m=([\"!x\"]=\"1\" )\n"},
+		{"declare -A m=(['#x']=1); declare -p m", "declare -A m=([\"#x\"]=\"1\" )\n"},
+		{"declare -A m=(['x#']=1); declare -p m", "declare -A m=([x#]=\"1\" )\n"},
+		{"declare -A m=(['@']=1); declare -p m", "declare -A m=([\"@\"]=\"1\" )\n"},
+		{"declare -A m=(['a,b:c-d.e%+/']=1); declare -p m", "declare -A m=([a,b:c-d.e%+/]=\"1\" )\n"},
+	}
+	for _, tt := range tests {
+		sh := newTestShell(t, Limits{})
+		if out, errs, _ := runScript(t, sh, tt.in); out != tt.out {
+			t.Errorf("%q: got %q (%q), want %q", tt.in, out, errs, tt.out)
+		}
+	}
+}
