@@ -48,9 +48,34 @@ func (r *runner) patternRegexp(pat string, mode pattern.Mode) (string, error) {
 		if mode&pattern.NoGlobCase != 0 {
 			rx = caseClasses(rx)
 		}
+		rx = unicodeClasses(rx)
 		patternCache.put(key, rx)
 	}
 	return rx, err
+}
+
+// posixClasses are the classes whose members outside ASCII glibc's UTF-8
+// locales list (Go's regexp keeps [:alpha:] and the rest ASCII), as
+// measured against bash 5.2 in C.UTF-8: letters are alpha (upper and
+// lower by their case, titlecase both), other symbols, punctuation and
+// numbers are punct. digit, space, blank, cntrl and xdigit stay ASCII.
+var posixClasses = strings.NewReplacer(
+	"[:alpha:]", `\p{L}\p{Nl}`,
+	"[:alnum:]", `\p{L}\p{Nl}\p{Nd}`,
+	"[:upper:]", `\p{Lu}\p{Lt}`,
+	"[:lower:]", `\p{Ll}\p{Lt}`,
+	"[:punct:]", `\p{P}\p{S}\p{No}`,
+	"[:graph:]", `\p{L}\p{M}\p{N}\p{P}\p{S}`,
+	"[:print:]", `\p{L}\p{M}\p{N}\p{P}\p{S} `,
+)
+
+// unicodeClasses widens the POSIX classes in a converted pattern to their
+// UTF-8 locale members (posixClasses).
+func unicodeClasses(rx string) string {
+	if !strings.Contains(rx, "[:") {
+		return rx
+	}
+	return posixClasses.Replace(rx)
 }
 
 // caseClasses keeps [[:upper:]] and [[:lower:]] case-sensitive under
