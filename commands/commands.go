@@ -70,7 +70,8 @@ type Invocation struct {
 	ExecDir func(ctx context.Context, dir string, argv []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int
 
 	// Umask is the shell's file mode creation mask: commands that create
-	// files (touch, mkdir, cp, tar...) clear these permission bits.
+	// files (touch, mkdir, cp, tar...) clear these permission bits
+	// (OpenFile does for the files it creates).
 	// 0 means nothing is masked.
 	Umask fs.FileMode
 
@@ -170,9 +171,14 @@ func (inv *Invocation) Open(name string) (io.ReadCloser, error) {
 	return inv.OpenFile(name, vfs.O_RDONLY, 0)
 }
 
-// OpenFile opens name with flags through OpenHook, then the vfs.
+// OpenFile opens name with flags through OpenHook, then the vfs. A file it
+// creates has the Umask bits cleared, as open(2) does, so that no command
+// (tee, sort -o, sed w, ...) has to remember to.
 func (inv *Invocation) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
 	abs := inv.Abs(name)
+	if flag&vfs.O_CREATE != 0 {
+		perm &^= inv.Umask & fs.ModePerm
+	}
 	if inv.OpenHook != nil {
 		f, handled, err := inv.OpenHook(abs, flag, perm)
 		if handled {
