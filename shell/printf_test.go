@@ -99,7 +99,8 @@ func TestArithTrailingGarbage(t *testing.T) {
 // TestPrintfBash: the printf builtin against real bash 5.2 (bash -c, LC_ALL
 // C.UTF-8; stdout, stderr and status recorded from /usr/bin/bash): widths
 // and precisions count bytes, -v (arrays too) and its errors, %n, %q, %Q,
-// %(fmt)T in $TZ, %b, escapes, bad numbers and formats.
+// %(fmt)T in $TZ, %b, escapes, long double conversions, bad numbers and
+// formats.
 func TestPrintfBash(t *testing.T) {
 	tests := []struct {
 		in, out, err string
@@ -135,6 +136,7 @@ func TestPrintfBash(t *testing.T) {
 		{`printf '%*s|%-*s|\n' 4 a 4 b`, "   a|b   |\n", "", 0},
 		{`printf '\x41\u00e9\U0001F600\101\n'`, "A\xc3\xa9\xf0\x9f\x98\x80A\n", "", 0},
 		{`printf '%.3d|%+5.1f|%#o|%e\n' 7 2.25 8 1e999`, "007| +2.2|010|1.000000e+999\n", "", 0},
+		{`printf '%.20f|%La|%g\n' 0.1 1 1e-5`, "0.10000000000000000000|0x8p-3|1e-05\n", "", 0},
 	}
 	for _, tt := range tests {
 		sh := newTestShell(t, Limits{})
