@@ -112,28 +112,3 @@ func (r *runner) writeErr(name string, err error) int {
 	r.errf("%s: write error: %s", name, errText(err))
 	return 1
 }
-
-// shellQuote quotes s as bash does in the listings of set, plain declare
-// and alias: bare when every character is safe, else $'...' for control
-// characters, else single quotes.
-func shellQuote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	needs := false
-	for _, c := range s {
-		if !(c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == ',' || c == '+' || c == '@' || c == '%' || c == '=' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
-			needs = true
-			break
-		}
-	}
-	if !needs {
-		return s
-	}
-	for _, c := range s {
-		if c < 0x20 || c == 0x7f {
-			return ansiQuote(s)
-		}
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}

@@ -4,6 +4,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/warren-sandbox/warren/commands/bashfmt"
 )
 
 // complete and compopt keep programmable-completion specs as bash does, so
@@ -248,11 +250,11 @@ func (s *compSpec) line(name string) string {
 		v string
 	}{{'G', s.glob}, {'W', s.words}, {'P', s.prefix}, {'S', s.suffix}, {'X', s.filter}} {
 		if s.set[f.c] {
-			b.WriteString(" -" + string(f.c) + " '" + strings.ReplaceAll(f.v, "'", `'\''`) + "'")
+			b.WriteString(" -" + string(f.c) + " " + bashfmt.QuoteAlias(f.v))
 		}
 	}
 	if s.set['C'] {
-		b.WriteString(" -C " + shellQuote(s.command))
+		b.WriteString(" -C " + bashfmt.QuoteAlias(s.command))
 	}
 	if s.set['F'] {
 		b.WriteString(" -F " + s.function)

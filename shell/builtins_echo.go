@@ -1,13 +1,18 @@
 package shell
 
 // Builtins that write their arguments: echo (with its -e escapes) and
-// printf's option handling; the format itself is r.printf's.
+// printf (its format language is bashfmt's).
 
 import (
+	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/bashfmt"
+	"github.com/warren-sandbox/warren/commands/sysinfo"
 )
 
 // biEcho is bash's echo: leading words made only of -n, -e and -E letters
@@ -58,124 +63,116 @@ func biEcho(r *runner, args []string) int {
 	return 0
 }
 
-// echoEscapes interprets echo -e escapes; stop is true after \c.
-func echoEscapes(s string) (string, bool) {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 >= len(s) {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		switch s[i] {
-		case 'a':
-			b.WriteByte(7)
-		case 'b':
-			b.WriteByte(8)
-		case 'c':
-			return b.String(), true
-		case 'e', 'E':
-			b.WriteByte(27)
-		case 'f':
-			b.WriteByte(12)
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'v':
-			b.WriteByte(11)
-		case '\\':
-			b.WriteByte('\\')
-		case '0':
-			n, j := 0, i+1
-			for ; j < len(s) && j < i+4 && s[j] >= '0' && s[j] <= '7'; j++ {
-				n = n*8 + int(s[j]-'0')
-			}
-			b.WriteByte(byte(n))
-			i = j - 1
-		case 'x':
-			n, j := 0, i+1
-			for ; j < len(s) && j < i+3 && isHex(s[j]); j++ {
-				n = n*16 + hexVal(s[j])
-			}
-			if j == i+1 {
-				b.WriteString("\\x")
-			} else {
-				b.WriteByte(byte(n))
-			}
-			i = j - 1
-		case 'u', 'U':
-			max := 4
-			if s[i] == 'U' {
-				max = 8
-			}
-			n, j := 0, i+1
-			for ; j < len(s) && j < i+1+max && isHex(s[j]); j++ {
-				n = n*16 + hexVal(s[j])
-			}
-			if j == i+1 {
-				b.WriteByte('\\')
-				b.WriteByte(s[i])
-			} else {
-				b.WriteRune(rune(n))
-			}
-			i = j - 1
-		default:
-			b.WriteByte('\\')
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String(), false
-}
-
-// isHex reports whether c is an ASCII hexadecimal digit.
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-// hexVal is the value of the hexadecimal digit c (one isHex accepts).
-func hexVal(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'f':
-		return int(c-'a') + 10
-	}
-	return int(c-'A') + 10
-}
-
-// biPrintf takes printf's own options (-v NAME, --) and leaves the format
-// to r.printf; with -v the result is assigned to NAME instead of written.
+// biPrintf is bash's printf builtin: its options (-v NAME, --) here, the
+// format language bashfmt's (Dialect Bash), diagnostics with the shell's
+// "bash: line N: printf: " prefix. With -v the output is kept, so it is
+// charged to the memory budget and MaxStringBytes as it is made.
 func biPrintf(r *runner, args []string) int {
 	args = args[1:]
-	varName := ""
+	varName, hasVar := "", false
 	for len(args) > 0 {
-		if args[0] == "-v" && len(args) > 1 {
-			varName = args[1]
-			args = args[2:]
-			continue
-		}
-		if args[0] == "--" {
+		a := args[0]
+		if a == "--" {
 			args = args[1:]
+			break
 		}
-		break
+		if len(a) < 2 || a[0] != '-' {
+			break
+		}
+		if a[1] != 'v' {
+			r.errf("printf: %s: invalid option", a[:2])
+			r.printfUsage()
+			return 2
+		}
+		if len(a) > 2 {
+			varName, args = a[2:], args[1:]
+		} else if len(args) > 1 {
+			varName, args = args[1], args[2:]
+		} else {
+			r.errf("printf: -v: option requires an argument")
+			r.printfUsage()
+			return 2
+		}
+		hasVar = true
 	}
-	if len(args) == 0 {
-		r.errf("printf: usage: printf [-v var] format [arguments]")
+	if hasVar && !validRef(varName) {
+		r.errf("printf: `%s': not a valid identifier", varName)
 		return 2
 	}
-	out, st := r.printf(args[0], args[1:])
-	if varName != "" {
-		if !r.setVar(varName, out) {
-			return 1
+	if len(args) == 0 {
+		r.printfUsage()
+		return 2
+	}
+	p := bashfmt.Printer{
+		Dialect: bashfmt.Bash,
+		Warn:    func(e *bashfmt.Error) { r.errf("printf: %s", e.Msg) },
+		Now:     r.now,
+		Start:   r.start,
+		SetVar: func(name string, n int) error {
+			if !validRef(name) {
+				return fmt.Errorf("`%s': not a valid identifier", name)
+			}
+			// bash goes on after a readonly name (setVar has said so)
+			r.setVar(name, strconv.Itoa(n))
+			return nil
+		},
+	}
+	if strings.Contains(args[0], "%(") {
+		p.Location = r.timeZone()
+	}
+	if !hasVar {
+		st, err := p.Printf(r.context(), r.stdout(), args[0], args[1:])
+		if err != nil {
+			return r.printfErr(err)
 		}
 		return st
 	}
-	if _, err := io.WriteString(r.stdout(), out); err != nil {
-		return r.writeErr("printf", err)
+	var b strings.Builder
+	var held int64
+	defer func() { r.memGrow(-held) }()
+	p.Charge = func(n int) error {
+		if b.Len()+n > r.rs.lim.MaxStringBytes {
+			r.rs.fail(limitf("string size limit exceeded (%d bytes, max %d)", b.Len()+n, r.rs.lim.MaxStringBytes))
+			r.exiting = true
+			return errCancelled
+		}
+		if !r.memGrow(int64(n)) {
+			return errCancelled
+		}
+		held += int64(n)
+		return nil
+	}
+	st, err := p.Printf(r.context(), &b, args[0], args[1:])
+	if err != nil {
+		return r.printfErr(err)
+	}
+	if !r.setVar(varName, b.String()) {
+		return 1
 	}
 	return st
+}
+
+// printfUsage is bash's usage line, which has no "bash: line N: " prefix.
+func (r *runner) printfUsage() {
+	io.WriteString(r.stderr(), "printf: usage: printf [-v var] format [arguments]\n")
+}
+
+// printfErr is printf's status after bashfmt stopped: a write error, a
+// limit (already recorded) or the Run's end.
+func (r *runner) printfErr(err error) int {
+	if err == errCancelled || r.context().Err() != nil {
+		r.exiting = r.exiting || r.context().Err() != nil
+		return 1
+	}
+	return r.writeErr("printf", err)
+}
+
+// timeZone is where %(fmt)T shows a time: $TZ resolved in the sandbox's
+// own zoneinfo as date(1) does, UTC when it is unset.
+func (r *runner) timeZone() *time.Location {
+	v := r.lookup("TZ")
+	if v == nil || !v.Set {
+		return time.UTC
+	}
+	return sysinfo.LoadZone(&commands.Invocation{FS: r.sh.cfg.FS}, v.str())
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/warren-sandbox/warren/commands/bashfmt"
 )
 
 // otherSigs are signals accepted by trap and kill beyond the numbered ones;
@@ -71,7 +73,7 @@ func biTrap(r *runner, args []string) int {
 			if n != "EXIT" && n != "ERR" && n != "DEBUG" && n != "RETURN" {
 				sig = "SIG" + n
 			}
-			r.outf("trap -- %s %s\n", "'"+strings.ReplaceAll(traps[n], "'", `'\''`)+"'", sig)
+			r.outf("trap -- %s %s\n", bashfmt.QuoteAlias(traps[n]), sig)
 		}
 		return 0
 	}

@@ -5,6 +5,8 @@ package shell
 import (
 	"slices"
 	"strings"
+
+	"github.com/warren-sandbox/warren/commands/bashfmt"
 )
 
 // pathLookupAny finds name in PATH as source does: any file that is not a
@@ -227,7 +229,7 @@ func biCommand(r *runner, args []string) int {
 				}
 				st = 1
 			case v && k == "alias":
-				r.outf("alias %s=%s\n", name, shellQuote(d))
+				r.outf("alias %s=%s\n", name, bashfmt.QuoteAlias(d))
 			case v && k == "file":
 				r.out(d + "\n")
 			case v:

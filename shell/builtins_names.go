@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/warren-sandbox/warren/commands/bashfmt"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -81,7 +82,7 @@ func biAlias(r *runner, args []string) int {
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			r.outf("alias %s=%s\n", n, shellQuote(r.aliases[n]))
+			r.outf("alias %s=%s\n", n, bashfmt.QuoteAlias(r.aliases[n]))
 		}
 		return 0
 	}
@@ -90,7 +91,7 @@ func biAlias(r *runner, args []string) int {
 		name, val, ok := strings.Cut(a, "=")
 		if !ok {
 			if v, ok := r.aliases[name]; ok {
-				r.outf("alias %s=%s\n", name, shellQuote(v))
+				r.outf("alias %s=%s\n", name, bashfmt.QuoteAlias(v))
 			} else {
 				r.errf("alias: %s: not found", name)
 				st = 1

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/warren-sandbox/warren/commands/bashfmt"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -120,7 +121,7 @@ func (r *runner) printVars(declareStyle bool) {
 		case expand.Indexed, expand.Associative:
 			r.out(n + "=" + arrayLiteral(v) + "\n")
 		default:
-			r.out(n + "=" + shellQuote(v.Str) + "\n")
+			r.out(n + "=" + bashfmt.QuoteSet(v.Str) + "\n")
 		}
 	}
 	if !declareStyle {

@@ -4,8 +4,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/warren-sandbox/warren/commands/bashfmt"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -418,7 +418,7 @@ func (r *runner) printDeclared(filter func(*scope) bool, need uint16, withDeclar
 		if withDeclare {
 			r.out(declLine(n, v) + "\n")
 		} else if v.Set {
-			r.out(n + "=" + shellQuote(v.str()) + "\n")
+			r.out(n + "=" + bashfmt.QuoteSet(v.str()) + "\n")
 		}
 	}
 	return 0
@@ -434,26 +434,7 @@ func declLine(name string, v *Var) string {
 	case expand.Indexed, expand.Associative:
 		return "declare " + flags + " " + name + "=" + arrayLiteral(v)
 	}
-	return "declare " + flags + " " + name + "=" + dquote(v.Str)
-}
-
-// dquote quotes a value as declare -p does: in double quotes, or as $'...'
-// when it holds control characters or bytes that are no character.
-func dquote(s string) string {
-	if needsANSI(s) {
-		return ansiQuote(s)
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, c := range s {
-		switch c {
-		case '"', '\\', '$', '`':
-			b.WriteByte('\\')
-		}
-		b.WriteRune(c)
-	}
-	b.WriteByte('"')
-	return b.String()
+	return "declare " + flags + " " + name + "=" + bashfmt.QuoteDouble(v.Str)
 }
 
 func arrayLiteral(v *Var) string {
@@ -466,13 +447,15 @@ func arrayLiteral(v *Var) string {
 			b.WriteByte(' ')
 		}
 		if v.Kind == expand.Associative {
+			// bash quotes a key only when set would (a shell
+			// metacharacter, a character that is not printable)
 			kq := k
-			if shellMetas(k) || k == "" || needsANSI(k) {
-				kq = dquote(k)
+			if k == "" || shellMetas(k) || strings.HasPrefix(bashfmt.QuoteDouble(k), "$") {
+				kq = bashfmt.QuoteDouble(k)
 			}
-			b.WriteString("[" + kq + "]=" + dquote(vals[i]))
+			b.WriteString("[" + kq + "]=" + bashfmt.QuoteDouble(vals[i]))
 		} else {
-			b.WriteString("[" + k + "]=" + dquote(vals[i]))
+			b.WriteString("[" + k + "]=" + bashfmt.QuoteDouble(vals[i]))
 		}
 	}
 	if v.Kind == expand.Associative && len(keys) > 0 {
@@ -480,15 +463,6 @@ func arrayLiteral(v *Var) string {
 	}
 	b.WriteByte(')')
 	return b.String()
-}
-
-func needsANSI(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f {
-			return true
-		}
-	}
-	return !utf8.ValidString(s)
 }
 
 // shellMetas reports whether an associative key needs quotes in declare -p

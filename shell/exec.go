@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/warren-sandbox/warren/commands"
+	"github.com/warren-sandbox/warren/commands/bashfmt"
 	"github.com/warren-sandbox/warren/vfs"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -133,26 +134,10 @@ func (r *runner) xtrace(args []string) {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(xtraceQuote(a))
+		b.WriteString(bashfmt.QuoteXtrace(a))
 	}
 	b.WriteByte('\n')
 	io.WriteString(r.stderr(), b.String())
-}
-
-func xtraceQuote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	for _, c := range s {
-		if !(c == '_' || c == '-' || c == '.' || c == '/' || c == '=' || c == ':' || c == ',' || c == '+' || c == '@' || c == '%' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
-			q, err := syntax.Quote(s, syntax.LangBash)
-			if err != nil {
-				return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-			}
-			return q
-		}
-	}
-	return s
 }
 
 // execWithAssigns runs a command with prefix assignments (x=1 cmd) and

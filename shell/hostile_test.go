@@ -69,6 +69,11 @@ func hostileCases() []hostileCase {
 		{"deep extglob in ${x//}", Limits{}, 0, "x='" + deep("@(", "a", ")", 100_000) + "'; y=abc; echo ${y//$x/b}", StatusLimit, "pattern too complex", 5 * time.Second},
 		{"unclosed extglob groups", Limits{}, 0, "x='" + strings.Repeat("@([)]", 40) + "'; [[ a == $x ]]", StatusLimit, "pattern too complex (40 extglob groups, limit 12)", 5 * time.Second},
 		{"deep regex", Limits{}, 0, "x='" + deep("(", "a", ")", 100_000) + "'; [[ a =~ $x ]]", 2, "", 5 * time.Second},
+		// a width is output as it is made: under -v it is charged before it
+		// is kept (the budget, then MaxStringBytes), on stdout it streams
+		{"printf -v huge width", Limits{}, 16 << 20, `printf -v x '%1000000000s' a`, StatusLimit, "memory limit exceeded (16 MiB)", 5 * time.Second},
+		{"printf -v width past a string", Limits{MaxStringBytes: 1 << 20}, 0, `printf -v x '%2000000000s' a`, StatusLimit, "string size limit exceeded", 5 * time.Second},
+		{"printf huge width to stdout", Limits{MaxOutputBytes: 1 << 20}, 0, `printf '%2000000000s' a`, StatusLimit, "output limit exceeded", 5 * time.Second},
 		{"string doubling", Limits{}, 16 << 20, `x=abcdefgh; while :; do x=$x$x; done`, StatusLimit, "memory limit exceeded (16 MiB)", 5 * time.Second},
 		{"string doubling in array", Limits{}, 4 << 20, `a=(x); while :; do a+=("${a[@]}"); done`, StatusLimit, "memory limit exceeded (4 MiB)", 5 * time.Second},
 		{"assoc growth", Limits{MaxArrayElems: 10_000_000, Timeout: 20 * time.Second}, 2 << 20, `declare -A m; i=0; while :; do m[k$i]=$i$i$i$i$i$i$i$i; i=$((i+1)); done`, StatusLimit, "memory limit exceeded (2 MiB)", 10 * time.Second},

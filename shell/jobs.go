@@ -37,6 +37,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/warren-sandbox/warren/commands/bashfmt"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -511,7 +512,7 @@ func biSetsid(r *runner, args []string) int {
 	argv := slices.Clone(args)
 	words := make([]string, len(argv))
 	for i, a := range argv {
-		words[i] = shellQuote(a)
+		words[i] = bashfmt.QuoteXtrace(a)
 	}
 	if r.spawnJob(strings.Join(words, " "), false, func(sub *runner) { sub.external(argv, nil) }) == nil {
 		return 1

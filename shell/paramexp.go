@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/warren-sandbox/warren/commands/bashfmt"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/pattern"
 	"mvdan.cc/sh/v3/syntax"
@@ -938,9 +939,9 @@ func (x *wexp) transform(pv pval, op string, quoted bool, name string) error {
 		}
 		f := pv.v.attrFlags()
 		if f == "--" {
-			return x.emitScalar(pv.name+"="+shellQuoteAlways(pv.vals[0]), quoted)
+			return x.emitScalar(pv.name+"="+bashfmt.QuoteSingle(pv.vals[0]), quoted)
 		}
-		return x.emitScalar("declare "+f+" "+pv.name+"="+shellQuoteAlways(pv.vals[0]), quoted)
+		return x.emitScalar("declare "+f+" "+pv.name+"="+bashfmt.QuoteSingle(pv.vals[0]), quoted)
 	case "K", "k":
 		if pv.v != nil && pv.isList && pv.isArr {
 			keys := pv.v.keys()
@@ -948,7 +949,7 @@ func (x *wexp) transform(pv pval, op string, quoted bool, name string) error {
 			var parts []string
 			for i, k := range keys {
 				if op == "K" {
-					parts = append(parts, k+" "+shellQuoteAlways(vals[i]))
+					parts = append(parts, k+" "+bashfmt.QuoteSingle(vals[i]))
 				} else {
 					parts = append(parts, k, vals[i])
 				}
@@ -968,7 +969,7 @@ func (x *wexp) transform(pv pval, op string, quoted bool, name string) error {
 	for i, s := range pv.vals {
 		switch op {
 		case "Q":
-			out[i] = shellQuoteAlways(s)
+			out[i] = bashfmt.QuoteSingle(s)
 		case "E":
 			out[i] = ansiC(s)
 		case "P":
@@ -985,16 +986,6 @@ func (x *wexp) transform(pv pval, op string, quoted bool, name string) error {
 	}
 	pv.vals = out
 	return x.emit(pv, quoted)
-}
-
-// shellQuoteAlways quotes like ${x@Q}: always single quotes (or $'...').
-func shellQuoteAlways(s string) string {
-	for _, c := range s {
-		if c < 0x20 || c == 0x7f {
-			return ansiQuote(s)
-		}
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 type regexpT = regexp.Regexp

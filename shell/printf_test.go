@@ -95,3 +95,54 @@ func TestArithTrailingGarbage(t *testing.T) {
 		t.Errorf("got %q (stderr %q)", out, errs)
 	}
 }
+
+// TestPrintfBash: the printf builtin against real bash 5.2 (bash -c, LC_ALL
+// C.UTF-8; stdout, stderr and status recorded from /usr/bin/bash): widths
+// and precisions count bytes, -v (arrays too) and its errors, %n, %q, %Q,
+// %(fmt)T in $TZ, %b, escapes, long double conversions, bad numbers and
+// formats.
+func TestPrintfBash(t *testing.T) {
+	tests := []struct {
+		in, out, err string
+		st           int
+	}{
+		{`printf '%5s|%.2s|%-4s|%.1s|\n' é éé é é`, "   \xc3\xa9|\xc3\xa9|\xc3\xa9  |\xc3|\n", "", 0},
+		{`printf '%3c|%-3s|%.3s|\n' é ü 日本`, "  \xc3|\xc3\xbc |\xe6\x97\xa5|\n", "", 0},
+		{`printf -v 'a[1]' %s hi; declare -p a`, "declare -a a=([1]=\"hi\")\n", "", 0},
+		{`declare -A m; printf -v 'm[k y]' %s v; declare -p m`, "declare -A m=([\"k y\"]=\"v\" )\n", "", 0},
+		{`printf -v 1a x; echo $?`, "2\n", "bash: line 1: printf: `1a': not a valid identifier\n", 0},
+		{`printf -v 'a[' x; echo $?`, "2\n", "bash: line 1: printf: `a[': not a valid identifier\n", 0},
+		{`printf -x a; echo $?`, "2\n", "bash: line 1: printf: -x: invalid option\nprintf: usage: printf [-v var] format [arguments]\n", 0},
+		{`printf -v; echo $?`, "2\n", "bash: line 1: printf: -v: option requires an argument\nprintf: usage: printf [-v var] format [arguments]\n", 0},
+		{`printf; echo $?`, "2\n", "printf: usage: printf [-v var] format [arguments]\n", 0},
+		{`printf -vx hi; echo "$x"`, "hi\n", "", 0},
+		{`printf -v x -- %s hi; echo "$x"`, "hi\n", "", 0},
+		{`printf -- -x; echo`, "-x\n", "", 0},
+		{`printf 'ab%ncd\n' v; echo "$v"`, "abcd\n2\n", "", 0},
+		{`printf '%n' 1a; echo $?`, "1\n", "bash: line 1: printf: `1a': not a valid identifier\n", 0},
+		{`readonly x; printf 'a%nb\n' x; echo $?`, "ab\n0\n", "bash: line 1: x: readonly variable\n", 0},
+		{`printf '%q\n' '' 'a b' $'\t' '~x' 'a~' 'a#b' '#a' "it's" é $'\xff'`, "''\na\\ b\n$'\\t'\n\\~x\na~\na#b\n\\#a\nit\\'s\n\xc3\xa9\n$'\\377'\n", "", 0},
+		{`printf '%Q|%.2Q|\n' 'a b' 'a b'`, "a\\ b|a\\ |\n", "", 0},
+		{`printf '%(%Y-%m-%d %H:%M:%S)T\n' 86400`, "1970-01-02 00:00:00\n", "", 0},
+		{`TZ=JST-9 printf '%(%H)T\n' 0`, "09\n", "", 0},
+		{`printf '%b|' '\101\0101' 'x\cy'; echo`, "AA|x\n", "", 0},
+		{`printf 'x\cy\n'`, "x\\cy\n", "", 0},
+		{`printf '%d|' abc 12x 0x1F "'a"; echo " $?"`, "0|12|31|97| 1\n", "bash: line 1: printf: abc: invalid number\nbash: line 1: printf: 12x: invalid number\n", 0},
+		{`printf '%y'; echo $?`, "1\n", "bash: line 1: printf: `y': invalid format character\n", 0},
+		{`printf '%5'; echo $?`, "1\n", "bash: line 1: printf: `%5': missing format character\n", 0},
+		{`printf '%s-%s\n' a b c`, "a-b\nc-\n", "", 0},
+		{`printf -v x '%s%b' $'\xff' 'a\c'; declare -p x`, "declare -- x=$'\\377a'\n", "", 0},
+		{`printf -v x ''; declare -p x`, "declare -- x=\"\"\n", "", 0},
+		{`printf '%*s|%-*s|\n' 4 a 4 b`, "   a|b   |\n", "", 0},
+		{`printf '\x41\u00e9\U0001F600\101\n'`, "A\xc3\xa9\xf0\x9f\x98\x80A\n", "", 0},
+		{`printf '%.3d|%+5.1f|%#o|%e\n' 7 2.25 8 1e999`, "007| +2.2|010|1.000000e+999\n", "", 0},
+		{`printf '%.20f|%La|%g\n' 0.1 1 1e-5`, "0.10000000000000000000|0x8p-3|1e-05\n", "", 0},
+	}
+	for _, tt := range tests {
+		sh := newTestShell(t, Limits{})
+		out, errs, st := runScript(t, sh, tt.in)
+		if out != tt.out || errs != tt.err || st != tt.st {
+			t.Errorf("%s:\n got %q %q status %d\nwant %q %q status %d", tt.in, out, errs, st, tt.out, tt.err, tt.st)
+		}
+	}
+}

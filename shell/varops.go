@@ -445,7 +445,7 @@ func (r *runner) assignArray(name string, arr *syntax.ArrayExpr, appendTo bool, 
 			}
 			if k == "" {
 				// bash reports an empty key and skips the element
-				r.errf("[%s]=%s: bad array subscript", shellQuote(k), val)
+				r.errf("['']=%s: bad array subscript", val)
 				continue
 			}
 			m[k] = val

@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/warren-sandbox/warren/commands/bashfmt"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/pattern"
 	"mvdan.cc/sh/v3/syntax"
@@ -633,67 +634,14 @@ func docUnescape(s string) string {
 	return b.String()
 }
 
-// ansiC decodes $'...' escapes. Like bash (C strings), a NUL ends the value.
+// ansiC decodes $'...' escapes (and ${x@E}'s). Like bash (C strings), a
+// NUL ends the value.
 func ansiC(s string) string {
-	out := ansiCRaw(s)
+	out, _ := bashfmt.Unescape(s, bashfmt.DollarQuote)
 	if i := strings.IndexByte(out, 0); i >= 0 {
 		out = out[:i]
 	}
 	return out
-}
-
-func ansiCRaw(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 >= len(s) {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		switch s[i] {
-		case '\'':
-			b.WriteByte('\'')
-		case '"':
-			b.WriteByte('"')
-		case '?':
-			b.WriteByte('?')
-		case 'c':
-			if i+1 < len(s) {
-				i++
-				b.WriteByte(s[i] & 0x1f)
-			}
-		case '0', '1', '2', '3', '4', '5', '6', '7':
-			n, j := 0, i
-			for ; j < len(s) && j < i+3 && s[j] >= '0' && s[j] <= '7'; j++ {
-				n = n*8 + int(s[j]-'0')
-			}
-			b.WriteByte(byte(n))
-			i = j - 1
-		default:
-			e, _ := echoEscapes(s[i-1 : min(len(s), i+9)])
-			// echoEscapes handled a prefix; find its length
-			j := i + 1
-			switch s[i] {
-			case 'x':
-				for j < len(s) && j < i+3 && isHex(s[j]) {
-					j++
-				}
-			case 'u':
-				for j < len(s) && j < i+5 && isHex(s[j]) {
-					j++
-				}
-			case 'U':
-				for j < len(s) && j < i+9 && isHex(s[j]) {
-					j++
-				}
-			}
-			e, _ = echoEscapes(s[i-1 : j])
-			b.WriteString(e)
-			i = j - 1
-		}
-	}
-	return b.String()
 }
 
 // tilde expands a leading ~ or ~user.

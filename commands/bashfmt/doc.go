@@ -1,7 +1,7 @@
 // Package bashfmt is the one home for bash's printf format language, echo
-// escapes and shell quoting, shared by the shell's builtins (printf, echo,
-// declare -p, set -x, alias, ${x@Q}) and the resident printf and echo
-// commands, so that the two cannot drift apart.
+// and $'...' escapes and shell quoting, shared by the shell (printf, echo,
+// $'...', declare -p, set, set -x, alias, trap -p, ${x@Q}) and the resident
+// printf and echo commands, so that the two cannot drift apart.
 //
 // Two references are modelled, chosen by Dialect: bash 5.2's builtin
 // printf (Bash) and GNU coreutils 9.1's printf(1) (GNU). They share glibc's

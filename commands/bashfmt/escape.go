@@ -21,6 +21,12 @@ const (
 	// GNUPercentB is GNU printf's %b, which also knows \" and exactly
 	// four or eight digits after \u and \U.
 	GNUPercentB
+	// DollarQuote is bash's $'...': EchoEscapes' letters, \' \" \?,
+	// octal of one to three digits (\0101 is \010 then 1) and \cX, the
+	// control character of X (\c? is DEL, \c\\ takes both backslashes);
+	// a \c at the end stays as it is. A \0 is kept: that the word ends
+	// at a NUL is the caller's to apply.
+	DollarQuote
 )
 
 // Unescape interprets the escapes of style in s. stop reports \c, after
@@ -30,7 +36,7 @@ const (
 //	Unescape(`a\tb\cc`, EchoEscapes) == "a\tb", true
 func Unescape(s string, style EscapeStyle) (out string, stop bool) {
 	k := map[EscapeStyle]escKind{EchoEscapes: escEchoBash, PercentB: escBBash,
-		GNUEchoEscapes: escEchoGNU, GNUPercentB: escBGNU}[style]
+		GNUEchoEscapes: escEchoGNU, GNUPercentB: escBGNU, DollarQuote: escDollar}[style]
 	b, stop, _ := unescape(nil, s, k, nil)
 	return string(b), stop
 }
@@ -46,6 +52,7 @@ const (
 	escFormatGNU
 	escBBash
 	escBGNU
+	escDollar
 )
 
 func (k escKind) gnu() bool { return k == escEchoGNU || k == escFormatGNU || k == escBGNU }
@@ -111,19 +118,31 @@ func escape1(dst *[]byte, e string, k escKind, warn func(string)) (int, bool, er
 	case '\\':
 		d = append(d, '\\')
 	case 'c':
+		if k == escDollar {
+			if len(e) < 2 {
+				d = append(d, '\\')
+				return 0, false, nil
+			}
+			x, n := e[1], 2
+			if x == '\\' && len(e) > 2 && e[2] == '\\' {
+				n = 3
+			}
+			d = append(d, toCtrl(x))
+			return n, false, nil
+		}
 		if k == escFormatBash {
 			d = append(d, '\\') // bash's format keeps \c
 			return 0, false, nil
 		}
 		return 1, true, nil
 	case '\'', '?':
-		if k != escFormatBash {
+		if k != escFormatBash && k != escDollar {
 			d = append(d, '\\')
 			return 0, false, nil
 		}
 		d = append(d, c)
 	case '"':
-		if k == escFormatBash || k == escFormatGNU || k == escBGNU {
+		if k == escFormatBash || k == escFormatGNU || k == escBGNU || k == escDollar {
 			d = append(d, c)
 			return 1, false, nil
 		}
@@ -134,10 +153,10 @@ func escape1(dst *[]byte, e string, k escKind, warn func(string)) (int, bool, er
 			d = append(d, '\\')
 			return 0, false, nil
 		}
-		// How many digits: 3 in all in formats; 3 after a leading 0 in
-		// echo and %b, and, for \1..\7 there, 3 in all.
+		// How many digits: 3 in all in formats and $'...'; 3 after a
+		// leading 0 in echo and %b, and, for \1..\7 there, 3 in all.
 		j, digits := 0, 3
-		if c == '0' && k != escFormatBash && k != escFormatGNU {
+		if c == '0' && k != escFormatBash && k != escFormatGNU && k != escDollar {
 			j = 1
 		}
 		v := 0
@@ -207,6 +226,17 @@ func escape1(dst *[]byte, e string, k escKind, warn func(string)) (int, bool, er
 		return 0, false, nil
 	}
 	return 1, false, nil
+}
+
+// toCtrl is bash's TOCTRL: the control character of x, DEL for ?.
+func toCtrl(x byte) byte {
+	if x == '?' {
+		return 0x7f
+	}
+	if x >= 'a' && x <= 'z' {
+		x -= 'a' - 'A'
+	}
+	return x & 0x1f
 }
 
 // appendUTF8 encodes v as bash's u32toutf8 does: the UTF-8 pattern for any

@@ -110,3 +110,22 @@ func TestUnescapeReferences(t *testing.T) {
 		}
 	}
 }
+
+// DollarQuote against bash's own $'...' (each word in the source of a
+// bash -c script; bash's word ends at a NUL, so ours is cut there too).
+func TestUnescapeDollarQuoteReference(t *testing.T) {
+	words := []string{`\0101`, `\101`, `\1`, `\18`, `\400`, `\777`, `\c`, `a\c`, `\cA`, `\ca`, `\c?`, `\c[`,
+		`\c\\`, `\c\d`, `\c1`, `\x41`, `\x4`, `\xg`, `\x414`, `\u00e9`, `\u`, `\u4`, `\u12345`, `\U0001F600`,
+		`\U`, `\uD800`, `\U110000`, `\U7FFFFFFF`, `\'`, `\"`, `\?`, `\e`, `\E`, `\a\b\f\v\r\t\n`, `\q`, `\\`,
+		`\z`, `a\0b`, `\N`, `\-`}
+	for _, w := range words {
+		want := reference(t, bashPath, "-c", `printf '%s' $'`+w+`'`).stdout
+		got, stop := Unescape(w, DollarQuote)
+		if i := strings.IndexByte(got, 0); i >= 0 {
+			got = got[:i]
+		}
+		if got != want || stop {
+			t.Errorf("bash $'%s': got %q (stop %v), want %q", w, got, stop, want)
+		}
+	}
+}
