@@ -48,3 +48,21 @@ func TestArithErrorAtRunTime(t *testing.T) {
 		}
 	}
 }
+
+// read -n and -N count characters, not bytes, as bash does in a UTF-8
+// locale (recorded from /usr/bin/bash with LC_ALL=C.UTF-8).
+func TestReadCountsCharacters(t *testing.T) {
+	script := `read -n 1 c <<< 'é'; echo "$c"
+read -n 1 c <<<'😀x'; echo "$c"
+read -N 2 c <<<'ﬁn'; echo "$c"
+read -n 3 c <<< 'aé日'; echo "$c"
+read -n 2 a b <<< 'é ü'; echo "[$a][$b]"
+read -n 5 c <<< 'aé'; echo "[$c]"
+printf 'a\\\xc3\xa9b\n' | { read -n 2 c; echo "[$c]"; }
+printf '\xc3\xa9\xe6\x97\xa5' | { read -N 2 c; echo "[$c] $?"; }`
+	want := "é\n😀\nﬁn\naé日\n[é][]\n[aé]\n[aé]\n[é日] 0\n"
+	sh := newTestShell(t, Limits{})
+	if out, errs, _ := runScript(t, sh, script); out != want {
+		t.Errorf("got %q (%q), want %q", out, errs, want)
+	}
+}

@@ -160,9 +160,10 @@ func biRead(r *runner, args []string) int {
 		}
 	}
 	timedOut := false
-	got := 0 // characters read (an escaped pair counts once)
+	got := 0     // characters read (an escaped pair counts once)
+	pending := 0 // UTF-8 continuation bytes still due for the last character
 	for {
-		if nchars >= 0 && got >= nchars {
+		if nchars >= 0 && got >= nchars && pending == 0 {
 			break
 		}
 		var n int
@@ -177,6 +178,19 @@ func biRead(r *runner, args []string) int {
 			break
 		}
 		c := one[0]
+		if pending > 0 {
+			// -n and -N count characters, as bash does in a UTF-8
+			// locale: the rest of a multibyte one comes with it. (A
+			// sequence cut short by a new character is taken as bytes;
+			// that byte, already read, stays in the line.)
+			pending--
+			if c&0xC0 == 0x80 {
+				line = append(line, c)
+				continue
+			}
+			pending = 0
+		}
+		pending = utf8Tail(c)
 		if c == 0 && delim != 0 {
 			continue // bash drops NUL bytes
 		}
@@ -194,6 +208,7 @@ func biRead(r *runner, args []string) int {
 			}
 			line = append(line, '\\', one[0])
 			got++
+			pending = utf8Tail(one[0])
 			continue
 		}
 		line = append(line, c)
@@ -456,6 +471,19 @@ func biMapfile(r *runner, args []string) int {
 	v.Set = true
 	if v.List == nil {
 		v.List = []string{}
+	}
+	return 0
+}
+
+// utf8Tail is how many continuation bytes a UTF-8 lead byte announces.
+func utf8Tail(c byte) int {
+	switch {
+	case c >= 0xF0:
+		return 3
+	case c >= 0xE0:
+		return 2
+	case c >= 0xC0:
+		return 1
 	}
 	return 0
 }
