@@ -29,3 +29,22 @@ func TestScriptBytes(t *testing.T) {
 		}
 	}
 }
+
+// ${x:off:len} keeps invalid bytes as they are (each one character), as
+// bash does (recorded from /usr/bin/bash with LC_ALL=C.UTF-8).
+func TestSliceInvalidBytes(t *testing.T) {
+	tests := []struct{ in, out string }{
+		{`x=$'\xc3\xbc\xff'; printf '%s' "${x:1:1}"`, "\xff"},
+		{`x=$'\xff\xfe'; printf '%s' "${x:1:1}"`, "\xfe"},
+		{`x=$'a\xffb'; printf '%s|%s' "${#x}" "${x:1}"`, "3|\xffb"},
+		{`x=$'\xe6\x97'; printf '%s|%s' "${#x}" "${x:0:1}"`, "2|\xe6"},
+		{`x=$'\xffé'; printf '%s' "${x: -1}"`, "é"},
+		{`s=héllo; echo "${s:1:3}|${s: -2}|${s:2}|${s:0:0}|${s:9}|${s: -9}|${s:1:-1}"`, "éll|lo|llo||||éll\n"},
+	}
+	for _, tt := range tests {
+		sh := newTestShell(t, Limits{})
+		if out, errs, _ := runScript(t, sh, tt.in); out != tt.out {
+			t.Errorf("%q: got %q (%q), want %q", tt.in, out, errs, tt.out)
+		}
+	}
+}

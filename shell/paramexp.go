@@ -666,8 +666,9 @@ func (r *runner) slice(pe *syntax.ParamExp, pv *pval) error {
 	if len(pv.vals) > 0 {
 		s = pv.vals[0]
 	}
-	rs := []rune(s)
-	n := int64(len(rs))
+	// Character offsets, not runes: an invalid byte is one character
+	// and comes out as itself (a []rune would make it U+FFFD).
+	n := int64(utf8.RuneCountInString(s)) // an invalid byte counts as one
 	if off < 0 {
 		off += n
 		if off < 0 {
@@ -689,8 +690,24 @@ func (r *runner) slice(pe *syntax.ParamExp, pv *pval) error {
 			end = min(n, off+length)
 		}
 	}
-	pv.vals = []string{string(rs[off:end])}
+	from := charOffset(s, 0, int(off))
+	pv.vals = []string{s[from:charOffset(s, from, int(end-off))]}
 	return nil
+}
+
+// charOffset is the byte offset k characters after byte offset from
+// (len(s) past the end), without allocating: strings here can be large.
+func charOffset(s string, from, k int) int {
+	i := from
+	for ; k > 0 && i < len(s); k-- {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return i
 }
 
 func (r *runner) patRx(pat string, mode pattern.Mode) (*regexpT, bool) {
