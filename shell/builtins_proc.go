@@ -155,8 +155,9 @@ func applySymbolic(perms uint32, mode string) (uint32, string) {
 // has a soft and a hard value (-1 is unlimited) that scripts read, lower
 // and (root only) raise; subshells get a copy. What warren enforces is
 // its own limits (docs/limits.md): -u is the job limit, -t the exec's time
-// limit, -v the memory budget, so those report the real values; the others
-// are kept for scripts that check or set them and are not enforced.
+// limit, -v the memory budget, so those report the real values; -n holds
+// the shell's redirections (up to 4096); the others are kept for scripts
+// that check or set them and are not enforced.
 
 // ulimitRes is one resource: its option letter, bash's label and whether
 // it can change (the pipe size cannot).
@@ -226,6 +227,26 @@ func (r *runner) defaultUlimits() *ulimits {
 	}
 	return u
 }
+
+// openFilesLimit is ulimit -n's soft value, which redirections hold to
+// (a descriptor at or past it is refused, as the kernel refuses bash),
+// never above maxFd: each subshell and pipeline stage copies the
+// descriptor table, so its size stays bounded whatever a script raises.
+func (r *runner) openFilesLimit() int {
+	if r.ulimits == nil {
+		return 1024
+	}
+	for i, res := range ulimitTable {
+		if res.flag == 'n' {
+			if n := r.ulimits.soft[i]; n >= 0 && n < maxFd {
+				return int(n)
+			}
+		}
+	}
+	return maxFd
+}
+
+const maxFd = 4096
 
 const ulimitUsage = "ulimit: usage: ulimit [-SHabcdefiklmnpqrstuvxPRT] [limit]"
 

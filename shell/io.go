@@ -462,9 +462,14 @@ func (r *runner) redirect(rd *syntax.Redirect, permanent bool) bool {
 		for fd < len(r.fds) && r.fds[fd] != nil {
 			fd++
 		}
+		if fd >= r.openFilesLimit() {
+			io.WriteString(r.stderr(), r.arg0+": redirection error: cannot duplicate fd: Invalid argument\n")
+			r.errf("%s: Invalid argument", wordText(rd.Word))
+			return false
+		}
 		r.setVar(varName, strconv.Itoa(fd))
 	}
-	if fd > 1023 {
+	if fd >= r.openFilesLimit() {
 		r.errf("%d: Bad file descriptor", fd)
 		return false
 	}

@@ -34,3 +34,15 @@ func TestUlimitUmask(t *testing.T) {
 		}
 	}
 }
+
+// ulimit -n holds redirections as the kernel holds bash (recorded from
+// /usr/bin/bash).
+func TestUlimitOpenFiles(t *testing.T) {
+	in := "ulimit -n 8; exec 9>/tmp/of; echo $?; exec {v}>/tmp/of; echo $? $v; echo hi 9>/tmp/of; echo $?; exec 7>/tmp/of; echo $?"
+	wantOut := "1\n1\n1\n0\n"
+	wantErr := "bash: line 1: 9: Bad file descriptor\nbash: redirection error: cannot duplicate fd: Invalid argument\nbash: line 1: /tmp/of: Invalid argument\nbash: line 1: 9: Bad file descriptor\n"
+	sh := newTestShell(t, Limits{})
+	if out, errs, _ := runScript(t, sh, in); out != wantOut || errs != wantErr {
+		t.Errorf("got %q %q, want %q %q", out, errs, wantOut, wantErr)
+	}
+}
