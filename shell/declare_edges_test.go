@@ -49,6 +49,8 @@ func TestDeclareRoundTrip(t *testing.T) {
 		{"declare -A m=(['x#']=1); declare -p m", "declare -A m=([x#]=\"1\" )\n"},
 		{"declare -A m=(['@']=1); declare -p m", "declare -A m=([\"@\"]=\"1\" )\n"},
 		{"declare -A m=(['a,b:c-d.e%+/']=1); declare -p m", "declare -A m=([a,b:c-d.e%+/]=\"1\" )\n"},
+		// unquoted keys the parser read as arithmetic keep their text
+		{"declare -A m=([x=y]=1 [a+b]=2 [-1]=3 [x==y]=4); for k in \"${!m[@]}\"; do echo \"$k=${m[$k]}\"; done | sort", "-1=3\na+b=2\nx==y=4\nx=y=1\n"},
 	}
 	for _, tt := range tests {
 		sh := newTestShell(t, Limits{})

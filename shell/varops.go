@@ -410,10 +410,10 @@ func (r *runner) indexLiteral(idx syntax.ArithmExpr) (string, bool) {
 	if w, ok := idx.(*syntax.Word); ok {
 		return r.literal(w)
 	}
-	// expand parsed the subscript as arithmetic; print it back.
-	var b strings.Builder
-	syntax.NewPrinter().Print(&b, idx)
-	return b.String(), true
+	// expand parsed the subscript as arithmetic; print it back as written
+	// (an assignment, [x=y], printed as a node alone came out empty).
+	// (the minifying printer may break a line after a unary sign)
+	return strings.ReplaceAll(arithText(idx), "\\\n", ""), true
 }
 
 // assignArray performs name=(...) or name+=(...).
