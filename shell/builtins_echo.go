@@ -19,25 +19,7 @@ import (
 // are options, the first other word starts the text; -e (or shopt
 // xpg_echo) interprets backslash escapes.
 func biEcho(r *runner, args []string) int {
-	args = args[1:]
-	nl, esc := true, r.shopts["xpg_echo"]
-	for len(args) > 0 {
-		a := args[0]
-		if len(a) < 2 || a[0] != '-' || strings.Trim(a[1:], "neE") != "" {
-			break
-		}
-		for _, c := range a[1:] {
-			switch c {
-			case 'n':
-				nl = false
-			case 'e':
-				esc = true
-			case 'E':
-				esc = false
-			}
-		}
-		args = args[1:]
-	}
+	args, nl, esc := bashfmt.EchoOptions(args[1:], r.shopts["xpg_echo"])
 	var b strings.Builder
 	for i, a := range args {
 		if i > 0 {

@@ -1,6 +1,9 @@
 package bashfmt
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // EscapeStyle selects which backslash escapes Unescape interprets: the
 // sets differ in small ways between echo -e and printf %b, and between
@@ -272,4 +275,31 @@ func hexVal(c byte) int {
 		return int(c-'a') + 10
 	}
 	return int(c-'A') + 10
+}
+
+// EchoOptions reads echo's leading options as bash's builtin and GNU's
+// echo both do: words made only of -n, -e and -E letters are options, the
+// first other word starts the text. escapes is the starting value (bash's
+// xpg_echo); it returns the text words, whether to end with a newline and
+// whether to interpret escapes.
+func EchoOptions(args []string, escapes bool) (text []string, newline, esc bool) {
+	newline, esc = true, escapes
+	for len(args) > 0 {
+		a := args[0]
+		if len(a) < 2 || a[0] != '-' || strings.Trim(a[1:], "neE") != "" {
+			break
+		}
+		for _, c := range a[1:] {
+			switch c {
+			case 'n':
+				newline = false
+			case 'e':
+				esc = true
+			case 'E':
+				esc = false
+			}
+		}
+		args = args[1:]
+	}
+	return args, newline, esc
 }

@@ -4,7 +4,6 @@ package coreutils
 
 import (
 	"context"
-	"strings"
 
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/bashfmt"
@@ -14,25 +13,7 @@ import (
 // -e knows \NNN and \0NNN but not \u (bash's builtin echo is the shell's).
 func Echo(ctx context.Context, inv *commands.Invocation) int {
 	r := begin(ctx, inv)
-	args := inv.Args[1:]
-	newline, escapes := true, false
-	for len(args) > 0 {
-		a := args[0]
-		if len(a) < 2 || a[0] != '-' || strings.Trim(a[1:], "neE") != "" {
-			break
-		}
-		for _, c := range a[1:] {
-			switch c {
-			case 'n':
-				newline = false
-			case 'e':
-				escapes = true
-			case 'E':
-				escapes = false
-			}
-		}
-		args = args[1:]
-	}
+	args, newline, escapes := bashfmt.EchoOptions(inv.Args[1:], false)
 	for i, a := range args {
 		if i > 0 {
 			r.out.WriteByte(' ')
