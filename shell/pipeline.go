@@ -54,7 +54,7 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 	var inPipe *pipe
 	for i, stage := range stages {
 		st := stage.st
-		if !r.inTrap && commandText(st.Cmd) && !(i == n-1 && lastpipe) {
+		if len(r.traps) > 0 && !r.inTrap && commandText(st.Cmd) && !(i == n-1 && lastpipe) {
 			// bash runs the DEBUG trap for a simple stage in the shell,
 			// before the stage starts (its copy runs none: subshells drop
 			// DEBUG).
