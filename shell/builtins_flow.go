@@ -51,7 +51,13 @@ func biEval(r *runner, args []string) int {
 	r.status = 0
 	// Like bash, the lines before a syntax error run (not the bad line's
 	// other commands: bash parses a line whole), then eval returns 2.
+	// $LINENO counts on from the eval's line, as in bash.
+	base, line := r.lineBase, r.lineno
+	if !r.inTrap {
+		r.lineBase = r.lineno - 1
+	}
 	r.runText(src, "", false)
+	r.lineBase, r.lineno = base, line
 	r.callDepth--
 	if r.assignFail {
 		r.assignFail, r.abandonLine, r.exiting = false, false, false

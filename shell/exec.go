@@ -259,7 +259,11 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
 	savedLoops := r.loopDepth
 	r.loopDepth = 0
 	sets := r.returnTrapSets
+	// A body's lines are its script's, not those of an eval that calls it.
+	base := r.lineBase
+	r.lineBase = 0
 	r.stmt(body)
+	r.lineBase = base
 	// The call is a simple command: set -e and ERR look at its status,
 	// whatever short-circuited list inside produced it.
 	r.andOrFail = false

@@ -53,6 +53,8 @@ func (e env) Get(name string) expand.Variable {
 		return strVar(strconv.Itoa(int(r.now().Sub(r.start).Seconds())))
 	case "LINENO":
 		return strVar(strconv.Itoa(r.lineno))
+	case "BASH_ARGV0":
+		return strVar(r.arg0)
 	case "BASH_SUBSHELL":
 		return strVar(strconv.Itoa(r.subshell))
 	case "BASH_COMMAND":

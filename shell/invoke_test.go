@@ -19,6 +19,9 @@ func TestBashDashC(t *testing.T) {
 		// BASH_SUBSHELL counts ( ), $( ) and &, not pipeline stages
 		{"echo $BASH_SUBSHELL; (echo $BASH_SUBSHELL; (echo $BASH_SUBSHELL)); echo $(echo $BASH_SUBSHELL); echo $BASH_SUBSHELL | cat; (echo $BASH_SUBSHELL) | cat; bash -c 'echo $BASH_SUBSHELL'; f(){ echo $BASH_SUBSHELL; }; f & wait",
 			"0\n1\n2\n1\n0\n1\n0\n1\n"},
+		// $LINENO in eval counts on from the eval's line; BASH_ARGV0 is $0
+		{"echo\neval $'echo $LINENO\\necho $LINENO'\necho $LINENO\nf() { echo $LINENO; }\neval f", "\n2\n3\n3\n4\n"},
+		{"bash -c 'echo ${BASH_ARGV0:-none}' _ a", "_\n"},
 		// exec's options
 		{"(exec -a NAME bash -c 'echo $0'); (exec -la NAME bash -c 'echo $0'); (exec -l bash -c 'echo $0')", "NAME\n-NAME\n-bash\n"},
 		{"(exec -c printenv PATH); echo $?; (x=1 exec -c printenv x); echo $?", "1\n1\n"},

@@ -63,7 +63,7 @@ func (r *runner) lookupParam(name string, index syntax.ArithmExpr, pe *syntax.Pa
 			pv.vals = []string{r.shellopts(name == "BASHOPTS")}
 			return pv, nil
 		}
-	case "#", "?", "$", "!", "-", "0", "_", "BASHPID", "PPID", "RANDOM", "SECONDS", "LINENO", "FUNCNAME", "BASH_SOURCE", "BASH_LINENO", "BASH_COMMAND", "BASH_SUBSHELL":
+	case "#", "?", "$", "!", "-", "0", "_", "BASHPID", "PPID", "RANDOM", "SECONDS", "LINENO", "FUNCNAME", "BASH_SOURCE", "BASH_LINENO", "BASH_COMMAND", "BASH_SUBSHELL", "BASH_ARGV0":
 		if name == "RANDOM" || name == "SECONDS" || name == "LINENO" {
 			if v := r.lookup(name); v != nil && !v.Set && v.Attr == 0 {
 				return pv, nil
