@@ -36,6 +36,10 @@ var bashCommandCases = []struct{ in, out, stderr string }{
 	{"f(){ cd /nope; }\nf\nf(){ echo \"${BASH_SOURCE[@]}\"; }; f", "main\n", "main: line 1: cd: /nope: No such file or directory\n"},
 	{"echo 'cd /nope' > /tmp/bc.sh; . /tmp/bc.sh", "", "/tmp/bc.sh: line 1: cd: /nope: No such file or directory\n"},
 	{"bash -c 'f(){ cd /nope; echo \"${BASH_SOURCE[@]}\"; }; f'", "environment\n", "environment: line 1: cd: /nope: No such file or directory\n"},
+	// a syntax error names eval and quotes the line it could not read
+	{"echo\neval \"if\"\neval \"echo )\"\neval \"x=\\\"a\"\neval \"cd /nope\"", "\n",
+		"bash: eval: line 3: syntax error: unexpected end of file\nbash: eval: line 3: syntax error near unexpected token `)'\nbash: eval: line 3: `echo )'\nbash: eval: line 4: unexpected EOF while looking for matching `\"'\nbash: line 5: cd: /nope: No such file or directory\n"},
+	{"if true; then\n  echo )\nfi", "", "bash: line 2: syntax error near unexpected token `)'\nbash: line 2: `  echo )'\n"},
 }
 
 func TestBashCommand(t *testing.T) {

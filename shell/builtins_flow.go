@@ -56,7 +56,10 @@ func biEval(r *runner, args []string) int {
 	if !r.inTrap {
 		r.lineBase = r.lineno - 1
 	}
+	wasEval := r.evalText
+	r.evalText = true
 	r.runText(src, "", false)
+	r.evalText = wasEval
 	r.lineBase, r.lineno = base, line
 	r.callDepth--
 	if r.assignFail {
@@ -105,7 +108,10 @@ func biSource(r *runner, args []string) int {
 	savedSrc, savedLine := r.curSrc, r.lineno
 	r.curSrc = name
 	r.status = 0
+	wasEval := r.evalText
+	r.evalText = false
 	r.runText(string(data), name, false)
+	r.evalText = wasEval
 	r.curSrc = savedSrc
 	r.lineno = savedLine
 	r.frames = r.frames[:len(r.frames)-1]

@@ -152,6 +152,8 @@ type runner struct {
 	topSrc      string // script file of this shell ("" for stdin/-c)
 	cMode       bool   // this shell runs a bash -c string
 	execArgv0   string // exec -a/-l: argv[0] for the command exec runs
+	evalText    bool   // the text being run is an eval's (syntax errors say so)
+	errLabel    string // a word after $0 in messages ("eval")
 	curSrc      string // file being read (for functions' BASH_SOURCE)
 	funcFile    map[string]string
 	lineno      int
@@ -470,6 +472,9 @@ func (r *runner) errPrefix() {
 	name := r.arg0
 	if n := len(r.frames); n > 0 {
 		name = r.frameFile(r.frames[n-1])
+	}
+	if r.errLabel != "" {
+		name += ": " + r.errLabel
 	}
 	if r.lineno > 0 {
 		fmt.Fprintf(r.stderr(), "%s: line %d: ", name, r.lineno)

@@ -104,7 +104,7 @@ func TestRun(t *testing.T) {
 func TestErrorMessages(t *testing.T) {
 	tests := []struct{ in, stderr string }{
 		{"\nnosuch", "bash: line 2: nosuch: command not found\n"},
-		{"echo )", "bash: line 1: syntax error near unexpected token `)'\n"},
+		{"echo )", "bash: line 1: syntax error near unexpected token `)'\nbash: line 1: `echo )'\n"},
 		{"cd /nonexistent", "bash: line 1: cd: /nonexistent: No such file or directory\n"},
 		{"set -u; echo $zz", "bash: line 1: zz: unbound variable\n"},
 		{"echo $((1/0))", "bash: line 1: 1/0: division by 0 (error token is \"0\")\n"},

@@ -89,6 +89,11 @@ func (r *runner) syntaxErrorIn(err error, src string, script bool) int {
 		r.lineno = line + r.lineBase
 	}
 	defer func() { r.lineno = old }()
+	if r.evalText {
+		// bash names eval in its syntax errors (bash: eval: line N:)
+		r.errLabel = "eval"
+		defer func() { r.errLabel = "" }()
+	}
 	if strings.Contains(msg, "invalid parameter name") && atEOF(src, pe) {
 		// "x=${" at the end of the text: bash is still looking for the }
 		r.errf("unexpected EOF while looking for matching `}'")
@@ -136,7 +141,7 @@ func (r *runner) syntaxErrorIn(err error, src string, script bool) int {
 	}
 	switch {
 	case strings.Contains(msg, "reached EOF") || strings.Contains(msg, "must be followed") || strings.Contains(msg, "unclosed") || strings.Contains(msg, "must end with"):
-		if script && !eofAtToken(msg) {
+		if (script || r.evalText) && !eofAtToken(msg) {
 			n := strings.Count(src, "\n")
 			if !strings.HasSuffix(src, "\n") {
 				n++
@@ -146,8 +151,27 @@ func (r *runner) syntaxErrorIn(err error, src string, script bool) int {
 		r.errf("syntax error: unexpected end of file")
 	case tok != "":
 		r.errf("syntax error near unexpected token %s", tok)
+		if line > 0 {
+			// and, as bash does, the line it could not read
+			r.errf("`%s'", srcLine(src, line))
+		}
 	default:
 		r.errf("syntax error: %s", msg)
 	}
 	return 2
+}
+
+// srcLine is line n (from 1) of src, without its newline.
+func srcLine(src string, n int) string {
+	for ; n > 1; n-- {
+		i := strings.IndexByte(src, '\n')
+		if i < 0 {
+			return ""
+		}
+		src = src[i+1:]
+	}
+	if i := strings.IndexByte(src, '\n'); i >= 0 {
+		src = src[:i]
+	}
+	return src
 }
