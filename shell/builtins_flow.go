@@ -56,10 +56,13 @@ func biEval(r *runner, args []string) int {
 	if !r.inTrap {
 		r.lineBase = r.lineno - 1
 	}
-	wasEval := r.evalText
+	wasEval, cur := r.evalText, r.curStmt
 	r.evalText = true
 	r.runText(src, "", false)
 	r.evalText = wasEval
+	if !r.inTrap {
+		r.curStmt = cur // bash's $BASH_COMMAND is the eval again after it
+	}
 	r.lineBase, r.lineno = base, line
 	r.callDepth--
 	if r.assignFail {
@@ -104,18 +107,23 @@ func biSource(r *runner, args []string) int {
 	r.callDepth++
 	r.srcNames = append(r.srcNames, name)
 	r.funcNames = append(r.funcNames, "source")
+	r.srcDepth++
 	r.frames = append(r.frames, frame{name: "source", file: name, line: r.lineno})
 	savedSrc, savedLine := r.curSrc, r.lineno
 	r.curSrc = name
 	r.status = 0
-	wasEval := r.evalText
+	wasEval, cur := r.evalText, r.curStmt
 	r.evalText = false
 	r.runText(string(data), name, false)
 	r.evalText = wasEval
+	if !r.inTrap {
+		r.curStmt = cur // as after eval
+	}
 	r.curSrc = savedSrc
 	r.lineno = savedLine
 	r.frames = r.frames[:len(r.frames)-1]
 	r.funcNames = r.funcNames[:len(r.funcNames)-1]
+	r.srcDepth--
 	r.srcNames = r.srcNames[:len(r.srcNames)-1]
 	r.callDepth--
 	if r.assignFail {

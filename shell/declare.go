@@ -116,7 +116,7 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 	case "readonly":
 		add |= attrReadonly
 	case "local":
-		if len(r.funcNames) == 0 {
+		if !r.inFunc() {
 			r.errf("local: can only be used in a function")
 			return 1
 		}
@@ -126,7 +126,7 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 	}
 	if printMode || (len(ops) == 0 && (variant == "declare" || variant == "typeset" || variant == "local" || variant == "readonly" || variant == "export")) {
 		if len(ops) == 0 {
-			if variant == "local" && len(r.funcNames) > 0 {
+			if variant == "local" && r.inFunc() {
 				return r.printDeclared(func(s *scope) bool { return s == r.funcScope() }, add, false)
 			}
 			if !printMode && add == 0 && (variant == "declare" || variant == "typeset") {
@@ -148,7 +148,7 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 		return st
 	}
 	st := 0
-	inFunc := len(r.funcNames) > 0 && !global && (variant == "declare" || variant == "typeset" || variant == "local")
+	inFunc := r.inFunc() && !global && (variant == "declare" || variant == "typeset" || variant == "local")
 	for _, op := range ops {
 		if op.Value == nil && !op.Naked && op.Array == nil {
 			// `declare x=` as the parser gives it: an empty value, not

@@ -28,6 +28,17 @@ func TestErrTrapAndErrexit(t *testing.T) {
 		{"x=$(trap 'exit 3' ERR; false; echo no); echo $? \"[$x]\"", "3 []\n"},
 		{"(set -e; trap 'exit 4' ERR; false); echo $?", "4\n"},
 		{"(trap 'exit' ERR; false; echo no); echo $?", "1\n"},
+		// a pipeline stage's own status is the pipeline's to judge: no ERR
+		// trap in the stage for it (one from inside a compound stage)
+		{"set -E; trap 'echo E $BASH_SUBSHELL' ERR; false | true; (false) | cat; { false; echo x; } | cat", "E 1\nE 1\nx\n"},
+		{"(set -eE; trap 'echo ERR $?' ERR; set -o pipefail; false | true); echo $?", "ERR 1\n1\n"},
+		// eval and source are simple commands: ERR runs inside, then for
+		// them, with $BASH_COMMAND back to the eval; a sourced file is not a
+		// function (the trap runs there without set -E, local fails)
+		{"trap 'echo \"c: $BASH_COMMAND\"' ERR; eval false; f() { false; }; eval f", "c: false\nc: eval false\nc: false\nc: eval f\n"},
+		{"trap 'echo \"c: $BASH_COMMAND\"' ERR; source /dev/stdin <<< 'false; echo in'", "c: false\nin\n"},
+		{"trap 'echo \"c: $BASH_COMMAND\"' ERR; source /dev/stdin <<< false", "c: false\nc: source /dev/stdin <<< false\n"},
+		{"source /dev/stdin <<< 'local x 2>/dev/null; echo $?'", "1\n"},
 	}
 	for _, tt := range tests {
 		sh := newTestShell(t, Limits{})

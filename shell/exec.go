@@ -106,6 +106,10 @@ func (r *runner) callRedir(c *syntax.CallExpr, rds []*syntax.Redirect) (saved []
 		}
 		return nil, false
 	}
+	if r.stageLift {
+		r.stageLift = false
+		r.subshell++
+	}
 	saved, applied = r.execWithAssigns(args, c.Assigns, rds)
 	r.pipeMulti = nil
 	r.pipeOne = r.status

@@ -19,6 +19,10 @@ func TestBashDashC(t *testing.T) {
 		// BASH_SUBSHELL counts ( ), $( ) and &, not pipeline stages
 		{"echo $BASH_SUBSHELL; (echo $BASH_SUBSHELL; (echo $BASH_SUBSHELL)); echo $(echo $BASH_SUBSHELL); echo $BASH_SUBSHELL | cat; (echo $BASH_SUBSHELL) | cat; bash -c 'echo $BASH_SUBSHELL'; f(){ echo $BASH_SUBSHELL; }; f & wait",
 			"0\n1\n2\n1\n0\n1\n0\n1\n"},
+		// a stage is one deeper, but a simple command's words expand at the
+		// shell's level and a ( ) stage is not counted twice
+		{"{ echo $BASH_SUBSHELL; } | cat; { (echo $BASH_SUBSHELL); } | cat; f(){ echo $BASH_SUBSHELL; }; f | cat; true | eval 'echo $BASH_SUBSHELL'; x=$(echo $BASH_SUBSHELL | cat); echo $x",
+			"1\n2\n1\n1\n1\n"},
 		// $LINENO in eval counts on from the eval's line; BASH_ARGV0 is $0
 		{"echo\neval $'echo $LINENO\\necho $LINENO'\necho $LINENO\nf() { echo $LINENO; }\neval f", "\n2\n3\n3\n4\n"},
 		{"bash -c 'echo ${BASH_ARGV0:-none}' _ a", "_\n"},

@@ -70,6 +70,17 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 			sub = r
 		} else {
 			sub = r.stageRunner()
+			// bash's stage is a subshell ($BASH_SUBSHELL one deeper), but
+			// a ( ) stage is not forked twice, and a simple command's words
+			// are expanded before the stage's level applies.
+			sub.stageTop = st
+			switch st.Cmd.(type) {
+			case *syntax.Subshell:
+				sub.subshell--
+			case *syntax.CallExpr:
+				sub.subshell--
+				sub.stageLift = true
+			}
 		}
 		fds := sub.fds
 		if len(fds) < 3 {

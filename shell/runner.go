@@ -138,6 +138,12 @@ type runner struct {
 	jobs     []*Job // this shell's jobs (%N), the ended ones kept for wait PID (jobs.go)
 	pidNext  *atomic.Int64
 	subshell int
+	// stageTop is a pipeline stage's own statement: its status is the
+	// pipeline's to judge (bash runs no ERR trap in the stage for it).
+	stageTop *syntax.Stmt
+	// stageLift: a simple command's stage, whose words bash expands at
+	// the parent's $BASH_SUBSHELL; the command itself runs one deeper.
+	stageLift bool
 
 	fds []*fdesc
 
@@ -148,6 +154,7 @@ type runner struct {
 	noErrExit   int // >0 in conditions, where errexit is off
 	funcNames   []string
 	srcNames    []string
+	srcDepth    int // of funcNames, the "source" entries: sourced files, not functions
 	frames      []frame
 	topSrc      string // script file of this shell ("" for stdin/-c)
 	cMode       bool   // this shell runs a bash -c string
@@ -402,7 +409,7 @@ func (r *runner) stageRunner() *runner {
 	c := stagePool.Get().(*runner)
 	h, hsh := c.hooks, c.sh
 	r.subshellInto(c)
-	c.subshell-- // bash counts ( ), $( ) and & in BASH_SUBSHELL, not pipeline stages
+	c.stageTop, c.stageLift = nil, false
 	switch {
 	case h != nil && hsh == r.sh:
 		// The hooks of this runner pointer, built for the same Shell: the
@@ -704,6 +711,11 @@ func (r *runner) parse(src string) (*syntax.File, error) { return parseFile(src)
 
 // ---- statements ----
 
+// inFunc reports whether a function is running (a sourced file is in
+// FUNCNAME as "source" but is not one: local fails there, the ERR and
+// DEBUG traps run without set -E/-T).
+func (r *runner) inFunc() bool { return len(r.funcNames) > r.srcDepth }
+
 func (r *runner) stmts(list []*syntax.Stmt) {
 	for _, st := range list {
 		if r.exiting || r.returning || r.breakN > 0 || r.contN > 0 {
@@ -803,7 +815,7 @@ func (r *runner) stmt(st *syntax.Stmt) {
 // checkErr implements set -e and the ERR trap after a statement;
 // redirFailed: its redirection failed, so its command did not run.
 func (r *runner) checkErr(st *syntax.Stmt, redirFailed bool) {
-	if r.status == 0 || r.noErrExit > 0 || r.exiting || r.returning || r.breakN > 0 || r.contN > 0 || r.andOrFail {
+	if r.status == 0 || r.noErrExit > 0 || r.exiting || r.returning || r.breakN > 0 || r.contN > 0 || r.andOrFail || st == r.stageTop {
 		return
 	}
 	switch c := st.Cmd.(type) {
@@ -820,7 +832,7 @@ func (r *runner) checkErr(st *syntax.Stmt, redirFailed bool) {
 			return
 		}
 	}
-	if t, ok := r.traps["ERR"]; ok && t != "" && !r.inTrap && !r.errInherited && (len(r.funcNames) == 0 || r.opts[optErrtrace]) {
+	if t, ok := r.traps["ERR"]; ok && t != "" && !r.inTrap && !r.errInherited && (!r.inFunc() || r.opts[optErrtrace]) {
 		st := r.status
 		r.inTrap = true
 		bad := r.runTrap(t)
@@ -1025,7 +1037,7 @@ func (r *runner) debugTrap() {
 	if !ok || t == "" || r.inTrap {
 		return
 	}
-	if len(r.funcNames) > 0 && !r.opts[optFunctrace] {
+	if r.inFunc() && !r.opts[optFunctrace] {
 		return
 	}
 	st := r.status
