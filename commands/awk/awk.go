@@ -305,6 +305,13 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		}
 		return 1
 	}
+	// The nesting bound first on the program as written: the rewrites
+	// below lex it whole (a token slice as long as the program), which a
+	// hostile program of a million parentheses makes cost seconds.
+	if err := checkNesting(src); err != nil {
+		st, _ := inv.LimitExceeded(err)
+		return st
+	}
 	// gawk's extensions: calls rewritten, asort/asorti added as awk code
 	// after the program (its lines keep their numbers).
 	if rw, needSort := rewriteGawk(src); rw != src {
