@@ -18,7 +18,8 @@ type builtinFunc func(r *runner, args []string) int
 // would be an initialisation cycle.
 var builtins map[string]builtinFunc
 
-// specialBuiltins marks the POSIX special builtins. Nothing consults it yet.
+// specialBuiltins marks the POSIX special builtins (POSIX mode ends the
+// shell on an assignment error before one with 127).
 var specialBuiltins = map[string]bool{":": true, ".": true, "break": true, "continue": true, "eval": true, "exec": true, "exit": true, "export": true, "readonly": true, "return": true, "set": true, "shift": true, "times": true, "trap": true, "unset": true, "source": false}
 
 // keywords are the reserved words, for type, command -v, compgen -k and

@@ -317,13 +317,25 @@ func biShift(r *runner, args []string) int {
 	n := 1
 	if len(args) > 1 {
 		v, err := strconv.Atoi(args[1])
-		if err != nil || v < 0 {
+		if err != nil {
 			r.errf("shift: %s: numeric argument required", args[1])
+			return 1
+		}
+		if v < 0 {
+			r.errf("shift: %s: shift count out of range", args[1])
 			return 1
 		}
 		n = v
 	}
 	if n > len(r.params) {
+		// said only under shift_verbose (on in POSIX mode)
+		if r.shopts["shift_verbose"] {
+			if len(args) > 1 {
+				r.errf("shift: %s: shift count out of range", args[1])
+			} else {
+				r.errf("shift: shift count out of range")
+			}
+		}
 		return 1
 	}
 	r.params = r.params[n:]

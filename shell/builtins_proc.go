@@ -252,7 +252,15 @@ const ulimitUsage = "ulimit: usage: ulimit [-SHabcdefiklmnpqrstuvxPRT] [limit]"
 
 func biUlimit(r *runner, args []string) int {
 	soft, hard, all := false, false, false
-	var which []int
+	// Each resource option takes its value as bash's getopt gives it:
+	// the rest of the word, or the next word unless it is an option; a
+	// trailing operand goes to the last option left without one.
+	type ulimitCmd struct {
+		k   int
+		arg string
+		set bool
+	}
+	var cmds []ulimitCmd
 	i := 1
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -263,7 +271,9 @@ func biUlimit(r *runner, args []string) int {
 		if len(a) < 2 || a[0] != '-' {
 			break
 		}
-		for _, c := range []byte(a[1:]) {
+	word:
+		for ci := 1; ci < len(a); ci++ {
+			c := a[ci]
 			switch c {
 			case 'S':
 				soft = true
@@ -283,7 +293,16 @@ func biUlimit(r *runner, args []string) int {
 					io.WriteString(r.stderr(), ulimitUsage+"\n")
 					return 2
 				}
-				which = append(which, k)
+				switch {
+				case ci+1 < len(a):
+					cmds = append(cmds, ulimitCmd{k, a[ci+1:], true})
+					break word
+				case i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
+					i++
+					cmds = append(cmds, ulimitCmd{k, args[i], true})
+					break word
+				}
+				cmds = append(cmds, ulimitCmd{k: k})
 			}
 		}
 	}
@@ -312,18 +331,29 @@ func biUlimit(r *runner, args []string) int {
 		}
 		return 0
 	}
-	if len(which) == 0 {
-		which = []int{4} // -f
+	if len(cmds) == 0 {
+		cmds = []ulimitCmd{{k: 4}} // -f
 	}
-	if i >= len(args) {
-		for _, k := range which {
-			show(k, len(which) > 1)
+	if i < len(args) && !cmds[len(cmds)-1].set {
+		cmds[len(cmds)-1].arg, cmds[len(cmds)-1].set = args[i], true
+	}
+	// a value set without -S or -H sets both; a query reads the soft one
+	setSoft, setHard := soft || !hard, hard || !soft
+	for _, c := range cmds {
+		if !c.set {
+			show(c.k, len(cmds) > 1)
+			continue
 		}
-		return 0
+		if st := r.setUlimit(u, c.k, c.arg, setSoft, setHard); st != 0 {
+			return st
+		}
+		u = r.ulimits
 	}
-	// set: the value applies to the last resource named, as in bash
-	k := which[len(which)-1]
-	arg := args[i]
+	return 0
+}
+
+// setUlimit sets resource k's soft and/or hard value from arg.
+func (r *runner) setUlimit(u *ulimits, k int, arg string, soft, hard bool) int {
 	var v int64
 	switch arg {
 	case "unlimited":
@@ -339,9 +369,6 @@ func biUlimit(r *runner, args []string) int {
 			return 1
 		}
 		v = n
-	}
-	if !soft && !hard {
-		soft, hard = true, true
 	}
 	res := ulimitTable[k]
 	less := func(a, b int64) bool { return b < 0 && a >= 0 || a >= 0 && b >= 0 && a < b } // a < b, -1 as infinity

@@ -137,6 +137,9 @@ func (r *runner) forClause(c *syntax.ForClause) {
 			r.lineno = forLine
 			r.debugTrap()
 			if !r.setLoopVar(name, it) {
+				if r.opts[optPosix] {
+					r.status, r.exiting = r.posixAssignStatus(), true
+				}
 				return
 			}
 			r.stmts(c.Do)

@@ -176,6 +176,12 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 		if inFunc {
 			fs := r.funcScope()
 			v = fs.vars[name]
+			if prev := r.lookup(name); v == nil && prev != nil && prev.Attr&attrReadonly != 0 {
+				// bash lets no local shadow a readonly variable
+				r.errf("%s: %s: readonly variable", variant, name)
+				st = 1
+				continue
+			}
 			if v == nil {
 				v = &Var{Kind: expand.String}
 				if prev := r.lookup(name); prev != nil && variant == "local" && false {
@@ -201,7 +207,16 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 			name = target
 		}
 		if v.Attr&attrReadonly != 0 && (op.Value != nil || op.Array != nil || del&attrReadonly != 0) {
-			r.errf("%s: readonly variable", name)
+			if variant == "export" || variant == "readonly" {
+				r.errf("%s: readonly variable", name)
+				if r.opts[optPosix] {
+					// a special builtin's assignment error ends a POSIX shell
+					r.exiting = true
+					return 1
+				}
+			} else {
+				r.errf("%s: %s: readonly variable", variant, name)
+			}
 			st = 1
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"io/fs"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,9 +48,22 @@ func (r *runner) assignFailed() {
 	}
 	r.status = 1
 	r.exiting = true
-	if !r.opts[optPosix] {
+	if r.opts[optPosix] {
+		r.status = r.posixAssignStatus()
+	} else {
 		r.abandonLine, r.assignFail = true, true
 	}
+}
+
+// posixAssignStatus is the status a POSIX-mode bash exits with after an
+// assignment error: 1, but 127 at the top level of a `bash -c` string (a
+// file it sources or a function it calls included; not in a subshell), as bash 5.2
+// does.
+func (r *runner) posixAssignStatus() int {
+	if !r.dashC || r.subshell > 0 {
+		return 1
+	}
+	return 127
 }
 
 func (r *runner) callRedir(c *syntax.CallExpr, rds []*syntax.Redirect) (saved []*fdesc, applied bool) {
@@ -185,8 +199,17 @@ func (r *runner) execWithAssigns(args []string, assigns []*syntax.Assign, rds []
 			continue
 		}
 		if old := r.lookup(as.Name.Value); old != nil && old.Attr&attrReadonly != 0 {
-			// bash says so and runs the command without this one
+			// bash says so and runs the command without this one; in
+			// POSIX mode the shell exits (127 before a special builtin)
 			r.errf("%s: readonly variable", as.Name.Value)
+			if r.opts[optPosix] {
+				r.popScope(tmp)
+				r.status, r.exiting = 1, true
+				if specialBuiltins[args[0]] {
+					r.status = r.posixAssignStatus()
+				}
+				return nil, false
+			}
 			continue
 		}
 		if as.Append {
@@ -717,6 +740,9 @@ func (r *runner) nestedShell(args, extraEnv []string) int {
 	n.callDepth = r.callDepth + 1
 	n.fds = append([]*fdesc(nil), r.fds...)
 	n.arg0 = args[0]
+	if path.Base(args[0]) == "sh" {
+		n.setOption("posix", true) // bash run as sh is in POSIX mode
+	}
 	i := 1
 	script := ""
 	haveC := false
@@ -753,7 +779,11 @@ func (r *runner) nestedShell(args, extraEnv []string) int {
 			}
 			continue
 		}
-		if a == "--norc" || a == "--noprofile" || a == "--posix" || a == "--login" || a == "-l" || a == "-i" || a == "-p" {
+		if a == "--posix" {
+			n.setOption("posix", true)
+			continue
+		}
+		if a == "--norc" || a == "--noprofile" || a == "--login" || a == "-l" || a == "-i" || a == "-p" {
 			continue
 		}
 		if len(a) > 1 && (a[0] == '-' || a[0] == '+') && a != "-" {
@@ -890,6 +920,9 @@ func (r *runner) setOption(name string, on bool) bool {
 				r.opts[optEmacs] = false
 			} else if on && i == optEmacs {
 				r.opts[optVi] = false
+			}
+			if i == optPosix {
+				r.setShopt("shift_verbose", on) // as bash's posix mode does
 			}
 			return true
 		}

@@ -19,6 +19,14 @@ func TestUlimitUmask(t *testing.T) {
 		{"ulimit -p 4; echo $?", "1\n", "pipe size: cannot modify limit: Invalid argument"},
 		{"(ulimit -n 50; ulimit -n); ulimit -n", "50\n1024\n", ""},
 		{"ulimit -a | grep -c .; ulimit -u", "17\n256\n", ""},
+		// each option takes its own value (rest of the word or the next
+		// one); a trailing operand goes to the last option without one
+		{"ulimit -f 8 -n 40 9; echo $?; ulimit -f -n", "0\nfile size                   (blocks, -f) 8\nopen files                          (-n) 40\n", ""},
+		{"ulimit -f -n 40 -c 3; ulimit -n -c", "file size                   (blocks, -f) unlimited\nopen files                          (-n) 40\ncore file size              (blocks, -c) 3\n", ""},
+		{"ulimit -fn 40; echo $?", "1\n", "ulimit: n: invalid number"},
+		{"ulimit -n 40 -f x; echo $?; ulimit -n", "1\n40\n", "ulimit: x: invalid number"},
+		{"ulimit -f -- 5; ulimit; ulimit -f -1; echo $?", "5\n2\n", "ulimit: -1: invalid option"},
+		{"ulimit -f 7 -S -n 50; ulimit -Hf; ulimit -Hn; ulimit -n", "unlimited\n1048576\n50\n", ""},
 		{"umask u=rwx,g=rx,o=; umask; umask g+w; umask; umask a-x; umask -S; umask -p; umask -p -S", "0027\n0007\nu=rw,g=rw,o=\numask 0117\numask -S u=rw,g=rw,o=\n", ""},
 		{"umask 999; echo $?", "1\n", "umask: 999: octal number out of range"},
 		{"umask u=q; echo $?; umask u%r; echo $?", "1\n1\n", "umask: `%': invalid symbolic mode operator"},
