@@ -15,6 +15,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -95,6 +96,8 @@ type Runner struct {
 	Timeout  time.Duration
 	root     string // host dir under which each bash run gets its own dir
 	base     *vfs.FS
+	bin      string // put first in the reference's PATH: sh is bash there
+	prlimit  string // util-linux prlimit, to start bash with warren's limits
 }
 
 // NewRunner finds bash and prepares the directories. Close removes them.
@@ -119,7 +122,17 @@ func NewRunner(tbl commands.Table) (*Runner, error) {
 	if err := shell.MakeDev(base); err != nil {
 		return nil, err
 	}
-	return &Runner{Bash: bash, Commands: tbl, Timeout: 5 * time.Second, root: root, base: base}, nil
+	// The reference's sh is bash too: warren's sh is bash in POSIX mode,
+	// the host's /bin/sh may be dash, whose differences are not warren's.
+	bin := filepath.Join(root, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		return nil, fmt.Errorf("differential: %w", err)
+	}
+	if err := os.Symlink(bash, filepath.Join(bin, "sh")); err != nil {
+		return nil, fmt.Errorf("differential: %w", err)
+	}
+	prl, _ := exec.LookPath("prlimit")
+	return &Runner{Bash: bash, Commands: tbl, Timeout: 5 * time.Second, root: root, base: base, bin: bin, prlimit: prl}, nil
 }
 
 // Close removes the runner's host directories.
@@ -147,8 +160,17 @@ func (r *Runner) bash(ctx context.Context, dir, src string) Outcome {
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, r.Bash)
+	if r.prlimit != "" {
+		// The limits `ulimit` reports without being set are warren's, not
+		// the host's: the reference starts from the same soft descriptor limit (it
+		// may not raise the hard one)
+		// and a cpu time equal to the exec's timeout, as warren says.
+		secs := strconv.Itoa(int((r.Timeout + time.Second - 1) / time.Second))
+		cmd = exec.CommandContext(ctx, r.prlimit, "--nofile=1024:", "--cpu="+secs+":"+secs, "--", r.Bash)
+	}
 	cmd.Dir = dir
 	cmd.Env = Env(dir)
+	cmd.Env[0] = "PATH=" + r.bin + ":" + strings.TrimPrefix(cmd.Env[0], "PATH=")
 	cmd.Stdin = strings.NewReader(src)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
