@@ -6,6 +6,7 @@ package shell
 // tty.go (stty).
 
 import (
+	"errors"
 	"strings"
 )
 
@@ -109,6 +110,11 @@ func (r *runner) writeErr(name string, err error) int {
 	if err == errCancelled {
 		r.exiting = true
 		return 1
+	}
+	if errors.Is(err, errFileSize) {
+		// SIGXFSZ: the shell itself wrote past ulimit -f, and dies of it
+		r.xfsz, r.exiting = true, true
+		return xfszStatus
 	}
 	r.errf("%s: write error: %s", name, errText(err))
 	return 1

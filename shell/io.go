@@ -643,6 +643,7 @@ func (r *runner) openRedirect(fd int, target string, flag int, both bool) bool {
 	} else if flag&vfs.O_ACCMODE == vfs.O_WRONLY {
 		d.r = nil
 	}
+	d.w = r.limitWrites(d.w, f, flag)
 	if c, ok := f.(io.Closer); ok {
 		d.c = c
 		dn.n = 1

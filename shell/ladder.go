@@ -385,9 +385,20 @@ func (r *runner) runResident(fn commands.Func, args, extraEnv []string) int {
 	at.guard = readGuard{r: inv.Stdin}
 	inv.FallBack, inv.Stdin = &at.refusals, &at.guard
 	guard := &at.guard
+	trips := fileTrips(inv.Stdout, inv.Stderr)
+	if r.fileSizeLimit() >= 0 {
+		// a process killed by SIGXFSZ says nothing of its failed write
+		inv.Stderr = &quietAfterTrip{w: inv.Stderr, out: inv.Stdout, trips: trips}
+	}
 	st := fn(r.context(), inv)
 	if p, ok := inv.Stdout.(*pipe); ok && st != 0 && p.broken() {
 		st = 141 // killed by SIGPIPE, as a process would be
+	}
+	if q, ok := inv.Stderr.(*quietAfterTrip); ok {
+		if fileTrips(inv.Stdout, q.w) != trips {
+			st = xfszStatus // killed by SIGXFSZ, as a process would be
+			r.sizeNotice()
+		}
 	}
 	if r.cancelled() {
 		r.exiting = true

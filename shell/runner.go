@@ -144,6 +144,9 @@ type runner struct {
 	// stageLift: a simple command's stage, whose words bash expands at
 	// the parent's $BASH_SUBSHELL; the command itself runs one deeper.
 	stageLift bool
+	// xfsz: this shell wrote past ulimit -f and ends as SIGXFSZ ends one
+	// (153, no EXIT trap).
+	xfsz bool
 
 	fds []*fdesc
 
@@ -630,6 +633,9 @@ func (r *runner) closeFds() {
 }
 
 func (r *runner) runExitTrap() {
+	if r.xfsz {
+		return
+	}
 	if t, ok := r.traps["EXIT"]; ok && t != "" {
 		st := r.status
 		r.own()
@@ -862,6 +868,9 @@ func (r *runner) cmd(c syntax.Command) {
 		sub.runExitTrap()
 		sub.closeMem()
 		r.status = sub.status
+		if sub.xfsz {
+			r.sizeNotice()
+		}
 		r.takeTopSignal()
 	case *syntax.BinaryCmd:
 		switch c.Op {

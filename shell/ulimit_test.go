@@ -27,6 +27,12 @@ func TestUlimitUmask(t *testing.T) {
 		{"ulimit -n 40 -f x; echo $?; ulimit -n", "1\n40\n", "ulimit: x: invalid number"},
 		{"ulimit -f -- 5; ulimit; ulimit -f -1; echo $?", "5\n2\n", "ulimit: -1: invalid option"},
 		{"ulimit -f 7 -S -n 50; ulimit -Hf; ulimit -Hn; ulimit -n", "unlimited\n1048576\n50\n", ""},
+		// ulimit -f: the write that passes it stores what fits; the writer
+		// dies as of SIGXFSZ (153, no EXIT trap), the shell says so
+		{"( ulimit -f 2; printf '%4096s' x > big; echo $? ); echo $?; wc -c < big", "153\n2048\n", "File size limit exceeded( ulimit -f 2; printf '%4096s' x >big; echo $? )"},
+		{"( ulimit -f 1; head -c 4096 /dev/zero > b2 ); echo $?; wc -c < b2", "153\n1024\n", "File size limit exceededhead -c 4096 /dev/zero > b2"},
+		{"(ulimit -f 1; echo hi > s; echo $?; head -c 1021 /dev/zero >> s; echo $?; echo x >> s; echo no); echo $?; wc -c < s", "0\n0\n153\n1024\n", "File size limit exceeded"},
+		{"(ulimit -f 1; trap 'echo T' EXIT; seq 1000 > s; echo $?); wc -c < s", "153\nT\n1024\n", "exceededseq 1000 > s"},
 		{"umask u=rwx,g=rx,o=; umask; umask g+w; umask; umask a-x; umask -S; umask -p; umask -p -S", "0027\n0007\nu=rw,g=rw,o=\numask 0117\numask -S u=rw,g=rw,o=\n", ""},
 		{"umask 999; echo $?", "1\n", "umask: 999: octal number out of range"},
 		{"umask u=q; echo $?; umask u%r; echo $?", "1\n1\n", "umask: `%': invalid symbolic mode operator"},
