@@ -13,14 +13,16 @@ import (
 // script is parsed once more; scripts that parse are never rewritten.
 
 // quoteSubscripts returns src with the blank-holding subscripts of
-// ${name[...]} and of name[...]= at a command's start double-quoted, and
-// whether it changed anything. Subscripts holding quotes, $, ` or brackets
+// ${name[...]}, of name[...]= at a command's start and of [...]= elements
+// in an array literal double-quoted when they hold blanks or do not parse
+// as a subscript (a.b, c/d), and whether it changed anything. Subscripts holding quotes, $, ` or brackets
 // are left alone.
 func quoteSubscripts(src string) (string, bool) {
 	var b strings.Builder
 	changed := false
 	last := 0 // src[:last] is written to b
 	inSingle := false
+	arrayDepth := 0 // parentheses open in an array literal
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		if inSingle {
@@ -43,11 +45,26 @@ func quoteSubscripts(src string) (string, bool) {
 			}
 			continue
 		}
+		if c == '(' && i > 0 && src[i-1] == '=' {
+			arrayDepth = 1 // an array literal: its elements may be [key]=value
+			continue
+		}
+		if arrayDepth > 0 {
+			switch c {
+			case '(':
+				arrayDepth++
+			case ')':
+				arrayDepth--
+			}
+		}
 		start := -1
+		literal := false // a [key]=value element of an array literal
 		if c == '$' && i+1 < len(src) && src[i+1] == '{' {
 			start = i + 2
 		} else if isNameStart(c) && atCommandStart(src, i) {
 			start = i
+		} else if c == '[' && arrayDepth == 1 && strings.IndexByte(" \t\n(", src[i-1]) >= 0 {
+			start, literal = i, true
 		}
 		if start < 0 {
 			continue
@@ -56,7 +73,7 @@ func quoteSubscripts(src string) (string, bool) {
 		for j < len(src) && isNameByte(src[j]) {
 			j++
 		}
-		if j == start || j >= len(src) || src[j] != '[' || !isNameStart(src[start]) {
+		if !literal && (j == start || j >= len(src) || src[j] != '[' || !isNameStart(src[start])) {
 			continue
 		}
 		k := j + 1
@@ -67,8 +84,15 @@ func quoteSubscripts(src string) (string, bool) {
 			continue
 		}
 		key := src[j+1 : k]
-		if !strings.ContainsAny(key, " \t") || strings.TrimSpace(key) == "" {
+		if strings.TrimSpace(key) == "" {
 			continue
+		}
+		if !strings.ContainsAny(key, " \t") {
+			// a key the parser cannot read as a subscript (a.b, x.gz,
+			// a:b, a!b), which bash takes as text
+			if _, err := parseStmtsOnce("x[" + key + "]="); err == nil {
+				continue
+			}
 		}
 		if c != '$' && !(strings.HasPrefix(src[k+1:], "=") || strings.HasPrefix(src[k+1:], "+=")) {
 			continue

@@ -14,6 +14,10 @@ func TestQuoteSubscripts(t *testing.T) {
 		{`echo '${m[a b]}'`, `echo '${m[a b]}'`},
 		{`echo ${m[$k x]}`, `echo ${m[$k x]}`},
 		{`echo ${a[1+2]}`, `echo ${a[1+2]}`},
+		{`m[a.b]=1`, `m["a.b"]=1`},
+		{`declare -A m=([a.b]=1 [x y]=3 [k]=2)`, `declare -A m=(["a.b"]=1 ["x y"]=3 [k]=2)`},
+		{`echo ${m[x.gz]}`, `echo ${m["x.gz"]}`},
+		{`a=(x [b.c]=y)`, `a=(x ["b.c"]=y)`},
 	}
 	for _, tt := range tests {
 		if got, _ := quoteSubscripts(tt.in); got != tt.out {
@@ -28,6 +32,24 @@ func TestAssocBlankKeys(t *testing.T) {
 	out, errs, _ := runScript(t, sh, `declare -A m=([one]=1 [two]=2 ["sp ace"]=3); echo ${#m[@]} "${m[sp ace]}"; m[a b]=4; m[a b]+=5; echo "${m[a b]}" ${m[sp ace]}; eval 'echo ${m[a b]}'`)
 	if out != "3 3\n45 3\n45\n" {
 		t.Errorf("got %q (stderr %q)", out, errs)
+	}
+}
+
+// TestAssocTextKeys: keys the parser cannot read as a subscript (dots,
+// slashes, colons, !) are literal text to bash 5.2, in assignments, array
+// literals and expansions.
+func TestAssocTextKeys(t *testing.T) {
+	tests := []struct{ src, out string }{
+		{`declare -A m; m[a.b]=1; m[x.gz]+=z; m[c/d]=2; echo "${m[a.b]} ${m[x.gz]} ${m[c/d]}"`, "1 z 2\n"},
+		{`declare -A n=([a.b]=1 [x y]=3); echo "${n[a.b]} ${n[x y]} ${#n[@]}"`, "1 3 2\n"},
+		{`declare -A p; p[a:b]=q; p[a!b]=r; echo "${p[a:b]}${p[a!b]}"`, "qr\n"},
+	}
+	for _, tt := range tests {
+		sh := newTestShell(t, Limits{})
+		out, errs, _ := runScript(t, sh, tt.src)
+		if out != tt.out {
+			t.Errorf("%s: got %q, want %q (stderr %q)", tt.src, out, tt.out, errs)
+		}
 	}
 }
 
