@@ -44,6 +44,37 @@ func (k keyOpts) any() bool {
 		k.month || k.numeric || k.random || k.reverse || k.version
 }
 
+// incompatible is GNU sort's check: at most one of -g -h -M -n and the
+// group -R -V -d -i orders a key. It returns the key's options as GNU names
+// them (without -b and -r), or "" when they are compatible.
+func (k keyOpts) incompatible() string {
+	n := btoi(k.numeric) + btoi(k.general) + btoi(k.human) + btoi(k.month) +
+		btoi(k.version || k.random || k.dict || k.nonprint)
+	if n <= 1 {
+		return ""
+	}
+	var b strings.Builder
+	for _, f := range []struct {
+		on bool
+		c  byte
+	}{{k.dict, 'd'}, {k.fold, 'f'}, {k.general, 'g'}, {k.human, 'h'}, {k.nonprint && !k.dict, 'i'},
+		{k.month, 'M'}, {k.numeric, 'n'}, {k.random, 'R'}, {k.version, 'V'}} {
+		if f.on {
+			b.WriteByte(f.c)
+		}
+	}
+	return b.String()
+}
+
+// sameCheck records the first of -c and -C; a later different one is
+// GNU's "options '-cC' are incompatible".
+func sameCheck(first *byte, c byte) bool {
+	if *first == 0 {
+		*first = c
+	}
+	return *first == c
+}
+
 type sortKey struct {
 	sf, sc, ef, ec int // 1-based fields/chars; ef 0 = end of line; ec 0 = end of field
 	opts           keyOpts
@@ -69,6 +100,7 @@ func Sort(ctx context.Context, inv *commands.Invocation) int {
 	}
 	s := &sorter{tab: -1}
 	var check, quietCheck bool
+	var checkOpt byte // the first of -c and -C given, for GNU's "options '-cC'"
 	var output string
 	delim := byte('\n')
 	for _, o := range opts {
@@ -77,17 +109,27 @@ func Sort(ctx context.Context, inv *commands.Invocation) int {
 			s.global.blanksStart, s.global.blanksEnd = true, true
 		case "c":
 			check = true
+			if !sameCheck(&checkOpt, 'c') {
+				return r.fail(2, "options '-cC' are incompatible")
+			}
 		case "check":
+			c := byte('c')
 			switch o.Arg {
 			case "", "diagnose-first":
 				check = true
 			case "quiet", "silent":
-				check, quietCheck = true, true
+				check, quietCheck, c = true, true, 'C'
 			default:
 				return r.usage(fmt.Errorf("invalid argument %s for '--check'", quoteGNU(o.Arg)), 2)
 			}
+			if !sameCheck(&checkOpt, c) {
+				return r.fail(2, "options '-cC' are incompatible")
+			}
 		case "C":
 			check, quietCheck = true, true
+			if !sameCheck(&checkOpt, 'C') {
+				return r.fail(2, "options '-cC' are incompatible")
+			}
 		case "d":
 			s.global.dict = true
 		case "f":
@@ -157,6 +199,21 @@ func Sort(ctx context.Context, inv *commands.Invocation) int {
 		if !s.keys[i].opts.any() {
 			s.keys[i].opts = s.global
 		}
+	}
+	// GNU checks each key after inheritance, or the global options when
+	// there is no key.
+	if len(s.keys) == 0 {
+		if o := s.global.incompatible(); o != "" {
+			return r.fail(2, "options '-%s' are incompatible", o)
+		}
+	}
+	for _, k := range s.keys {
+		if o := k.opts.incompatible(); o != "" {
+			return r.fail(2, "options '-%s' are incompatible", o)
+		}
+	}
+	if check && output != "" {
+		return r.fail(2, "options '-%co' are incompatible", checkOpt)
 	}
 	if s.global.random {
 		s.seed = rand.Uint64()
