@@ -98,6 +98,7 @@ type Runner struct {
 	base     *vfs.FS
 	bin      string // put first in the reference's PATH: sh is bash there
 	prlimit  string // util-linux prlimit, to start bash with warren's limits
+	env      string // coreutils env, to start bash with default signal dispositions
 }
 
 // NewRunner finds bash and prepares the directories. Close removes them.
@@ -132,7 +133,8 @@ func NewRunner(tbl commands.Table) (*Runner, error) {
 		return nil, fmt.Errorf("differential: %w", err)
 	}
 	prl, _ := exec.LookPath("prlimit")
-	return &Runner{Bash: bash, Commands: tbl, Timeout: 5 * time.Second, root: root, base: base, bin: bin, prlimit: prl}, nil
+	env, _ := exec.LookPath("env")
+	return &Runner{Bash: bash, Commands: tbl, Timeout: 5 * time.Second, root: root, base: base, bin: bin, prlimit: prl, env: env}, nil
 }
 
 // Close removes the runner's host directories.
@@ -159,15 +161,22 @@ func (r *Runner) Both(ctx context.Context, src string) (bash, warren Outcome, er
 func (r *Runner) bash(ctx context.Context, dir, src string) Outcome {
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, r.Bash)
+	argv := []string{r.Bash}
 	if r.prlimit != "" {
 		// The limits `ulimit` reports without being set are warren's, not
 		// the host's: the reference starts from the same soft descriptor limit (it
 		// may not raise the hard one)
 		// and a cpu time equal to the exec's timeout, as warren says.
 		secs := strconv.Itoa(int((r.Timeout + time.Second - 1) / time.Second))
-		cmd = exec.CommandContext(ctx, r.prlimit, "--nofile=1024:", "--cpu="+secs+":"+secs, "--", r.Bash)
+		argv = append([]string{r.prlimit, "--nofile=1024:", "--cpu=" + secs + ":" + secs, "--"}, argv...)
 	}
+	if r.env != "" {
+		// A signal the harness was started ignoring (nohup's SIGHUP) would
+		// be ignored in bash too and listed by `trap`; warren's sandbox
+		// starts from the defaults.
+		argv = append([]string{r.env, "--default-signal"}, argv...)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = Env(dir)
 	cmd.Env[0] = "PATH=" + r.bin + ":" + strings.TrimPrefix(cmd.Env[0], "PATH=")
