@@ -469,7 +469,9 @@ func (r *runner) redirect(rd *syntax.Redirect, permanent bool) bool {
 		}
 		r.setVar(varName, strconv.Itoa(fd))
 	}
-	if fd >= r.openFilesLimit() {
+	// A file is opened (and created) before bash finds the descriptor
+	// past the limit: openRedirect checks after the open.
+	if fd >= r.openFilesLimit() && !opensFile(rd.Op) {
 		r.errf("%d: Bad file descriptor", fd)
 		return false
 	}
@@ -595,6 +597,16 @@ func (r *runner) redirect(rd *syntax.Redirect, permanent bool) bool {
 	return false
 }
 
+// opensFile reports whether op opens its word as a file.
+func opensFile(op syntax.RedirOperator) bool {
+	switch op {
+	case syntax.RdrIn, syntax.RdrInOut, syntax.RdrOut, syntax.RdrClob, syntax.AppOut,
+		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
+		return true
+	}
+	return false
+}
+
 func quotedHdoc(w *syntax.Word) bool {
 	if w == nil {
 		return false
@@ -628,6 +640,13 @@ func (r *runner) openRedirect(fd int, target string, flag int, both bool) bool {
 	f, err := r.openFile(target, flag, 0o666)
 	if err != nil {
 		r.errf("%s: %s", target, errText(err))
+		return false
+	}
+	if fd >= r.openFilesLimit() {
+		if c, ok := f.(io.Closer); ok {
+			c.Close()
+		}
+		r.errf("%d: Bad file descriptor", fd)
 		return false
 	}
 	// the descriptor and its reference count in one allocation

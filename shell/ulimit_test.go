@@ -60,3 +60,16 @@ func TestUlimitOpenFiles(t *testing.T) {
 		t.Errorf("got %q %q, want %q %q", out, errs, wantOut, wantErr)
 	}
 }
+
+// A file past the descriptor limit is opened, and created, before the
+// descriptor fails, so a missing one is reported by name (recorded from
+// /usr/bin/bash).
+func TestUlimitOpenFilesOpensFirst(t *testing.T) {
+	in := "cd /tmp; ulimit -n 8; exec 9>of9; echo $?; cat 9<nope; echo $?; exec 9<<<x; echo $?; ls of9"
+	wantOut := "1\n1\n1\nof9\n"
+	wantErr := "bash: line 1: 9: Bad file descriptor\nbash: line 1: nope: No such file or directory\nbash: line 1: 9: Bad file descriptor\n"
+	sh := newTestShell(t, Limits{})
+	if out, errs, _ := runScript(t, sh, in); out != wantOut || errs != wantErr {
+		t.Errorf("got %q %q, want %q %q", out, errs, wantOut, wantErr)
+	}
+}
