@@ -612,23 +612,30 @@ func (r *runner) slice(pe *syntax.ParamExp, pv *pval) error {
 		}
 		length, hasLen = n, true
 	}
+	// An offset past the end is an empty expansion before a negative
+	// length is an error, as bash's verify_substring_values has it: past
+	// the highest index of an array, past $# + 1 for the positional
+	// parameters, past the length of a string.
 	if pv.isList {
 		vals := pv.vals
-		if pv.name == "" && (pe.Param.Value == "@" || pe.Param.Value == "*") {
+		positional := pv.name == "" && (pe.Param.Value == "@" || pe.Param.Value == "*")
+		if positional {
 			vals = append([]string{r.arg0}, vals...)
-			if off == 0 && false {
-			}
 		} else if pv.v != nil && pv.v.Kind == expand.Indexed && pv.v.Idx != nil {
 			// sparse arrays slice by index, not position
 			var out []string
+			o := off
+			if o < 0 {
+				o += int64(pv.v.maxIndex() + 1)
+			}
 			for k, idx := range pv.v.Idx {
-				o := off
-				if o < 0 {
-					o += int64(pv.v.maxIndex() + 1)
-				}
 				if int64(idx) >= o {
 					out = append(out, pv.v.List[k])
 				}
+			}
+			if o > int64(pv.v.maxIndex()) {
+				pv.vals = nil
+				return nil
 			}
 			if hasLen {
 				if length < 0 {
@@ -649,8 +656,9 @@ func (r *runner) slice(pe *syntax.ParamExp, pv *pval) error {
 				return nil
 			}
 		}
-		if off > n {
-			off = n
+		if off > n || (!positional && off == n) {
+			pv.vals = nil
+			return nil
 		}
 		end := n
 		if hasLen {
@@ -677,7 +685,8 @@ func (r *runner) slice(pe *syntax.ParamExp, pv *pval) error {
 		}
 	}
 	if off > n {
-		off = n
+		pv.vals = []string{""}
+		return nil
 	}
 	end := n
 	if hasLen {
