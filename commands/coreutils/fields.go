@@ -29,7 +29,11 @@ func Uniq(ctx context.Context, inv *commands.Invocation) int {
 	if !ok {
 		return code
 	}
-	var count, repeated, all, unique, icase bool
+	// GNU's three switches: -d clears outUnique, -u clears outFirst, -D
+	// clears outUnique and sets outLater (every line of a group but the
+	// last is a "later" one there).
+	var count, all, icase bool
+	outUnique, outFirst, outLater := true, true, false
 	skipF, skipC, check := 0, 0, -1
 	delim := byte('\n')
 	for _, o := range opts {
@@ -41,11 +45,12 @@ func Uniq(ctx context.Context, inv *commands.Invocation) int {
 		case "c":
 			count = true
 		case "d":
-			repeated = true
+			outUnique = false
 		case "D":
 			all = true
+			outUnique, outLater = false, true
 		case "u":
-			unique = true
+			outFirst = false
 		case "i":
 			icase = true
 		case "z":
@@ -111,41 +116,44 @@ func Uniq(ctx context.Context, inv *commands.Invocation) int {
 		}
 		return bytes.Equal(ka, kb)
 	}
+	// As GNU's check_file: prev is written when the next line differs (or,
+	// with -D, whenever a line arrives), and matches counts the lines of
+	// its group after the first.
 	var prev []byte
 	have := false
-	n := 0
-	flush := func() {
-		if !have {
-			return
-		}
-		if (repeated && n < 2) || (unique && n > 1) || all {
+	matches := 0
+	write := func(match bool) {
+		if !(matches == 0 && outUnique || matches > 0 && !match && outFirst || matches > 0 && match && outLater) {
 			return
 		}
 		if count {
-			fmt.Fprintf(r.out, "%7d ", n)
+			fmt.Fprintf(r.out, "%7d ", matches+1)
 		}
 		r.out.Write(prev)
 		r.out.WriteByte(delim)
 	}
 	r.lines([]string{in}, delim, func(line []byte, _ bool) error {
-		if have && equal(prev, line) {
-			n++
-			if all {
-				if n == 2 {
-					r.out.Write(prev)
-					r.out.WriteByte(delim)
-				}
-				r.out.Write(line)
-				r.out.WriteByte(delim)
-			}
+		if !have {
+			prev = append(prev[:0], line...)
+			have = true
 			return nil
 		}
-		flush()
-		prev = append(prev[:0], line...)
-		have, n = true, 1
+		match := equal(prev, line)
+		if match {
+			matches++
+		}
+		if !match || outLater {
+			write(match)
+			prev = append(prev[:0], line...)
+			if !match {
+				matches = 0
+			}
+		}
 		return nil
 	})
-	flush()
+	if have {
+		write(false)
+	}
 	return r.done()
 }
 
