@@ -231,6 +231,7 @@ func parseStmtsOnce(src string) (stmts []*syntax.Stmt, err error) {
 	if mapped {
 		decodeTree(stmts)
 	}
+	fixTestPrecedence(enc, stmts)
 	return stmts, err
 }
 
@@ -269,6 +270,7 @@ func parseFileOnce(src string) (f *syntax.File, err error) {
 	if mapped {
 		decodeTree(f.Stmts)
 	}
+	fixTestPrecedence(enc, f.Stmts)
 	return f, nil
 }
 
