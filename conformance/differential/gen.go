@@ -104,6 +104,41 @@ func Only(seed uint64, f string) Script {
 
 func (g *gen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
 
+// cond is a [[ ]] expression: terms joined by && and ||, some negated,
+// some in parentheses (depth levels deep), where precedence decides.
+func (g *gen) cond(depth int) string {
+	var b strings.Builder
+	for i, n := 0, 1+g.r.IntN(4); i < n; i++ {
+		if i > 0 {
+			b.WriteString(g.pick(" && ", " || "))
+		}
+		if g.r.IntN(3) == 0 {
+			b.WriteString("! ")
+		}
+		if depth > 0 && g.r.IntN(4) == 0 {
+			b.WriteString("( " + g.cond(depth-1) + " )")
+			continue
+		}
+		b.WriteString(g.pick("-n $"+g.v(), "-z $"+g.v(), "$"+g.v()+" == "+g.pattern(), "$n -gt "+g.num(), "-f f1.txt", "-d nope", "$"+g.v()))
+	}
+	return b.String()
+}
+
+// oldCond is a test/[ expression with -a, -o and !.
+func (g *gen) oldCond() string {
+	var b strings.Builder
+	for i, n := 0, 1+g.r.IntN(3); i < n; i++ {
+		if i > 0 {
+			b.WriteString(g.pick(" -a ", " -o "))
+		}
+		if g.r.IntN(3) == 0 {
+			b.WriteString("! ")
+		}
+		b.WriteString(g.pick("-n \"$"+g.v()+"\"", "-z \"$"+g.v()+"\"", "\"$"+g.v()+"\" = x", "-f f1.txt", "-d nope", "$n -lt "+g.num()))
+	}
+	return b.String()
+}
+
 var words = []string{
 	"", "x", "hello", "hello world", "a b  c", " lead", "trail ", "a*b", "*.txt",
 	"f?.log", "[ab]c", "x=y", "-n", "--", "a,b,c", "1", "42", "-7", "0x1F", "3.5",
@@ -203,6 +238,8 @@ func (g *gen) stmt(f string) string {
 			"[[ -n $a && ( -z $b || $n -gt 2 ) ]]; echo $?",
 			"[ ! -d d -o -f f1.txt ]; echo $?",
 			"[[ f1.txt -nt d ]]; echo $? ; [[ 10 -lt 9 ]]; echo $?",
+			"[[ "+g.cond(2)+" ]]; echo $?",
+			"[ "+g.oldCond()+" ]; echo $?",
 		)
 	case "case":
 		return fmt.Sprintf("case \"$%s\" in %s) echo one;; %s|%s) echo two;;& *) echo other;; esac", g.v(), g.pattern(), g.pattern(), g.pattern())
