@@ -41,6 +41,10 @@ func TestIncrementalSyntaxError(t *testing.T) {
 		{"EXIT trap broken", "trap 'echo t\n)' EXIT; echo b\n", "b\nt\n", 0, "syntax error"},
 		{"EXIT trap exit before", "trap 'echo t\nexit 5\n)' EXIT; echo b\n", "b\nt\n", 5, ""},
 		{"bash -c", "bash -c 'echo a\n)'; echo st $?\n", "a\nst 2\n", 0, "syntax error near unexpected token `)'"},
+		{"mended line before a bad one", "echo $(( x=9 y=41 ))\necho next\n)\necho after\n", "next\n", 2, "line 3: syntax error near unexpected token `)'"},
+		{"(( as two subshells", "((echo abc; echo def;); echo ghi)\n((echo a) )\n", "abc\ndef\nghi\na\n", 0, ""},
+		{"null arithmetic", "(( ))\necho $? $(( )) $(())\n", "1 0 0\n", 0, ""},
+		{"arithmetic with text after it", "(( x=9 y=41 )); echo st $?\n", "st 1\n", 0, "syntax error in expression (error token is \"y=41"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

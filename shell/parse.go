@@ -196,8 +196,16 @@ func parseStmtsRewrite(src string) ([]*syntax.Stmt, string, error) {
 	stmts, err := parseStmtsOnce(src)
 	if err != nil && !isNesting(err) {
 		if q, ok := parseRewrite(src); ok {
-			if st2, err2 := parseStmtsOnce(q); err2 == nil {
+			st2, err2 := parseStmtsOnce(q)
+			if err2 == nil {
 				return st2, q, nil
+			}
+			// The rewrites mended the first bad line but a later one
+			// is still bad: bash runs every command before that one.
+			// (The rewrites add no lines, so lines compare.)
+			var pe, pe2 syntax.ParseError
+			if errors.As(err, &pe) && errors.As(err2, &pe2) && pe2.Pos.Line() > pe.Pos.Line() {
+				return st2, q, err2
 			}
 		}
 	}

@@ -227,6 +227,10 @@ func parseRewrite(src string) (string, bool) {
 	return q, a || b || c || d
 }
 
+// An empty (( )) or $(( )) is the expression 0 (bash's null expression).
+// A (( at a command's start that no )) closes is two subshells to bash
+// (((echo a); echo b)); it gets a blank, ( (, for the parser.
+//
 // mvdan's parser refuses a malformed arithmetic expression ((( 1 + )),
 // $(( 2 * ))) for the whole script, where bash reports it when the command
 // runs and goes on. A script the parser refused gets such expressions
@@ -263,13 +267,28 @@ func quoteBadArith(src string) (string, bool) {
 			}
 		}
 		if j+1 >= len(src) || src[j+1] != ')' {
+			if !expansion && j+1 < len(src) {
+				// no )) closes it: bash reads (( as two subshells,
+				// ((echo a); echo b)
+				b.WriteString(src[last:i] + "( (")
+				last = i + 2
+				changed = true
+				i++
+			}
 			continue
 		}
 		inner := src[i+2 : j]
 		if strings.TrimSpace(inner) == "" {
+			// (( )) and $(( )) are 0 to bash, an empty expression
+			b.WriteString(src[last:j] + "0")
+			last = j
+			changed = true
+			i = j + 1
 			continue
 		}
-		if _, err := parseArith(inner); err == nil {
+		// the parser stops at the end of the first expression: text
+		// after it ((( x=9 y=41 ))) is bad too
+		if x, err := parseArith(inner); err == nil && (x == nil || strings.TrimSpace(inner[min(int(x.End().Offset()), len(inner)):]) == "") {
 			continue
 		}
 		b.WriteString(src[last : i+2])
