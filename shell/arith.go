@@ -65,11 +65,14 @@ func hasSglQuoted(w *syntax.Word) bool {
 
 // arithCmdErr reports an error of (( )) or let: bash prints it and the
 // command's status is 1; nothing is abandoned.
-func (r *runner) arithCmdErr(err error) {
+func (r *runner) arithCmdErr(err error) { r.arithNamedErr("((", err) }
+
+// arithNamedErr is arithCmdErr for the command name (bash names let too).
+func (r *runner) arithNamedErr(name string, err error) {
 	if isSyntaxish(err) {
 		var ae *arithError
 		if errors.As(err, &ae) {
-			r.errf("((: %s", err.Error()) // bash names the command
+			r.errf("%s: %s", name, err.Error()) // bash names the command
 		} else {
 			r.errf("%s", err.Error())
 		}
@@ -142,9 +145,35 @@ func (r *runner) arithStringDepth(s string, depth int) (int64, error) {
 			// refuses the rest
 			return 0, &arithError{expr: t, msg: "syntax error in expression", tok: strings.TrimSpace(t[end:])}
 		}
+		if i := expansionIn(t, x); i >= 0 {
+			// text evaluated as arithmetic has been expanded already
+			// (let's arguments, a variable's value): a $ left in it is
+			// not an operand to bash
+			return 0, &arithError{expr: t, msg: "syntax error: operand expected", tok: t[i:]}
+		}
 		arithCache.put(t, x)
 	}
 	return r.arithDepth(x, depth+1)
+}
+
+// expansionIn returns the offset in t of the first parameter expansion,
+// command or arithmetic substitution in x, or -1.
+func expansionIn(t string, x syntax.ArithmExpr) int {
+	if !strings.ContainsAny(t, "$`") {
+		return -1
+	}
+	at := -1
+	syntax.Walk(x, func(n syntax.Node) bool {
+		switch n.(type) {
+		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp:
+			if o := int(n.Pos().Offset()); at < 0 || o < at {
+				at = min(o, len(t))
+			}
+			return false
+		}
+		return true
+	})
+	return at
 }
 
 func parseNum(s string) (int64, error) {

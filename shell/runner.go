@@ -964,7 +964,7 @@ func (r *runner) cmd(c syntax.Command) {
 				n, err = r.arith(e)
 			}
 			if err != nil {
-				r.arithCmdErr(err)
+				r.arithNamedErr("let", err)
 				return
 			}
 			st = b2i(n == 0)
