@@ -127,13 +127,16 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 	if printMode || (len(ops) == 0 && (variant == "declare" || variant == "typeset" || variant == "local" || variant == "readonly" || variant == "export")) {
 		if len(ops) == 0 {
 			if variant == "local" && r.inFunc() {
-				return r.printDeclared(func(s *scope) bool { return s == r.funcScope() }, add, false)
+				// bash lists every local, as declare -p does, whatever
+				// the options
+				return r.printDeclared(func(s *scope) bool { return s == r.funcScope() }, 0, true)
 			}
 			if !printMode && add == 0 && (variant == "declare" || variant == "typeset") {
 				r.printVars(true)
 				return 0
 			}
-			return r.printDeclared(nil, add, printMode || variant == "export" || variant == "readonly")
+			// with an attribute to filter on, the list is in declare -p's form
+			return r.printDeclared(nil, add, printMode || add != 0 || variant == "export" || variant == "readonly")
 		}
 		st := 0
 		for _, op := range ops {
@@ -190,6 +193,22 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 				fs.vars[name] = v
 			}
 		} else {
+			if cur := r.lookup(name); del&attrNameref != 0 && op.Value != nil && op.Array == nil && cur != nil && cur.Attr&attrNameref != 0 {
+				// typeset +n ref=v: bash assigns v through the
+				// reference, then ref is a plain variable holding the
+				// name it referred to
+				if t := r.resolve(name); t != name && cur.Attr&attrReadonly == 0 {
+					val, ok := r.assignLiteral(op.Value)
+					if !ok {
+						return 1
+					}
+					if !r.setVar(t, val) {
+						st = 1
+					}
+					cur.Attr = (cur.Attr | add) &^ del
+					continue
+				}
+			}
 			target := name
 			if add&attrNameref == 0 && del&attrNameref == 0 {
 				target = r.resolve(name)

@@ -245,7 +245,9 @@ func biRead(r *runner, args []string) int {
 	}
 	if arrName != "" {
 		fields := splitIFS(s, ifs, -1, raw)
-		r.unsetVar(arrName)
+		if v := r.lookupRef(arrName); v == nil || v.Attr&attrReadonly == 0 {
+			r.unsetVar(arrName) // a readonly one: varForWrite says so
+		}
 		v := r.varForWrite(arrName)
 		if v == nil {
 			return 1
@@ -428,8 +430,8 @@ func biMapfile(r *runner, args []string) int {
 	if !r.memFits(int64(len(data))) {
 		return StatusLimit
 	}
-	if origin == 0 {
-		r.unsetVar(name)
+	if v := r.lookupRef(name); origin == 0 && (v == nil || v.Attr&attrReadonly == 0) {
+		r.unsetVar(name) // a readonly one: varForWrite says so
 	}
 	v := r.varForWrite(name)
 	if v == nil {

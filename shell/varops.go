@@ -246,7 +246,7 @@ func (r *runner) unsetVar(name string) bool {
 			return true
 		}
 		if v.Attr&attrReadonly != 0 {
-			r.errf("%s: cannot unset: readonly variable", base)
+			r.errf("unset: %s: cannot unset: readonly variable", base)
 			return false
 		}
 		if key == "@" || key == "*" {
@@ -285,7 +285,7 @@ func (r *runner) unsetVar(name string) bool {
 	for s := r.vars; s != nil; s = s.parent {
 		if v, ok := s.vars[name]; ok {
 			if v.Attr&attrReadonly != 0 {
-				r.errf("%s: cannot unset: readonly variable", name)
+				r.errf("unset: %s: cannot unset: readonly variable", name)
 				return false
 			}
 			r.releaseVar(v)
