@@ -3,6 +3,7 @@ package shell
 import (
 	"errors"
 	"io/fs"
+	"math"
 	"path"
 	"slices"
 	"sort"
@@ -206,6 +207,7 @@ func (r *runner) fields(words ...*syntax.Word) ([]string, bool) {
 					r.exiting = true
 					return nil, false
 				}
+				safeSequences(&cp)
 				ws = expand.Braces(&cp)
 				if len(ws) > r.rs.lim.MaxExpansion {
 					r.rs.fail(limitf("brace expansion limit exceeded (%d fields, max %d)", len(ws), r.rs.lim.MaxExpansion))
@@ -1096,4 +1098,85 @@ func mergeLits(ps []syntax.WordPart) []syntax.WordPart {
 		out = append(out, p)
 	}
 	return out
+}
+
+// safeSequences rewrites w's numeric brace sequences whose last step would
+// pass an int64 limit ({9223372036854775805..9223372036854775807}) into
+// the list of their values: expand.Braces counts on past the end there,
+// wraps around and never stops (found by bash 5.2's tests/arith: it took
+// 24 GB before the kernel ended warren).
+func safeSequences(w *syntax.Word) {
+	cloned := false
+	for i, p := range w.Parts {
+		b, ok := p.(*syntax.BraceExp)
+		if !ok {
+			continue
+		}
+		if !b.Sequence {
+			for _, e := range b.Elems {
+				safeSequences(e)
+			}
+			continue
+		}
+		vals, risky := wrappingSequence(b)
+		if !risky {
+			continue
+		}
+		if !cloned {
+			w.Parts, cloned = slices.Clone(w.Parts), true
+		}
+		if len(vals) == 1 {
+			w.Parts[i] = &syntax.Lit{Value: vals[0]}
+			continue
+		}
+		elems := make([]*syntax.Word, len(vals))
+		for j, v := range vals {
+			elems[j] = &syntax.Word{Parts: []syntax.WordPart{&syntax.Lit{Value: v}}}
+		}
+		w.Parts[i] = &syntax.BraceExp{Elems: elems}
+	}
+}
+
+// wrappingSequence reports whether the numeric sequence b ends within one
+// step of an int64 limit, and if so its values (braceCount has bounded how
+// many there are).
+func wrappingSequence(b *syntax.BraceExp) ([]string, bool) {
+	if len(b.Elems) < 2 {
+		return nil, false
+	}
+	from, err1 := strconv.ParseInt(b.Elems[0].Lit(), 10, 64)
+	to, err2 := strconv.ParseInt(b.Elems[1].Lit(), 10, 64)
+	if err1 != nil || err2 != nil {
+		return nil, false
+	}
+	incr := int64(1)
+	if len(b.Elems) > 2 {
+		if n, _ := strconv.ParseInt(b.Elems[2].Lit(), 10, 64); n != 0 {
+			if n < 0 {
+				n = -n
+			}
+			if n > 0 { // -MinInt64 stays negative
+				incr = n
+			} else {
+				incr = math.MaxInt64
+			}
+		}
+	}
+	up := from <= to
+	if up && to <= math.MaxInt64-incr || !up && to >= math.MinInt64+incr {
+		return nil, false
+	}
+	var vals []string
+	for n := from; ; {
+		vals = append(vals, strconv.FormatInt(n, 10))
+		if up && n > to-incr || !up && n < to+incr {
+			break // the next step passes the end (computed without overflow)
+		}
+		if up {
+			n += incr
+		} else {
+			n -= incr
+		}
+	}
+	return vals, true
 }
