@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -70,6 +71,7 @@ func newRunCmd() *cobra.Command {
 				return err
 			}
 			lim = lim.WithDefaults(api.DefaultLimits)
+			runHolds := lim.DiskBytes + lim.MaxMemoryBytes + 256<<20
 			if os.Getenv("GOMEMLIMIT") == "" {
 				// What the run may hold (its delta and its budget) plus the
 				// process itself: past it the GC works harder instead of
@@ -147,7 +149,11 @@ func newRunCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
+			stopWatch := make(chan struct{})
+			go backstop{heapMax: 2 * uint64(runHolds), deadline: time.Duration(lim.Timeout), every: 250 * time.Millisecond,
+				stderr: cmd.ErrOrStderr(), exit: os.Exit}.run(stopWatch)
 			st, err := sh.Run(ctx, src, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			close(stopWatch)
 			if err != nil {
 				return err
 			}
