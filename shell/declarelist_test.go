@@ -8,7 +8,7 @@ import "testing"
 // themselves (or not) as bash does on a readonly variable (recorded from
 // bash 5.2's tests/nameref and by hand).
 func TestDeclareListsAndRefs(t *testing.T) {
-	tests := []struct{ src, out, err string }{
+	tests := []recorded{
 		{`x=1; declare -n a=x b=y; typeset -n`, "declare -n a=\"x\"\ndeclare -n b=\"y\"\n", ""},
 		{`f() { local -i z=1; local x=2; local -i; local; }; f`, "declare -- x=\"2\"\ndeclare -i z=\"1\"\ndeclare -- x=\"2\"\ndeclare -i z=\"1\"\n", ""},
 		{`x=1; declare -a arr=(1); declare -a | grep arr; declare | grep ^x=`, "declare -a arr=([0]=\"1\")\nx=1\n", ""},
@@ -16,11 +16,5 @@ func TestDeclareListsAndRefs(t *testing.T) {
 		{`readonly r; unset r; echo $?`, "1\n", "bash: line 1: unset: r: cannot unset: readonly variable\n"},
 		{`readonly a; read -a a <<< x; echo $?; mapfile a <<< x; echo $?`, "1\n1\n", "bash: line 1: a: readonly variable\nbash: line 1: a: readonly variable\n"},
 	}
-	for _, tt := range tests {
-		sh := newTestShell(t, Limits{})
-		out, errs, _ := runScript(t, sh, tt.src)
-		if out != tt.out || errs != tt.err {
-			t.Errorf("%s:\n got %q %q\nwant %q %q", tt.src, out, errs, tt.out, tt.err)
-		}
-	}
+	checkRecorded(t, tests, true)
 }

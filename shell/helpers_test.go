@@ -42,3 +42,19 @@ func runScript(t testing.TB, sh *Shell, script string) (string, string, int) {
 	}
 	return out.String(), errb.String(), st
 }
+
+// recorded is a script and what bash 5.2 printed for it.
+type recorded struct{ src, out, err string }
+
+// checkRecorded runs each case in a fresh shell and compares stdout, and
+// stderr too when withStderr is set.
+func checkRecorded(t *testing.T, cases []recorded, withStderr bool) {
+	t.Helper()
+	for _, tt := range cases {
+		sh := newTestShell(t, Limits{})
+		out, errs, _ := runScript(t, sh, tt.src)
+		if out != tt.out || withStderr && errs != tt.err {
+			t.Errorf("%s:\n got %q %q\nwant %q %q", tt.src, out, errs, tt.out, tt.err)
+		}
+	}
+}

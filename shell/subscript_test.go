@@ -39,18 +39,12 @@ func TestAssocBlankKeys(t *testing.T) {
 // slashes, colons, !) are literal text to bash 5.2, in assignments, array
 // literals and expansions.
 func TestAssocTextKeys(t *testing.T) {
-	tests := []struct{ src, out string }{
-		{`declare -A m; m[a.b]=1; m[x.gz]+=z; m[c/d]=2; echo "${m[a.b]} ${m[x.gz]} ${m[c/d]}"`, "1 z 2\n"},
-		{`declare -A n=([a.b]=1 [x y]=3); echo "${n[a.b]} ${n[x y]} ${#n[@]}"`, "1 3 2\n"},
-		{`declare -A p; p[a:b]=q; p[a!b]=r; echo "${p[a:b]}${p[a!b]}"`, "qr\n"},
+	tests := []recorded{
+		{`declare -A m; m[a.b]=1; m[x.gz]+=z; m[c/d]=2; echo "${m[a.b]} ${m[x.gz]} ${m[c/d]}"`, "1 z 2\n", ""},
+		{`declare -A n=([a.b]=1 [x y]=3); echo "${n[a.b]} ${n[x y]} ${#n[@]}"`, "1 3 2\n", ""},
+		{`declare -A p; p[a:b]=q; p[a!b]=r; echo "${p[a:b]}${p[a!b]}"`, "qr\n", ""},
 	}
-	for _, tt := range tests {
-		sh := newTestShell(t, Limits{})
-		out, errs, _ := runScript(t, sh, tt.src)
-		if out != tt.out {
-			t.Errorf("%s: got %q, want %q (stderr %q)", tt.src, out, tt.out, errs)
-		}
-	}
+	checkRecorded(t, tests, false)
 }
 
 // TestAssocBlankKeysWithAliases: alias expansion splices the text the

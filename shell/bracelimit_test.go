@@ -1,0 +1,16 @@
+package shell
+
+import "testing"
+
+// TestBraceSequenceAtIntLimits: a sequence ending within one step of an
+// int64 limit stops there (mvdan's expand.Braces wrapped around and never
+// returned; recorded from bash 5.2).
+func TestBraceSequenceAtIntLimits(t *testing.T) {
+	tests := []recorded{
+		{`echo {9223372036854775805..9223372036854775807}`, "9223372036854775805 9223372036854775806 9223372036854775807\n", ""},
+		{`echo {-9223372036854775806..-9223372036854775808}`, "-9223372036854775806 -9223372036854775807 -9223372036854775808\n", ""},
+		{`echo {1..9223372036854775807..9223372036854775807} x{9223372036854775807..9223372036854775807}y`, "1 x9223372036854775807y\n", ""},
+		{`echo {9223372036854775800..9223372036854775807..3} {5..1..2}`, "9223372036854775800 9223372036854775803 9223372036854775806 5 3 1\n", ""},
+	}
+	checkRecorded(t, tests, false)
+}
