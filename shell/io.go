@@ -55,8 +55,17 @@ func (r *runner) newPipe() *pipe {
 	rs.pipes = append(rs.pipes, p)
 	if rs.unpipe == nil {
 		// Registered with the first pipe: a Run without pipes pays for
-		// no AfterFunc.
-		rs.unpipe = context.AfterFunc(rs.ctx, rs.closePipes)
+		// no AfterFunc. A top-level Run's own deadline kills its pipes
+		// itself (runClock), so only a caller's context that can end
+		// needs watching.
+		switch {
+		case rs.parent == nil:
+			rs.unpipe = context.AfterFunc(rs.ctx, rs.closePipes)
+		case rs.parent.Done() != nil:
+			rs.unpipe = context.AfterFunc(rs.parent, rs.closePipes)
+		default:
+			rs.unpipe = noUnpipe
+		}
 	}
 	rs.pipesMu.Unlock()
 	if r.rs.ctx.Err() != nil {
@@ -64,6 +73,10 @@ func (r *runner) newPipe() *pipe {
 	}
 	return p
 }
+
+// noUnpipe stands for an AfterFunc never registered: true, the Run's end
+// kills the pipes itself.
+func noUnpipe() bool { return true }
 
 func (rs *runState) closePipes() {
 	rs.pipesMu.Lock()
@@ -399,7 +412,7 @@ func (r *runner) release(f *fdesc) {
 		// A close can fail where every write went through (a drive
 		// commits at close: its quota, its store): say so, and fail
 		// the command, rather than lose the file silently.
-		r.errf("%s: %s", f.path, errText(err))
+		r.errf("%s: %s", f.name(), errText(err))
 		if r.status == 0 {
 			r.status = 1
 		}

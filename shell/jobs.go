@@ -346,7 +346,7 @@ func (r *runner) spawnJob(text string, mine bool, body func(sub *runner)) *Job {
 	}
 	for i := 1; i <= 2 && i < len(sub.fds); i++ {
 		if f := sub.fds[i]; f != nil && f.w != nil && f.w == r.rs.top[i-1] {
-			sub.fds[i] = &fdesc{w: &jobOut{log: logs[i-1], term: r.rs.term, i: i - 1}, path: f.path}
+			sub.fds[i] = &fdesc{w: &jobOut{log: logs[i-1], term: r.rs.term, i: i - 1}, path: f.name()}
 		}
 	}
 	jrs := &runState{ctx: tctx, lim: &lim, jobs: r.rs.jobs, ladder: newLadder(tctx, &r.sh.cfg)}

@@ -87,11 +87,13 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 			fds = append(fds, make([]*fdesc, 3-len(fds))...)
 		}
 		if inPipe != nil {
-			inPipe.ends[0] = fdesc{r: in, path: inPipe.ends[1].path}
+			inPipe.ends[0] = fdesc{r: in}
 			fds[0] = &inPipe.ends[0]
 		}
 		if out != nil {
-			out.ends[1] = fdesc{w: out, path: "pipe:[" + strconv.Itoa(out.id) + "]"}
+			// No path: name() derives it from the pipe when an error
+			// needs it, which saves a string per pipeline.
+			out.ends[1] = fdesc{w: out}
 			fds[1] = &out.ends[1]
 			if stage.pipeAll {
 				fds[2] = fds[1]
@@ -170,7 +172,14 @@ func (r *runner) setPipestatus(st []int) {
 	for i, s := range st {
 		l[i] = strconv.Itoa(s)
 	}
-	r.own()
+	// An array is never exported, so the cached environment stays unless
+	// the value replaced was an exported string (own() forgets it): a
+	// pipeline no longer costs the next one a rebuilt environ.
+	if old := r.global.vars["PIPESTATUS"]; old != nil && old.Attr&attrExport != 0 {
+		r.own()
+	} else {
+		r.ownMaps()
+	}
 	r.global.vars["PIPESTATUS"] = &Var{Set: true, Kind: expand.Indexed, List: l}
 }
 

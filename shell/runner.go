@@ -66,6 +66,7 @@ var shoptNames = []string{"autocd", "assoc_expand_once", "cdable_vars", "cdspell
 // runState is what all runners of one Run share.
 type runState struct {
 	ctx      context.Context
+	parent   context.Context // the caller's: newPipe's AfterFunc watches it (the deadline kills pipes itself)
 	commands atomic.Int64
 	loops    atomic.Int64
 	jobs     *atomic.Int64 // live goroutines of the session (Shell.goroutines)
@@ -103,6 +104,21 @@ type fdesc struct {
 	c    io.Closer // closed when the last reference goes (only for files we opened)
 	path string
 	refs *int32
+}
+
+// name is the descriptor's path as bash shows it (pipe:[N] for a
+// pipeline's pipe, which keeps no path of its own).
+func (f *fdesc) name() string {
+	if f.path != "" {
+		return f.path
+	}
+	if p, ok := f.w.(*pipe); ok {
+		return "pipe:[" + strconv.Itoa(p.id) + "]"
+	}
+	if p, ok := f.r.(*pipe); ok {
+		return "pipe:[" + strconv.Itoa(p.id) + "]"
+	}
+	return ""
 }
 
 // runner executes shell code. The session (vars, funcs, options...) lives in
@@ -561,7 +577,7 @@ func (r *runner) runTop(ctx context.Context, script string, stdin io.Reader, std
 func (r *runner) runTopWith(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, body func()) (int, error) {
 	lim := &r.sh.lim // never written after New
 	if stdin == nil {
-		stdin = strings.NewReader("")
+		stdin = noInput{}
 	}
 	if stdout == nil {
 		stdout = io.Discard
@@ -569,9 +585,13 @@ func (r *runner) runTopWith(ctx context.Context, stdin io.Reader, stdout, stderr
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, lim.Timeout, r.sh.timeoutErr)
+	parent := ctx
+	ctx, cancelCause := context.WithCancelCause(parent)
+	cancel := func() { cancelCause(nil) }
 	defer cancel()
-	rs := &runState{ctx: ctx, lim: lim, jobs: &r.sh.goroutines, ladder: newLadder(ctx, &r.sh.cfg)}
+	rs := &runState{ctx: ctx, parent: parent, lim: lim, jobs: &r.sh.goroutines, ladder: newLadder(ctx, &r.sh.cfg)}
+	r.sh.clock.arm(rs, cancelCause, lim.Timeout, r.sh.timeoutErr)
+	defer r.sh.clock.disarm()
 	rs.stderr = stderr
 	rs.pipes = rs.pipesBuf[:0]
 	r.rs = rs
@@ -623,6 +643,13 @@ func (r *runner) runTopWith(ctx context.Context, stdin io.Reader, stdout, stderr
 	r.status = st
 	return st, nil
 }
+
+// noInput is an exec's stdin when the caller gives none: end of file at
+// once, shared by every Run (a strings.Reader would be one more
+// allocation per exec).
+type noInput struct{}
+
+func (noInput) Read([]byte) (int, error) { return 0, io.EOF }
 
 func (r *runner) closeFds() {
 	for i := 3; i < len(r.fds); i++ {

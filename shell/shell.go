@@ -155,6 +155,7 @@ type Shell struct {
 	// topSig is a signal a subshell or job sent to $$ (kill $$ from
 	// "(...)"): the top shell takes it at its next command (sigNames index).
 	topSig atomic.Int32
+	clock  runClock // the Run's deadline: one timer for the session's life
 }
 
 // New returns a fresh session for cfg.
