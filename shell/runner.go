@@ -83,6 +83,7 @@ type runState struct {
 	outMu    sync.Mutex
 	top      [2]io.Writer // the Run's own stdout and stderr (a job writing there writes to its log: jobs.go)
 	term     *runTerm     // the same, for jobs, until the Run ends
+	termBuf  runTerm      // what term points to for a top-level Run (one allocation less)
 	ladder   ladder       // the Run's commands policy and rung counts (ladder.go)
 	outW     limitWriter  // the Run's stdout and stderr (in the runState: one allocation less)
 	errW     limitWriter
@@ -603,7 +604,8 @@ func (r *runner) runTopWith(ctx context.Context, stdin io.Reader, stdout, stderr
 	rs.stdFds = [3]*fdesc{&std[0], &std[1], &std[2]}
 	r.fds = rs.stdFds[:]
 	rs.top = [2]io.Writer{ow, ew}
-	rs.term = &runTerm{w: rs.top}
+	rs.termBuf.w = rs.top
+	rs.term = &rs.termBuf
 	r.exiting, r.breakN, r.contN, r.returning = false, 0, 0, false
 	r.callDepth = 0
 	r.safe(body)
