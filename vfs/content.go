@@ -410,12 +410,20 @@ func sealed(ext []extent) bool {
 // Whole chunks and base ranges around the run stay as they are, so sealing
 // after a small write into a large file hashes about one chunk, not the
 // file. Memory use is bounded by one chunkMax window.
+//
+// A whole chunk shorter than chunkMin next to the run is cut again with it
+// too: it is what the last seal left at the end of a file (CDC cuts no
+// chunk that short elsewhere), and an append then closed, the shell's
+// `echo ... >> log` in a loop, would otherwise leave one more tiny chunk
+// per line. 20,000 such appends made 20,000 extents, each append copying
+// and scanning them all (2.5 ms an append at the end); merged, an append
+// rehashes at most chunkMin bytes and the file has a chunk per ~16 KiB.
 func sealExt(ext []extent, lin *lineage) []extent {
 	if sealed(ext) {
 		return ext
 	}
 	partial := func(e *extent) bool {
-		return e.kind == extChunk && (e.coff != 0 || e.n != e.ch.n)
+		return e.kind == extChunk && (e.coff != 0 || e.n != e.ch.n || e.ch.n < chunkMin)
 	}
 	out := make([]extent, 0, len(ext))
 	for i := 0; i < len(ext); {
@@ -444,7 +452,13 @@ func sealExt(ext []extent, lin *lineage) []extent {
 }
 
 func chunkRun(out []extent, run []extent, lin *lineage) []extent {
-	buf := make([]byte, 0, 2*chunkMax)
+	// The window is as large as the run needs, at most two chunks: a
+	// seal after a small append is a few KiB, not 512 KiB to clear.
+	var total int64
+	for i := range run {
+		total += run[i].n
+	}
+	buf := make([]byte, 0, min(total, 2*chunkMax))
 	emit := func(b []byte) {
 		d := make([]byte, len(b))
 		copy(d, b)
