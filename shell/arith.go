@@ -293,10 +293,13 @@ func (r *runner) lvGet(lv lvalue, depth int) (int64, error) {
 }
 
 func (r *runner) lvString(lv lvalue) (string, error) {
+	if s, ok := r.dynValue(lv.name); ok {
+		return s, nil
+	}
 	v := r.lookupRef(lv.name)
 	if v == nil {
 		switch lv.name {
-		case "BASH_LINENO", "LINENO", "RANDOM", "SECONDS", "BASHPID", "PPID", "UID", "EUID", "PIPESTATUS":
+		case "BASH_LINENO", "LINENO", "BASHPID", "PPID", "UID", "EUID", "PIPESTATUS":
 			pv, err := r.lookupParam(lv.name, lv.idx, nil)
 			if err != nil {
 				return "", err

@@ -349,6 +349,10 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 				v.Attr |= ro
 				return 1
 			}
+			if r.dynAssign(name, val) {
+				// the stored value is shadowed by the computed one
+				v.Set = true
+			}
 			switch v.Kind {
 			case expand.Indexed:
 				v.setIndex(0, val)

@@ -39,6 +39,13 @@ func (e *cmdError) Error() string { return e.msg }
 // lookupParam resolves name[index] to its values.
 func (r *runner) lookupParam(name string, index syntax.ArithmExpr, pe *syntax.ParamExp) (pval, error) {
 	pv := pval{name: name}
+	if s, ok := r.dynValue(name); ok {
+		pv.set, pv.vals, pv.name = true, []string{s}, ""
+		if index != nil {
+			return r.varValues(pv, &Var{Set: true, Kind: expand.String, Str: s}, index, pe)
+		}
+		return pv, nil
+	}
 	switch name {
 	case "@", "*":
 		pv.set = true
@@ -63,8 +70,8 @@ func (r *runner) lookupParam(name string, index syntax.ArithmExpr, pe *syntax.Pa
 			pv.vals = []string{r.shellopts(name == "BASHOPTS")}
 			return pv, nil
 		}
-	case "#", "?", "$", "!", "-", "0", "_", "BASHPID", "PPID", "RANDOM", "SECONDS", "LINENO", "FUNCNAME", "BASH_SOURCE", "BASH_LINENO", "BASH_COMMAND", "BASH_SUBSHELL", "BASH_ARGV0":
-		if name == "RANDOM" || name == "SECONDS" || name == "LINENO" {
+	case "#", "?", "$", "!", "-", "0", "_", "BASHPID", "PPID", "LINENO", "FUNCNAME", "BASH_SOURCE", "BASH_LINENO", "BASH_COMMAND", "BASH_SUBSHELL":
+		if name == "LINENO" {
 			if v := r.lookup(name); v != nil && !v.Set && v.Attr == 0 {
 				return pv, nil
 			}

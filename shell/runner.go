@@ -133,6 +133,7 @@ type runner struct {
 	ppid     int
 	lastBg   int
 	seed     uint64
+	dyn      *dynState // dynvars.go; nil until a dynamic variable is assigned or unset
 	start    time.Time
 	shlvl    int
 	jobs     []*Job // this shell's jobs (%N), the ended ones kept for wait PID (jobs.go)
