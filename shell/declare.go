@@ -239,6 +239,10 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 			st = 1
 			continue
 		}
+		if name == "OPTIND" {
+			// local OPTIND, with a value or not, restarts getopts
+			r.specialAssign(name, "")
+		}
 		prevAttr := v.Attr
 		v.Attr = (v.Attr | add) &^ del
 		if r.opts[optAllexport] && (op.Value != nil || op.Array != nil) {
@@ -349,7 +353,7 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 				v.Attr |= ro
 				return 1
 			}
-			if r.dynAssign(name, val) {
+			if r.specialAssign(name, val) {
 				// the stored value is shadowed by the computed one
 				v.Set = true
 			}

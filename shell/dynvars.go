@@ -82,6 +82,18 @@ func (r *runner) dynValue(name string) (val string, ok bool) {
 	return "", false
 }
 
+// specialAssign is what an assignment to name does beyond storing the
+// value; it reports true when the value is not to be stored. OPTIND
+// assigned by the script (not by getopts, which notes its own value after)
+// restarts getopts' scan, as bash's does on every such assignment.
+func (r *runner) specialAssign(name, val string) bool {
+	if name == "OPTIND" {
+		r.goptInd = -1
+		return false
+	}
+	return r.dynAssign(name, val)
+}
+
 // dynAssign performs an assignment to a dynamic variable still special;
 // it reports false for any other name, which the caller assigns as usual.
 func (r *runner) dynAssign(name, val string) bool {

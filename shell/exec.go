@@ -277,6 +277,7 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
 	}
 	r.own()
 	savedParams := r.params
+	savedOptChar, savedOptInd := r.optind, r.goptInd
 	r.params = args
 	fscope := &scope{vars: map[string]*Var{}, parent: r.vars}
 	r.vars = fscope
@@ -294,7 +295,13 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
 	// The call is a simple command: set -e and ERR look at its status,
 	// whatever short-circuited list inside produced it.
 	r.andOrFail = false
+	_, localOptind := fscope.vars["OPTIND"]
 	r.releaseScope(fscope)
+	if localOptind {
+		// bash gives getopts back its place in the caller's words when
+		// the function had its own OPTIND (a nested getopts loop)
+		r.optind, r.goptInd = savedOptChar, savedOptInd
+	}
 	r.loopDepth = savedLoops
 	r.callDepth--
 	if r.returning {

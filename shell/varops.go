@@ -83,7 +83,7 @@ func (r *runner) setVar(name, val string) bool {
 			return r.setElem(rn[:i], rn[i+1:len(rn)-1], val, false)
 		}
 	}
-	if r.dynAssign(rn, val) {
+	if r.specialAssign(rn, val) {
 		return true
 	}
 	v := r.varForWrite(name)
