@@ -1,0 +1,395 @@
+package shell
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// bashLayout prints commands the way bash's declare -f, type and set
+// print a function body: one command a line indented four spaces a level,
+// ";" between commands and after the bodies of if, while and for, "do" of
+// for and select on its own line, case items over several lines,
+// subshells inline, redirections after the words with the default
+// descriptor of a duplication spelled out, and here-document bodies after
+// the line that needs them, unindented so the text reads back the same.
+// Words and expressions are the parser's printer's.
+type bashLayout struct {
+	b    strings.Builder
+	pr   *syntax.Printer
+	docs []*syntax.Redirect // here-documents waiting for the end of the line
+}
+
+func newBashLayout() *bashLayout {
+	return &bashLayout{pr: syntax.NewPrinter()}
+}
+
+func (p *bashLayout) node(n syntax.Node) {
+	if w, ok := n.(*syntax.Word); ok && hasBackquote(w) {
+		p.parts(w.Parts)
+		return
+	}
+	var b strings.Builder
+	p.pr.Print(&b, n)
+	p.b.WriteString(strings.ReplaceAll(b.String(), "\\\n", ""))
+}
+
+// hasBackquote reports a `command` substitution in w, which bash prints
+// as written and the printer would turn into $( ).
+func hasBackquote(w *syntax.Word) bool {
+	found := false
+	syntax.Walk(w, func(n syntax.Node) bool {
+		if c, ok := n.(*syntax.CmdSubst); ok && c.Backquotes {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// parts prints word parts one by one, keeping backquotes.
+func (p *bashLayout) parts(ps []syntax.WordPart) {
+	for _, part := range ps {
+		switch x := part.(type) {
+		case *syntax.Lit:
+			p.str(x.Value)
+		case *syntax.DblQuoted:
+			if x.Dollar {
+				p.str("$")
+			}
+			p.str(`"`)
+			p.parts(x.Parts)
+			p.str(`"`)
+		case *syntax.CmdSubst:
+			if !x.Backquotes {
+				p.node(&syntax.Word{Parts: []syntax.WordPart{x}})
+				continue
+			}
+			in := newBashLayout()
+			in.inline(x.Stmts)
+			text := strings.NewReplacer("\\", "\\\\", "`", "\\`").Replace(in.b.String())
+			p.str("`" + text + "`")
+		default:
+			p.node(&syntax.Word{Parts: []syntax.WordPart{part}})
+		}
+	}
+}
+
+func (p *bashLayout) str(s string) { p.b.WriteString(s) }
+
+func (p *bashLayout) nl(ind int) {
+	p.b.WriteByte('\n')
+	p.b.WriteString(strings.Repeat(" ", ind))
+}
+
+// function prints "name () " and the body as a brace group, as bash
+// does for any function.
+func (p *bashLayout) function(name string, body *syntax.Stmt, ind int, keyword bool) {
+	if keyword {
+		p.str("function ")
+	}
+	p.str(name + " () ")
+	p.nl(ind)
+	blk, ok := body.Cmd.(*syntax.Block)
+	var stmts []*syntax.Stmt
+	if ok {
+		stmts = blk.Stmts
+	} else {
+		// ( list ) and other bodies: bash shows them inside braces
+		stmts = []*syntax.Stmt{{Cmd: body.Cmd, Negated: body.Negated}}
+	}
+	p.str("{ ")
+	p.nl(ind + 4)
+	p.list(stmts, ind+4)
+	p.flushDocs()
+	p.nl(ind)
+	p.str("}")
+	if ok {
+		p.redirs(body.Redirs)
+	}
+}
+
+// list prints statements separated as bash separates them; ind is the
+// indentation of each new line.
+func (p *bashLayout) list(stmts []*syntax.Stmt, ind int) {
+	for i, st := range stmts {
+		p.stmt(st, ind)
+		last := i == len(stmts)-1
+		switch {
+		case st.Background && last:
+			p.str(" &")
+		case st.Background:
+			p.str(" & ")
+		case last:
+		case len(p.docs) > 0:
+			p.flushDocs()
+			p.nl(ind)
+		default:
+			p.str(";")
+			p.nl(ind)
+		}
+	}
+}
+
+// flushDocs ends the line with the waiting here-document bodies.
+func (p *bashLayout) flushDocs() {
+	if len(p.docs) == 0 {
+		return
+	}
+	p.b.WriteByte('\n')
+	for _, r := range p.docs {
+		if r.Hdoc != nil {
+			var b strings.Builder
+			for _, part := range r.Hdoc.Parts {
+				if l, ok := part.(*syntax.Lit); ok {
+					b.WriteString(l.Value)
+				} else {
+					p.pr.Print(&b, &syntax.Word{Parts: []syntax.WordPart{part}})
+				}
+			}
+			body := b.String()
+			if r.Op == syntax.DashHdoc {
+				// bash keeps the body with its leading tabs removed
+				lines := strings.SplitAfter(body, "\n")
+				for i, l := range lines {
+					lines[i] = strings.TrimLeft(l, "\t")
+				}
+				body = strings.Join(lines, "")
+			}
+			p.str(body)
+		}
+		p.str(hdocDelim(r.Word) + "\n")
+	}
+	p.docs = nil
+}
+
+// hdocDelim is a here-document's delimiter without its quotes.
+func hdocDelim(w *syntax.Word) string {
+	var b strings.Builder
+	for _, part := range w.Parts {
+		switch x := part.(type) {
+		case *syntax.Lit:
+			b.WriteString(strings.ReplaceAll(x.Value, "\\", ""))
+		case *syntax.SglQuoted:
+			b.WriteString(x.Value)
+		case *syntax.DblQuoted:
+			for _, q := range x.Parts {
+				if l, ok := q.(*syntax.Lit); ok {
+					b.WriteString(l.Value)
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+func (p *bashLayout) stmt(st *syntax.Stmt, ind int) {
+	if st.Negated {
+		p.str("! ")
+	}
+	if st.Cmd != nil {
+		p.command(st.Cmd, ind)
+	}
+	p.redirs(st.Redirs)
+}
+
+func (p *bashLayout) redirs(rs []*syntax.Redirect) {
+	for _, r := range rs {
+		p.str(" ")
+		n := ""
+		if r.N != nil {
+			n = r.N.Value
+		} else {
+			switch r.Op {
+			case syntax.DplOut:
+				n = "1"
+			case syntax.DplIn, syntax.RdrInOut:
+				n = "0"
+			}
+		}
+		p.str(n + r.Op.String())
+		switch r.Op {
+		case syntax.DplIn, syntax.DplOut, syntax.Hdoc, syntax.DashHdoc:
+		default:
+			p.str(" ")
+		}
+		p.node(r.Word)
+		if r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc {
+			p.docs = append(p.docs, r)
+		}
+	}
+}
+
+func (p *bashLayout) words(ws []*syntax.Word) {
+	for i, w := range ws {
+		if i > 0 {
+			p.str(" ")
+		}
+		p.node(w)
+	}
+}
+
+func (p *bashLayout) inline(stmts []*syntax.Stmt) {
+	for i, st := range stmts {
+		if i > 0 {
+			p.str("; ")
+		}
+		p.stmt(st, 0)
+		if st.Background {
+			p.str(" &")
+		}
+	}
+}
+
+// body prints a loop's or branch's commands one level in, and the ";"
+// bash ends them with.
+func (p *bashLayout) body(stmts []*syntax.Stmt, ind int) {
+	p.nl(ind + 4)
+	p.list(stmts, ind+4)
+	p.flushDocs()
+	p.str(";")
+	p.nl(ind)
+}
+
+func (p *bashLayout) command(cmd syntax.Command, ind int) {
+	switch c := cmd.(type) {
+	case *syntax.CallExpr:
+		for i, a := range c.Assigns {
+			if i > 0 {
+				p.str(" ")
+			}
+			p.node(a)
+		}
+		if len(c.Assigns) > 0 && len(c.Args) > 0 {
+			p.str(" ")
+		}
+		p.words(c.Args)
+	case *syntax.Block:
+		p.str("{ ")
+		p.nl(ind + 4)
+		p.list(c.Stmts, ind+4)
+		p.flushDocs()
+		p.nl(ind)
+		p.str("}")
+	case *syntax.Subshell:
+		p.str("( ")
+		p.list(c.Stmts, ind)
+		p.str(" )")
+	case *syntax.BinaryCmd:
+		p.stmt(c.X, ind)
+		p.str(" " + c.Op.String() + " ")
+		p.stmt(c.Y, ind)
+	case *syntax.IfClause:
+		p.ifClause(c, ind)
+	case *syntax.WhileClause:
+		if c.Until {
+			p.str("until ")
+		} else {
+			p.str("while ")
+		}
+		p.inline(c.Cond)
+		p.str("; do")
+		p.body(c.Do, ind)
+		p.str("done")
+	case *syntax.ForClause:
+		if c.Select {
+			p.str("select ")
+		} else {
+			p.str("for ")
+		}
+		switch l := c.Loop.(type) {
+		case *syntax.WordIter:
+			p.str(l.Name.Value + " in ")
+			if !l.InPos.IsValid() && len(l.Items) == 0 {
+				p.str(`"$@"`)
+			} else {
+				p.words(l.Items)
+			}
+			p.str(";")
+		case *syntax.CStyleLoop:
+			p.str("((")
+			for i, x := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
+				if i > 0 {
+					p.str("; ")
+				}
+				if x != nil {
+					p.str(arithSpaced(x))
+				}
+			}
+			p.str("))")
+		}
+		p.nl(ind)
+		p.str("do")
+		p.body(c.Do, ind)
+		p.str("done")
+	case *syntax.CaseClause:
+		p.str("case ")
+		p.node(c.Word)
+		p.str(" in ")
+		for _, it := range c.Items {
+			p.nl(ind + 4)
+			for i, w := range it.Patterns {
+				if i > 0 {
+					p.str(" | ")
+				}
+				p.node(w)
+			}
+			p.str(")")
+			p.b.WriteByte('\n')
+			if len(it.Stmts) > 0 {
+				p.str(strings.Repeat(" ", ind+8))
+				p.list(it.Stmts, ind+8)
+				p.flushDocs()
+			}
+			p.nl(ind + 4)
+			p.str(it.Op.String())
+		}
+		p.nl(ind)
+		p.str("esac")
+	case *syntax.ArithmCmd:
+		p.str("(( " + arithSpaced(c.X) + " ))")
+	case *syntax.FuncDecl:
+		p.function(c.Name.Value, c.Body, ind, true)
+	case *syntax.TimeClause:
+		p.str("time ")
+		if c.PosixFormat {
+			p.str("-p ")
+		}
+		if c.Stmt != nil {
+			p.stmt(c.Stmt, ind)
+		}
+	case *syntax.CoprocClause:
+		p.str("coproc ")
+		if c.Name != nil {
+			p.node(c.Name)
+		} else {
+			p.str("COPROC")
+		}
+		p.str(" ")
+		p.stmt(c.Stmt, ind)
+	default:
+		// [[ ]], declarations, let: the printer's one-line form
+		p.node(cmd)
+	}
+}
+
+// ifClause prints if/then/else/fi; an elif is an if inside the else, as
+// bash keeps it.
+func (p *bashLayout) ifClause(c *syntax.IfClause, ind int) {
+	p.str("if ")
+	p.inline(c.Cond)
+	p.str("; then")
+	p.body(c.Then, ind)
+	if e := c.Else; e != nil {
+		p.str("else")
+		if e.ThenPos.IsValid() {
+			p.nl(ind + 4)
+			p.ifClause(e, ind+4)
+			p.str(";")
+			p.nl(ind)
+		} else {
+			p.body(e.Then, ind)
+		}
+	}
+	p.str("fi")
+}
