@@ -122,7 +122,7 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 		}
 	}
 	if funcMode {
-		return r.declareFuncs(ops, funcNames, printMode)
+		return r.declareFuncs(variant, ops, funcNames, add, del)
 	}
 	if printMode || (len(ops) == 0 && (variant == "declare" || variant == "typeset" || variant == "local" || variant == "readonly" || variant == "export")) {
 		if len(ops) == 0 {
@@ -408,11 +408,35 @@ func (r *runner) funcScope() *scope {
 	return r.global
 }
 
-func (r *runner) declareFuncs(ops []*syntax.Assign, namesOnly, _ bool) int {
+// declareFuncs is declare -f/-F (export -f, readonly -f): with names and
+// attributes it sets them; else it prints the named functions, or all
+// those having the attributes: definitions with -f (export and readonly
+// follow each with its declare line), declare lines with -F, or just the
+// name when -F is given names.
+func (r *runner) declareFuncs(variant string, ops []*syntax.Assign, namesOnly bool, add, del uint16) int {
+	add &= attrExport | attrReadonly
+	del &= attrExport | attrReadonly
+	st := 0
+	if len(ops) > 0 && add|del != 0 {
+		for _, op := range ops {
+			n := op.Name.Value
+			if _, ok := r.funcs[n]; !ok {
+				if variant != "declare" && variant != "typeset" {
+					r.errf("%s: %s: not a function", variant, n)
+				}
+				st = 1
+				continue
+			}
+			r.setFuncAttr(n, add, del)
+		}
+		return st
+	}
 	names := []string{}
 	if len(ops) == 0 {
 		for k := range r.funcs {
-			names = append(names, k)
+			if r.funcAttrOf(k)&add == add {
+				names = append(names, k)
+			}
 		}
 		sort.Strings(names)
 	} else {
@@ -420,19 +444,37 @@ func (r *runner) declareFuncs(ops []*syntax.Assign, namesOnly, _ bool) int {
 			names = append(names, op.Name.Value)
 		}
 	}
-	st := 0
 	for _, n := range names {
 		if _, ok := r.funcs[n]; !ok {
 			st = 1
 			continue
 		}
-		if namesOnly {
-			r.out("declare -f " + n + "\n")
-		} else {
+		switch {
+		case namesOnly && len(ops) > 0:
+			r.out(n + "\n")
+		case namesOnly:
+			r.out(r.funcDeclLine(n))
+		default:
 			r.out(r.funcSource(n))
+			if variant == "export" || variant == "readonly" {
+				r.out(r.funcDeclLine(n))
+			}
 		}
 	}
 	return st
+}
+
+// funcDeclLine is "declare -f name" with the function's attributes.
+func (r *runner) funcDeclLine(name string) string {
+	flags := "f"
+	a := r.funcAttrOf(name)
+	if a&attrReadonly != 0 {
+		flags += "r"
+	}
+	if a&attrExport != 0 {
+		flags += "x"
+	}
+	return "declare -" + flags + " " + name + "\n"
 }
 
 func (r *runner) printDeclared(filter func(*scope) bool, need uint16, withDeclare bool) int {

@@ -736,6 +736,7 @@ func (r *runner) nestedShell(args, extraEnv []string) int {
 	n.sh.cfg.Env = append(r.environ(), extraEnv...)
 	n = newRunner(n.sh)
 	n.sh.st = n
+	n.importFuncs(n.sh.cfg.Env)
 	n.rs = r.rs
 	defer n.closeMem()
 	n.pidNext = r.pidNext

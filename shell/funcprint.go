@@ -18,10 +18,11 @@ type bashLayout struct {
 	b    strings.Builder
 	pr   *syntax.Printer
 	docs []*syntax.Redirect // here-documents waiting for the end of the line
+	step int                // spaces a level: 4, 1 in an exported function
 }
 
 func newBashLayout() *bashLayout {
-	return &bashLayout{pr: syntax.NewPrinter()}
+	return &bashLayout{pr: syntax.NewPrinter(), step: 4}
 }
 
 func (p *bashLayout) node(n syntax.Node) {
@@ -99,8 +100,8 @@ func (p *bashLayout) function(name string, body *syntax.Stmt, ind int, keyword b
 		stmts = []*syntax.Stmt{{Cmd: body.Cmd, Negated: body.Negated}}
 	}
 	p.str("{ ")
-	p.nl(ind + 4)
-	p.list(stmts, ind+4)
+	p.nl(ind + p.step)
+	p.list(stmts, ind+p.step)
 	p.flushDocs()
 	p.nl(ind)
 	p.str("}")
@@ -244,8 +245,8 @@ func (p *bashLayout) inline(stmts []*syntax.Stmt) {
 // body prints a loop's or branch's commands one level in, and the ";"
 // bash ends them with.
 func (p *bashLayout) body(stmts []*syntax.Stmt, ind int) {
-	p.nl(ind + 4)
-	p.list(stmts, ind+4)
+	p.nl(ind + p.step)
+	p.list(stmts, ind+p.step)
 	p.flushDocs()
 	p.str(";")
 	p.nl(ind)
@@ -266,8 +267,8 @@ func (p *bashLayout) command(cmd syntax.Command, ind int) {
 		p.words(c.Args)
 	case *syntax.Block:
 		p.str("{ ")
-		p.nl(ind + 4)
-		p.list(c.Stmts, ind+4)
+		p.nl(ind + p.step)
+		p.list(c.Stmts, ind+p.step)
 		p.flushDocs()
 		p.nl(ind)
 		p.str("}")
@@ -327,7 +328,7 @@ func (p *bashLayout) command(cmd syntax.Command, ind int) {
 		p.node(c.Word)
 		p.str(" in ")
 		for _, it := range c.Items {
-			p.nl(ind + 4)
+			p.nl(ind + p.step)
 			for i, w := range it.Patterns {
 				if i > 0 {
 					p.str(" | ")
@@ -337,11 +338,11 @@ func (p *bashLayout) command(cmd syntax.Command, ind int) {
 			p.str(")")
 			p.b.WriteByte('\n')
 			if len(it.Stmts) > 0 {
-				p.str(strings.Repeat(" ", ind+8))
-				p.list(it.Stmts, ind+8)
+				p.str(strings.Repeat(" ", ind+2*p.step))
+				p.list(it.Stmts, ind+2*p.step)
 				p.flushDocs()
 			}
-			p.nl(ind + 4)
+			p.nl(ind + p.step)
 			p.str(it.Op.String())
 		}
 		p.nl(ind)
@@ -383,8 +384,8 @@ func (p *bashLayout) ifClause(c *syntax.IfClause, ind int) {
 	if e := c.Else; e != nil {
 		p.str("else")
 		if e.ThenPos.IsValid() {
-			p.nl(ind + 4)
-			p.ifClause(e, ind+4)
+			p.nl(ind + p.step)
+			p.ifClause(e, ind+p.step)
 			p.str(";")
 			p.nl(ind)
 		} else {

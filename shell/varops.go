@@ -326,6 +326,7 @@ func (r *runner) environ() []string {
 			}
 		}
 	}
+	out = append(out, r.funcEnv()...)
 	sortStrings(out)
 	if out == nil {
 		out = []string{}
