@@ -142,7 +142,7 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 		for _, op := range ops {
 			v := r.lookup(op.Name.Value)
 			if v == nil || (!v.Set && v.Attr == 0 && v.Kind != expand.Indexed && v.Kind != expand.Associative) {
-				r.errf("declare: %s: not found", op.Name.Value)
+				r.errf("%s: %s: not found", variant, op.Name.Value) // typeset says typeset
 				st = 1
 				continue
 			}

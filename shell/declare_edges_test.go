@@ -59,3 +59,12 @@ func TestDeclareRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// declare -p's "not found" names the builtin that was run, as bash's does
+// (recorded from bash 5.2).
+func TestDeclareNotFoundName(t *testing.T) {
+	checkRecorded(t, []recorded{
+		{"typeset -p nosuch; declare -p nosuch2; echo st=$?", "st=1\n",
+			"bash: line 1: typeset: nosuch: not found\nbash: line 1: declare: nosuch2: not found\n"},
+	}, true)
+}
