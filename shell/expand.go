@@ -219,6 +219,14 @@ func (r *runner) expandErr(err error) {
 		r.arithErr(ae)
 		return
 	}
+	var lne *lineError
+	if errors.As(err, &lne) {
+		r.errf("%s", lne.msg)
+		r.status = 1
+		r.exiting = true
+		r.abandonLine = true
+		return
+	}
 	var ce *cmdError
 	if errors.As(err, &ce) {
 		r.errf("%s", ce.msg)

@@ -36,6 +36,13 @@ type cmdError struct{ msg string }
 
 func (e *cmdError) Error() string { return e.msg }
 
+// lineError is an expansion error after which bash abandons the command
+// line being run, through any functions, and reads the next one (an
+// indirect expansion naming nothing).
+type lineError struct{ msg string }
+
+func (e *lineError) Error() string { return e.msg }
+
 // lookupParam resolves name[index] to its values.
 func (r *runner) lookupParam(name string, index syntax.ArithmExpr, pe *syntax.ParamExp) (pval, error) {
 	pv := pval{name: name}
@@ -260,20 +267,17 @@ func (x *wexp) param(pe *syntax.ParamExp, quoted bool) error {
 			if r.opts[optNounset] && !overridesUnset(pe) {
 				return &exitError{msg: name + ": unbound variable"}
 			}
-			if pe.Exp == nil {
-				if !pv.set {
-					return &cmdError{msg: name + ": invalid indirect expansion"}
-				}
-				return nil
+			if !pv.set && syntax.ValidName(name) && r.lookup(name) == nil {
+				// no such variable, whatever the operator
+				return &lineError{msg: name + ": invalid indirect expansion"}
 			}
-			target = ""
-		}
-		if target == "" {
+			// declared without a value (or an empty array, an unset
+			// positional parameter): nothing, and no error
 			return x.applyOps(pe, pval{}, quoted)
 		}
 		tname, tidx, ok := splitRef(target)
 		if !ok {
-			return &cmdError{msg: target + ": invalid variable name"}
+			return &lineError{msg: target + ": invalid variable name"}
 		}
 		pv2, err := r.lookupParam(tname, tidx, pe)
 		if err != nil {
