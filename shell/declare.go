@@ -161,6 +161,14 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 			op = &e
 		}
 		name := op.Name.Value
+		if name == "-" && variant == "local" && op.Value == nil && op.Index == nil {
+			// local -: the function's set options are its own
+			if fs := r.funcScope(); fs.savedOpts == nil {
+				o := r.opts
+				fs.savedOpts = &o
+			}
+			continue
+		}
 		if !syntax.ValidName(name) || (op.Index != nil && (variant == "export" || variant == "readonly")) {
 			bad := name
 			if op.Index != nil {

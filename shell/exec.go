@@ -296,6 +296,13 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
 	// whatever short-circuited list inside produced it.
 	r.andOrFail = false
 	_, localOptind := fscope.vars["OPTIND"]
+	if saved := fscope.savedOpts; saved != nil {
+		for i, on := range saved {
+			if r.opts[i] != on {
+				r.setOption(optNames[i], on)
+			}
+		}
+	}
 	r.releaseScope(fscope)
 	if localOptind {
 		// bash gives getopts back its place in the caller's words when
