@@ -15,10 +15,11 @@ import (
 // the line that needs them, unindented so the text reads back the same.
 // Words and expressions are the parser's printer's.
 type bashLayout struct {
-	b    strings.Builder
-	pr   *syntax.Printer
-	docs []*syntax.Redirect // here-documents waiting for the end of the line
-	step int                // spaces a level: 4, 1 in an exported function
+	b     strings.Builder
+	pr    *syntax.Printer
+	docs  []*syntax.Redirect // here-documents waiting for the end of the line
+	step  int                // spaces a level: 4, 1 in an exported function
+	ndocs int                // here-documents queued so far
 }
 
 func newBashLayout() *bashLayout {
@@ -26,8 +27,36 @@ func newBashLayout() *bashLayout {
 }
 
 func (p *bashLayout) node(n syntax.Node) {
-	if w, ok := n.(*syntax.Word); ok && hasBackquote(w) {
-		p.parts(w.Parts)
+	switch x := n.(type) {
+	case *syntax.Word:
+		if hasCmdSubst(x) {
+			p.parts(x.Parts)
+			return
+		}
+	case *syntax.Assign:
+		if x.Array == nil && x.Index == nil && x.Value != nil && hasCmdSubst(x.Value) {
+			if x.Naked {
+				p.node(x.Value)
+				return
+			}
+			op := "="
+			if x.Append {
+				op = "+="
+			}
+			p.str(x.Name.Value + op)
+			p.node(x.Value)
+			return
+		}
+	case *syntax.DeclClause:
+		p.str(x.Variant.Value)
+		for _, a := range x.Args {
+			p.str(" ")
+			if a.Naked && a.Name != nil && a.Value == nil {
+				p.str(a.Name.Value)
+			} else {
+				p.node(a)
+			}
+		}
 		return
 	}
 	var b strings.Builder
@@ -35,12 +64,13 @@ func (p *bashLayout) node(n syntax.Node) {
 	p.b.WriteString(strings.ReplaceAll(b.String(), "\\\n", ""))
 }
 
-// hasBackquote reports a `command` substitution in w, which bash prints
-// as written and the printer would turn into $( ).
-func hasBackquote(w *syntax.Word) bool {
+// hasCmdSubst reports a command substitution in w: bash prints its
+// commands in its own layout, and backquotes as written, where the
+// printer would not.
+func hasCmdSubst(w *syntax.Word) bool {
 	found := false
 	syntax.Walk(w, func(n syntax.Node) bool {
-		if c, ok := n.(*syntax.CmdSubst); ok && c.Backquotes {
+		if _, ok := n.(*syntax.CmdSubst); ok {
 			found = true
 		}
 		return !found
@@ -62,14 +92,22 @@ func (p *bashLayout) parts(ps []syntax.WordPart) {
 			p.parts(x.Parts)
 			p.str(`"`)
 		case *syntax.CmdSubst:
-			if !x.Backquotes {
-				p.node(&syntax.Word{Parts: []syntax.WordPart{x}})
-				continue
-			}
 			in := newBashLayout()
 			in.inline(x.Stmts)
-			text := strings.NewReplacer("\\", "\\\\", "`", "\\`").Replace(in.b.String())
-			p.str("`" + text + "`")
+			if in.ndocs > 0 {
+				// here-documents inside: the printer's form
+				p.node(&syntax.Word{Parts: []syntax.WordPart{&syntax.CmdSubst{Stmts: x.Stmts}}})
+				continue
+			}
+			text := in.b.String()
+			if x.Backquotes {
+				p.str("`" + strings.NewReplacer("\\", "\\\\", "`", "\\`").Replace(text) + "`")
+				continue
+			}
+			if strings.HasPrefix(text, "(") {
+				text = " " + text // $( ( a )) is not arithmetic
+			}
+			p.str("$(" + text + ")")
 		default:
 			p.node(&syntax.Word{Parts: []syntax.WordPart{part}})
 		}
@@ -97,7 +135,7 @@ func (p *bashLayout) function(name string, body *syntax.Stmt, ind int, keyword b
 		stmts = blk.Stmts
 	} else {
 		// ( list ) and other bodies: bash shows them inside braces
-		stmts = []*syntax.Stmt{{Cmd: body.Cmd, Negated: body.Negated}}
+		stmts = []*syntax.Stmt{body}
 	}
 	p.str("{ ")
 	p.nl(ind + p.step)
@@ -106,15 +144,20 @@ func (p *bashLayout) function(name string, body *syntax.Stmt, ind int, keyword b
 	p.nl(ind)
 	p.str("}")
 	if ok {
-		p.redirs(body.Redirs)
+		p.redirs(body.Redirs, true)
 	}
 }
 
 // list prints statements separated as bash separates them; ind is the
 // indentation of each new line.
-func (p *bashLayout) list(stmts []*syntax.Stmt, ind int) {
+//
+// A command with a here-document in it (its own, or in a body it holds)
+// ends its line without the ";", as bash prints it.
+func (p *bashLayout) list(stmts []*syntax.Stmt, ind int) (lastHadDoc bool) {
 	for i, st := range stmts {
+		before := p.ndocs
 		p.stmt(st, ind)
+		hadDoc := p.ndocs != before
 		last := i == len(stmts)-1
 		switch {
 		case st.Background && last:
@@ -122,7 +165,8 @@ func (p *bashLayout) list(stmts []*syntax.Stmt, ind int) {
 		case st.Background:
 			p.str(" & ")
 		case last:
-		case len(p.docs) > 0:
+			lastHadDoc = hadDoc
+		case hadDoc:
 			p.flushDocs()
 			p.nl(ind)
 		default:
@@ -130,6 +174,7 @@ func (p *bashLayout) list(stmts []*syntax.Stmt, ind int) {
 			p.nl(ind)
 		}
 	}
+	return lastHadDoc
 }
 
 // flushDocs ends the line with the waiting here-document bodies.
@@ -191,12 +236,15 @@ func (p *bashLayout) stmt(st *syntax.Stmt, ind int) {
 	if st.Cmd != nil {
 		p.command(st.Cmd, ind)
 	}
-	p.redirs(st.Redirs)
+	// a redirection alone ($(< file)) has nothing before it to space from
+	p.redirs(st.Redirs, st.Cmd != nil)
 }
 
-func (p *bashLayout) redirs(rs []*syntax.Redirect) {
-	for _, r := range rs {
-		p.str(" ")
+func (p *bashLayout) redirs(rs []*syntax.Redirect, lead bool) {
+	for i, r := range rs {
+		if i > 0 || lead {
+			p.str(" ")
+		}
 		n := ""
 		if r.N != nil {
 			n = r.N.Value
@@ -217,6 +265,7 @@ func (p *bashLayout) redirs(rs []*syntax.Redirect) {
 		p.node(r.Word)
 		if r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc {
 			p.docs = append(p.docs, r)
+			p.ndocs++
 		}
 	}
 }
@@ -246,9 +295,11 @@ func (p *bashLayout) inline(stmts []*syntax.Stmt) {
 // bash ends them with.
 func (p *bashLayout) body(stmts []*syntax.Stmt, ind int) {
 	p.nl(ind + p.step)
-	p.list(stmts, ind+p.step)
+	hadDoc := p.list(stmts, ind+p.step)
 	p.flushDocs()
-	p.str(";")
+	if !hadDoc {
+		p.str(";")
+	}
 	p.nl(ind)
 }
 
@@ -275,6 +326,7 @@ func (p *bashLayout) command(cmd syntax.Command, ind int) {
 	case *syntax.Subshell:
 		p.str("( ")
 		p.list(c.Stmts, ind)
+		p.flushDocs() // the bodies come before the )
 		p.str(" )")
 	case *syntax.BinaryCmd:
 		p.stmt(c.X, ind)

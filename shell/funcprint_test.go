@@ -21,3 +21,16 @@ func TestFunctionLayout(t *testing.T) {
 		{"f() { cat <<EOT\nhello $x\nEOT\ncat <<-'E'; echo after\n\ty\n\tE\n}; declare -f f; eval \"$(declare -f f)\"; x=X f", "f () \n{ \n    cat <<EOT\nhello $x\nEOT\n\n    cat <<-'E'\ny\nE\n\n    echo after\n}\nhello X\ny\nafter\n", ""},
 	}, true)
 }
+
+// Command substitutions in bash's layout, a here-document ending a body
+// or a subshell (no ";" after it, the ")" after the body), a subshell
+// body's redirections (recorded from bash 5.2).
+func TestFunctionLayoutBodies(t *testing.T) {
+	checkRecorded(t, []recorded{
+		{"f(){ x=$(a|b); y=\"$(echo \"x\">f)\"; z=$(<x1); w=$(a;b); v=$( (a) ); u=$(if a; then b; fi); t=$(a && b); local q=$(date) r; }; declare -f f", "f () \n{ \n    x=$(a | b);\n    y=\"$(echo \"x\" > f)\";\n    z=$(< x1);\n    w=$(a; b);\n    v=$( ( a ));\n    u=$(if a; then\n    b;\nfi);\n    t=$(a && b);\n    local q=$(date) r\n}\n", ""},
+		{"foo() {\n\tfor f in a b c; do\n\t\tcat <<-EOF >> ${f}\n\t\tfile\n\t\tEOF\n\tdone\n\tgrep . a b c\n}\ntype foo", "foo is a function\nfoo () \n{ \n    for f in a b c;\n    do\n        cat <<-EOF >> ${f}\nfile\nEOF\n\n    done\n    grep . a b c\n}\n", ""},
+		{"bb() {\n( cat <<EOF\nfoo\nEOF\n)\necho after\n{ cat <<E2\nx\nE2\n}\necho end\n}\ndeclare -f bb", "bb () \n{ \n    ( cat <<EOF\nfoo\nEOF\n )\n    echo after;\n    { \n        cat <<E2\nx\nE2\n\n    }\n    echo end\n}\n", ""},
+		{"f() ( echo sub ) 2>&1; declare -f f", "f () \n{ \n    ( echo sub ) 2>&1\n}\n", ""},
+		{"type -r x; command -x ls; echo $?", "2\n", "bash: line 1: type: -r: invalid option\ntype: usage: type [-afptP] name [name ...]\nbash: line 1: command: -x: invalid option\ncommand: usage: command [-pVv] command [arg ...]\n"},
+	}, true)
+}
