@@ -182,6 +182,7 @@ func (r *runner) execWithAssigns(args []string, assigns []*syntax.Assign, rds []
 	r.own()
 	tmp := &scope{vars: map[string]*Var{}, parent: r.vars, temp: true}
 	r.vars = tmp
+	var kept []string // the names bound, in order
 	for _, as := range assigns {
 		val := ""
 		if as.Value != nil {
@@ -218,6 +219,7 @@ func (r *runner) execWithAssigns(args []string, assigns []*syntax.Assign, rds []
 			}
 		}
 		tmp.vars[as.Name.Value] = &Var{Set: true, Kind: expand.String, Str: val, Attr: attrExport}
+		kept = append(kept, as.Name.Value)
 	}
 	if len(rds) > 0 {
 		r.popScope(tmp)
@@ -233,7 +235,27 @@ func (r *runner) execWithAssigns(args []string, assigns []*syntax.Assign, rds []
 	}
 	r.exec(args, nil)
 	r.popScope(tmp)
+	if r.opts[optPosix] && specialBuiltins[args[0]] {
+		// POSIX: assignments before a special builtin stay in the shell
+		// (x=1 :, var=20 return)
+		for _, name := range kept {
+			r.setVar(name, tmp.vars[name].Str)
+		}
+	}
 	return saved, applied
+}
+
+// funcNest is $FUNCNEST as a positive number, else 0 (no limit).
+func (r *runner) funcNest() int {
+	v := r.lookup("FUNCNEST")
+	if v == nil || !v.Set {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v.str()))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }
 
 func (r *runner) popScope(s *scope) {
@@ -268,6 +290,14 @@ func (r *runner) exec(args []string, extraEnv []string) {
 }
 
 func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
+	if n := r.funcNest(); n > 0 && len(r.funcNames) >= n {
+		// bash's FUNCNEST: the call fails and the command line with it
+		r.errf("%s: maximum function nesting level exceeded (%d)", name, n)
+		r.status = 1
+		r.exiting = true
+		r.abandonLine = true
+		return
+	}
 	if r.callDepth >= r.rs.lim.MaxCallDepth {
 		r.errf("%s: maximum function nesting level exceeded (%d)", name, r.rs.lim.MaxCallDepth)
 		r.rs.fail(limitf("function nesting limit exceeded (%d)", r.rs.lim.MaxCallDepth))
