@@ -428,10 +428,24 @@ func (r *runner) declareFuncs(variant string, ops []*syntax.Assign, namesOnly bo
 	if len(ops) > 0 && add|del != 0 {
 		for _, op := range ops {
 			n := op.Name.Value
+			if op.Value != nil && !op.Naked {
+				// function foo=bar is a name
+				v, ok := r.assignLiteral(op.Value)
+				if !ok {
+					return 1
+				}
+				n += "=" + v
+			}
 			if _, ok := r.funcs[n]; !ok {
 				if variant != "declare" && variant != "typeset" {
 					r.errf("%s: %s: not a function", variant, n)
 				}
+				st = 1
+				continue
+			}
+			if add&attrExport != 0 && !exportableFunc(n) {
+				// a child would take it for a path or an assignment
+				r.errf("%s: %s: cannot export", variant, n)
 				st = 1
 				continue
 			}

@@ -85,7 +85,7 @@ func (r *runner) importFuncs(env []string) {
 			continue
 		}
 		name := k[len(funcEnvPrefix) : len(k)-len(funcEnvSuffix)]
-		if name == "" || strings.ContainsAny(name, " \t\n$`'\"\\|&;()<>") {
+		if !exportableFunc(name) || strings.ContainsAny(name, " \t\n$`'\"\\|&;()<>") {
 			continue
 		}
 		f, err := parseFile(name + " " + v)
@@ -116,4 +116,10 @@ func (r *runner) unsetFunc(name string) bool {
 	r.funcChanged(name, true)
 	delete(r.funcs, name)
 	return true
+}
+
+// exportableFunc reports whether bash exports (and imports) a function of
+// this name: not one a child would read as a path or an assignment.
+func exportableFunc(name string) bool {
+	return name != "" && !strings.ContainsAny(name, "/=")
 }

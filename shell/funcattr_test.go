@@ -15,3 +15,12 @@ func TestFunctionAttributes(t *testing.T) {
 		{"f(){ echo \"a'b\" \"$1\"; }; export -f f; bash -c 'f x'; f(){ echo redefined; }; bash -c f; unset -f f; bash -c f 2>/dev/null; echo st=$?", "a'b x\nredefined\nst=127\n", ""},
 	}, true)
 }
+
+// A function named like a path or an assignment is not exported, with
+// bash's message, so a child never shadows /bin/echo with it.
+func TestFunctionExportNames(t *testing.T) {
+	checkRecorded(t, []recorded{
+		{"function foo=bar { echo eq; }; export -f \"foo=bar\"; echo st=$?; f(){ :; }; export -f \"f=x\"; echo st=$?", "st=1\nst=1\n", "bash: line 1: export: foo=bar: cannot export\nbash: line 1: export: f=x: not a function\n"},
+		{"function /bin/echo { echo bad; }; export -f /bin/echo; echo st=$?; bash -c \"/bin/echo good\"", "st=1\ngood\n", "bash: line 1: export: /bin/echo: cannot export\n"},
+	}, true)
+}
