@@ -181,6 +181,11 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 			st = 1
 			continue
 		}
+		if add&attrNameref != 0 && op.Index != nil {
+			r.errf("%s: %s[%s]: reference variable cannot be an array", variant, name, arithText(op.Index))
+			st = 1
+			continue
+		}
 		r.own()
 		var v *Var
 		created := false
@@ -246,6 +251,15 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 			}
 			st = 1
 			continue
+		}
+		if add&attrNameref != 0 && (v.Kind == expand.Indexed || v.Kind == expand.Associative) {
+			r.errf("%s: %s: reference variable cannot be an array", variant, name)
+			st = 1
+			continue
+		}
+		if add&attrNameref != 0 {
+			// a reference has no value of its own to convert
+			del |= attrInteger | attrLower | attrUpper
 		}
 		if name == "OPTIND" {
 			// local OPTIND, with a value or not, restarts getopts
