@@ -390,3 +390,20 @@ func arithSpaced(x syntax.ArithmExpr) string {
 	s := strings.ReplaceAll(b.String(), "\\\n", "")
 	return strings.TrimSuffix(strings.TrimPrefix(s, "$(("), "))")
 }
+
+// arithCmdText prints (( x )) as bash shows it in $BASH_COMMAND and
+// declare -f: the blanks inside the parentheses as written (the positions
+// say whether there were any), the expression as arithSpaced prints it.
+func arithCmdText(c *syntax.ArithmCmd) string {
+	open, shut := "((", "))"
+	if c.X != nil && c.Left.IsValid() && c.X.Pos().Offset() > c.Left.Offset()+2 {
+		open = "(( "
+	}
+	if c.X != nil && c.Right.IsValid() && c.Right.Offset() > c.X.End().Offset() {
+		shut = " ))"
+	}
+	if c.X == nil {
+		return open + shut
+	}
+	return open + arithSpaced(c.X) + shut
+}

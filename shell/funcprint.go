@@ -400,7 +400,7 @@ func (p *bashLayout) command(cmd syntax.Command, ind int) {
 		p.nl(ind)
 		p.str("esac")
 	case *syntax.ArithmCmd:
-		p.str("(( " + arithSpaced(c.X) + " ))")
+		p.str(arithCmdText(c))
 	case *syntax.FuncDecl:
 		p.function(c.Name.Value, c.Body, ind, true)
 	case *syntax.TimeClause:
