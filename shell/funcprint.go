@@ -59,6 +59,12 @@ func (p *bashLayout) node(n syntax.Node) {
 		}
 		return
 	}
+	p.printed(n)
+}
+
+// printed writes n as the parser's printer prints it, without its line
+// continuations.
+func (p *bashLayout) printed(n syntax.Node) {
 	var b strings.Builder
 	p.pr.Print(&b, n)
 	p.b.WriteString(strings.ReplaceAll(b.String(), "\\\n", ""))
@@ -95,8 +101,9 @@ func (p *bashLayout) parts(ps []syntax.WordPart) {
 			in := newBashLayout()
 			in.inline(x.Stmts)
 			if in.ndocs > 0 {
-				// here-documents inside: the printer's form
-				p.node(&syntax.Word{Parts: []syntax.WordPart{&syntax.CmdSubst{Stmts: x.Stmts}}})
+				// here-documents inside: the printer's form, printed
+				// directly (node would come back here)
+				p.printed(&syntax.Word{Parts: []syntax.WordPart{x}})
 				continue
 			}
 			text := in.b.String()
@@ -109,7 +116,9 @@ func (p *bashLayout) parts(ps []syntax.WordPart) {
 			}
 			p.str("$(" + text + ")")
 		default:
-			p.node(&syntax.Word{Parts: []syntax.WordPart{part}})
+			// ${x[$(cmd)]} and the like: the printer's form (node would
+			// come back here)
+			p.printed(&syntax.Word{Parts: []syntax.WordPart{part}})
 		}
 	}
 }

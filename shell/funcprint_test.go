@@ -34,3 +34,16 @@ func TestFunctionLayoutBodies(t *testing.T) {
 		{"type -r x; command -x ls; echo $?", "2\n", "bash: line 1: type: -r: invalid option\ntype: usage: type [-afptP] name [name ...]\nbash: line 1: command: -x: invalid option\ncommand: usage: command [-pVv] command [arg ...]\n"},
 	}, true)
 }
+
+// A command substitution inside ${...}, or holding a here-document, is
+// printed by the parser's printer (the layout recursed forever on both).
+func TestFunctionLayoutNested(t *testing.T) {
+	checkRecorded(t, []recorded{
+		{"f(){ echo ${b[$(echo 2)]} \"${x:-$(date)}\"; }; declare -f f", "f () \n{ \n    echo ${b[$(echo 2)]} \"${x:-$(date)}\"\n}\n", ""},
+	}, true)
+	sh := newTestShell(t, Limits{})
+	out, _, _ := runScript(t, sh, "f() { x=$(cat <<E\nhi\nE\n); echo $x; }; eval \"$(declare -f f)\"; f")
+	if out != "hi\n" {
+		t.Errorf("here-document in a command substitution after eval of declare -f: %q", out)
+	}
+}
