@@ -15,6 +15,7 @@ import (
 // arithError is a bash arithmetic error.
 type arithError struct {
 	expr, msg, tok string
+	lexed          bool // found by arithSyntax, bash's own reading
 }
 
 func (e *arithError) Error() string {
@@ -97,7 +98,16 @@ func isSyntaxish(err error) bool {
 }
 
 func (r *runner) arith(x syntax.ArithmExpr) (int64, error) {
-	return r.arithDepth(x, 0)
+	n, err := r.arithDepth(x, 0)
+	var ae *arithError
+	if errors.As(err, &ae) && !ae.lexed && ae.msg == "attempted assignment to non-variable" {
+		// the parser here read ++/-- where bash's lexer reads otherwise
+		// (--x++); bash's reading of the text names the real error
+		if be := arithSyntax(arithSpaced(x)); be != nil {
+			return 0, be
+		}
+	}
+	return n, err
 }
 
 // arithCache holds parsed arithmetic strings (variable values evaluated
@@ -135,6 +145,9 @@ func (r *runner) arithStringDepth(s string, depth int) (int64, error) {
 			return 0, r.nestingFail()
 		}
 		if err != nil || x == nil {
+			if ae := arithSyntax(s); ae != nil {
+				return 0, ae
+			}
 			if tok, ok := trailingOperator(s); ok {
 				return 0, &arithError{expr: strings.TrimLeft(s, " \t\n"), msg: "syntax error: operand expected", tok: tok}
 			}
@@ -143,12 +156,18 @@ func (r *runner) arithStringDepth(s string, depth int) (int64, error) {
 		if end := int(x.End().Offset()); utf8.ValidString(t) && end < len(t) && strings.TrimSpace(t[end:]) != "" {
 			// the parser stops at what it cannot read (a:b:c); bash
 			// refuses the rest
+			if ae := arithSyntax(s); ae != nil {
+				return 0, ae
+			}
 			return 0, &arithError{expr: t, msg: "syntax error in expression", tok: strings.TrimSpace(t[end:])}
 		}
 		if i := expansionIn(t, x); i >= 0 {
 			// text evaluated as arithmetic has been expanded already
 			// (let's arguments, a variable's value): a $ left in it is
 			// not an operand to bash
+			if ae := arithSyntax(s); ae != nil {
+				return 0, ae
+			}
 			return 0, &arithError{expr: t, msg: "syntax error: operand expected", tok: t[i:]}
 		}
 		arithCache.put(t, x)
@@ -176,58 +195,11 @@ func expansionIn(t string, x syntax.ArithmExpr) int {
 	return at
 }
 
+// parseNum reads an integer constant (isNumWord's characters only).
 func parseNum(s string) (int64, error) {
-	orig := s
-	if s == "" {
-		return 0, nil
-	}
-	base := int64(10)
-	if i := strings.IndexByte(s, '#'); i > 0 {
-		b, err := strconv.Atoi(s[:i])
-		if err != nil || b < 2 || b > 64 {
-			return 0, &arithError{expr: orig, msg: "invalid arithmetic base", tok: orig}
-		}
-		base = int64(b)
-		s = s[i+1:]
-		if s == "" {
-			return 0, &arithError{expr: orig, msg: "invalid integer constant", tok: orig}
-		}
-	} else if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
-		base = 16
-		s = s[2:]
-		if s == "" {
-			return 0, &arithError{expr: orig, msg: "invalid integer constant", tok: orig}
-		}
-	} else if len(s) > 1 && s[0] == '0' {
-		base = 8
-		s = s[1:]
-	}
-	var n int64
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		var d int64
-		switch {
-		case c >= '0' && c <= '9':
-			d = int64(c - '0')
-		case c >= 'a' && c <= 'z':
-			d = int64(c-'a') + 10
-		case c >= 'A' && c <= 'Z':
-			if base <= 36 {
-				d = int64(c-'A') + 10
-			} else {
-				d = int64(c-'A') + 36
-			}
-		case c == '@':
-			d = 62
-		case c == '_':
-			d = 63
-		default:
-			return 0, &arithError{expr: orig, msg: "invalid arithmetic operator", tok: s[i:]}
-		}
-		if d >= base {
-			return 0, &arithError{expr: orig, msg: "value too great for base", tok: orig}
-		}
-		n = n*base + d
+	n, msg := bashNumber(s)
+	if msg != "" {
+		return 0, &arithError{expr: s, msg: msg, tok: s}
 	}
 	return n, nil
 }
@@ -273,15 +245,8 @@ func (r *runner) arithLvalue(x syntax.ArithmExpr) (lvalue, error) {
 			}
 		}
 	}
-	txt := wordText(asWord(x))
+	txt := arithText(x)
 	return lvalue{}, &arithError{expr: txt, msg: "attempted assignment to non-variable", tok: txt}
-}
-
-func asWord(x syntax.ArithmExpr) *syntax.Word {
-	if w, ok := x.(*syntax.Word); ok {
-		return w
-	}
-	return &syntax.Word{}
 }
 
 func (r *runner) lvGet(lv lvalue, depth int) (int64, error) {
@@ -293,10 +258,13 @@ func (r *runner) lvGet(lv lvalue, depth int) (int64, error) {
 }
 
 func (r *runner) lvString(lv lvalue) (string, error) {
+	if s, ok := r.dynValue(lv.name); ok {
+		return s, nil
+	}
 	v := r.lookupRef(lv.name)
 	if v == nil {
 		switch lv.name {
-		case "BASH_LINENO", "LINENO", "RANDOM", "SECONDS", "BASHPID", "PPID", "UID", "EUID", "PIPESTATUS":
+		case "BASH_LINENO", "LINENO", "BASHPID", "PPID", "UID", "EUID", "PIPESTATUS":
 			pv, err := r.lookupParam(lv.name, lv.idx, nil)
 			if err != nil {
 				return "", err

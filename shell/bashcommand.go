@@ -65,6 +65,8 @@ func (r *runner) bashCommand() string {
 			pr.Print(&b, s)
 		}
 		b.WriteString(" )")
+	case *syntax.ArithmCmd:
+		b.WriteString(arithCmdText(c))
 	default:
 		pr.Print(&b, st.Cmd)
 	}

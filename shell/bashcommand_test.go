@@ -50,3 +50,13 @@ func TestBashCommand(t *testing.T) {
 		}
 	}
 }
+
+// (( )) in $BASH_COMMAND and declare -f keeps the blanks inside its
+// parentheses as written (recorded from bash 5.2; warren printed ((0))).
+func TestArithCmdText(t *testing.T) {
+	checkRecorded(t, []recorded{
+		{"trap 'echo \"[$BASH_COMMAND]\"' DEBUG; (( 1 )); ((y = 3)); ((z))", "[(( 1 ))]\n[((y = 3))]\n[((z))]\n", ""},
+		{"f(){ (( 1 )); ((y = 3)); (( x += 1 )); }; declare -f f", "f () \n{ \n    (( 1 ));\n    ((y = 3));\n    (( x += 1 ))\n}\n", ""},
+		{"( set -e; trap 'echo \"cmd: $BASH_COMMAND\"' ERR; (( 0 )); echo end ); echo $?", "cmd: (( 0 ))\n1\n", ""},
+	}, true)
+}

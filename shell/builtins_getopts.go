@@ -14,6 +14,15 @@ import (
 // the end of the options. A leading ":" in optstring selects silent error
 // reporting (no messages; the bad option goes to OPTARG).
 func biGetopts(r *runner, args []string) int {
+	if len(args) > 1 && len(args[1]) > 1 && args[1][0] == '-' {
+		// getopts takes no options of its own; -- ends them
+		if args[1] != "--" {
+			r.errf("getopts: %s: invalid option", args[1][:2])
+			r.usage("getopts: usage: getopts optstring name [arg ...]")
+			return 2
+		}
+		args = append([]string{args[0]}, args[2:]...)
+	}
 	if len(args) >= 3 && !validRef(args[2]) {
 		// still advance OPTIND/OPTARG, as bash does, but assign to a scratch name
 		fixed := append([]string{args[0], args[1], "_warren_getopts_scratch"}, args[3:]...)
@@ -35,6 +44,12 @@ func biGetopts(r *runner, args []string) int {
 	if silent {
 		optstr = optstr[1:]
 	}
+	// OPTERR=0 keeps the messages back as a leading colon does, without
+	// its other effects
+	quiet := silent
+	if v := r.lookup("OPTERR"); v != nil && v.Set && strings.TrimSpace(v.str()) == "0" {
+		quiet = true
+	}
 	optind := 1
 	if v := r.lookup("OPTIND"); v != nil {
 		if n, err := strconv.Atoi(v.str()); err == nil && n > 0 {
@@ -46,19 +61,22 @@ func biGetopts(r *runner, args []string) int {
 	}
 	done := func() int {
 		r.setVar(name, "?")
-		r.unsetVar("OPTARG")
+		r.unsetOptarg()
 		r.setVar("OPTIND", strconv.Itoa(optind))
 		r.goptInd = optind
 		r.optind = 0
 		return 1
 	}
-	if optind-1 > len(params) {
-		optind = 1
-	}
-	if optind-1 >= len(params) {
+	if optind > len(params) {
+		// past the words (a script's OPTIND=9, or a function's second
+		// call without local OPTIND): bash ends at once, OPTIND one past
+		optind = len(params) + 1
 		return done()
 	}
 	arg := params[optind-1]
+	if r.optind >= len(arg) {
+		r.optind = 0 // a place kept in another word than this one
+	}
 	if r.optind == 0 {
 		if arg == "--" {
 			optind++
@@ -83,8 +101,10 @@ func biGetopts(r *runner, args []string) int {
 		if silent {
 			r.setVar("OPTARG", string(c))
 		} else {
-			fmt.Fprintf(r.stderr(), "%s: illegal option -- %c\n", r.arg0, c)
-			r.unsetVar("OPTARG")
+			if !quiet {
+				fmt.Fprintf(r.stderr(), "%s: illegal option -- %c\n", r.arg0, c)
+			}
+			r.unsetOptarg()
 		}
 		r.setVar(name, "?")
 		advance()
@@ -105,16 +125,18 @@ func biGetopts(r *runner, args []string) int {
 				r.setVar(name, ":")
 				r.setVar("OPTARG", string(c))
 			} else {
-				fmt.Fprintf(r.stderr(), "%s: option requires an argument -- %c\n", r.arg0, c)
+				if !quiet {
+					fmt.Fprintf(r.stderr(), "%s: option requires an argument -- %c\n", r.arg0, c)
+				}
 				r.setVar(name, "?")
-				r.unsetVar("OPTARG")
+				r.unsetOptarg()
 			}
 			optind++
 			r.optind = 0
 		}
 	} else {
 		r.setVar(name, string(c))
-		r.unsetVar("OPTARG")
+		r.unsetOptarg()
 		advance()
 	}
 	r.setVar("OPTIND", strconv.Itoa(optind))
@@ -124,4 +146,13 @@ func biGetopts(r *runner, args []string) int {
 		return 1
 	}
 	return st
+}
+
+// unsetOptarg unsets OPTARG as bash's getopts does: a readonly OPTARG
+// stays, without a message.
+func (r *runner) unsetOptarg() {
+	if v := r.lookupRef("OPTARG"); v != nil && v.Attr&attrReadonly != 0 {
+		return
+	}
+	r.unsetVar("OPTARG")
 }

@@ -78,6 +78,7 @@ func biType(r *runner, args []string) int {
 				fflag = true
 			default:
 				r.errf("type: -%c: invalid option", c)
+				r.usage("type: usage: type [-afptP] name [name ...]")
 				return 2
 			}
 		}
@@ -210,6 +211,7 @@ func biCommand(r *runner, args []string) int {
 			case 'p':
 			default:
 				r.errf("command: -%c: invalid option", c)
+				r.usage("command: usage: command [-pVv] command [arg ...]")
 				return 2
 			}
 		}

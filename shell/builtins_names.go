@@ -31,8 +31,9 @@ func biUnset(r *runner, args []string) int {
 	st := 0
 	for _, name := range args {
 		if mode == "-f" {
-			r.own()
-			delete(r.funcs, name)
+			if !r.unsetFunc(name) {
+				st = 1
+			}
 			continue
 		}
 		base := name
@@ -56,8 +57,9 @@ func biUnset(r *runner, args []string) int {
 		}
 		if mode == "" && r.lookup(base) == nil {
 			if _, ok := r.funcs[name]; ok {
-				r.own()
-				delete(r.funcs, name)
+				if !r.unsetFunc(name) {
+					st = 1
+				}
 				continue
 			}
 		}

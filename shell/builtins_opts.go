@@ -10,7 +10,6 @@ import (
 
 	"github.com/warren-sandbox/warren/commands/bashfmt"
 	"mvdan.cc/sh/v3/expand"
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // biSet sets or clears option flags (-e, +x, -o NAME...); the words after
@@ -137,38 +136,12 @@ func (r *runner) printVars(declareStyle bool) {
 }
 
 // funcSource renders a function definition in bash's layout for set,
-// declare -f and type: "name () ", then a brace body one command a line,
-// indented four spaces, with ";" between the commands.
+// declare -f and type (funcprint.go).
 func (r *runner) funcSource(name string) string {
-	body := r.funcs[name]
-	var b strings.Builder
-	b.WriteString(name + " () \n")
-	pr := syntax.NewPrinter(syntax.Indent(4))
-	blk, ok := body.Cmd.(*syntax.Block)
-	if !ok || len(body.Redirs) > 0 {
-		pr.Print(&b, body)
-		b.WriteString("\n")
-		return b.String()
-	}
-	b.WriteString("{ \n")
-	for i, st := range blk.Stmts {
-		var sb strings.Builder
-		pr.Print(&sb, st)
-		text := strings.TrimRight(sb.String(), "\n")
-		lines := strings.Split(text, "\n")
-		for j, l := range lines {
-			b.WriteString("    " + l)
-			if j < len(lines)-1 {
-				b.WriteString("\n")
-			}
-		}
-		if i < len(blk.Stmts)-1 && !strings.HasSuffix(text, "&") {
-			b.WriteString(";")
-		}
-		b.WriteString("\n")
-	}
-	b.WriteString("}\n")
-	return b.String()
+	p := newBashLayout()
+	p.function(name, r.funcs[name], 0, false)
+	p.str("\n")
+	return p.b.String()
 }
 
 // biShopt sets (-s), unsets (-u), queries (-q) or lists shopt options, or

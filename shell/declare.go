@@ -122,7 +122,7 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 		}
 	}
 	if funcMode {
-		return r.declareFuncs(ops, funcNames, printMode)
+		return r.declareFuncs(variant, ops, funcNames, add, del)
 	}
 	if printMode || (len(ops) == 0 && (variant == "declare" || variant == "typeset" || variant == "local" || variant == "readonly" || variant == "export")) {
 		if len(ops) == 0 {
@@ -142,7 +142,7 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 		for _, op := range ops {
 			v := r.lookup(op.Name.Value)
 			if v == nil || (!v.Set && v.Attr == 0 && v.Kind != expand.Indexed && v.Kind != expand.Associative) {
-				r.errf("declare: %s: not found", op.Name.Value)
+				r.errf("%s: %s: not found", variant, op.Name.Value) // typeset says typeset
 				st = 1
 				continue
 			}
@@ -161,6 +161,14 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 			op = &e
 		}
 		name := op.Name.Value
+		if name == "-" && variant == "local" && op.Value == nil && op.Index == nil {
+			// local -: the function's set options are its own
+			if fs := r.funcScope(); fs.savedOpts == nil {
+				o := r.opts
+				fs.savedOpts = &o
+			}
+			continue
+		}
 		if !syntax.ValidName(name) || (op.Index != nil && (variant == "export" || variant == "readonly")) {
 			bad := name
 			if op.Index != nil {
@@ -170,6 +178,11 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 				}
 			}
 			r.errf("%s: `%s': not a valid identifier", variant, bad)
+			st = 1
+			continue
+		}
+		if add&attrNameref != 0 && op.Index != nil {
+			r.errf("%s: %s[%s]: reference variable cannot be an array", variant, name, arithText(op.Index))
 			st = 1
 			continue
 		}
@@ -238,6 +251,19 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 			}
 			st = 1
 			continue
+		}
+		if add&attrNameref != 0 && (v.Kind == expand.Indexed || v.Kind == expand.Associative) {
+			r.errf("%s: %s: reference variable cannot be an array", variant, name)
+			st = 1
+			continue
+		}
+		if add&attrNameref != 0 {
+			// a reference has no value of its own to convert
+			del |= attrInteger | attrLower | attrUpper
+		}
+		if name == "OPTIND" {
+			// local OPTIND, with a value or not, restarts getopts
+			r.specialAssign(name, "")
 		}
 		prevAttr := v.Attr
 		v.Attr = (v.Attr | add) &^ del
@@ -349,6 +375,10 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 				v.Attr |= ro
 				return 1
 			}
+			if r.specialAssign(name, val) {
+				// the stored value is shadowed by the computed one
+				v.Set = true
+			}
 			switch v.Kind {
 			case expand.Indexed:
 				v.setIndex(0, val)
@@ -400,11 +430,49 @@ func (r *runner) funcScope() *scope {
 	return r.global
 }
 
-func (r *runner) declareFuncs(ops []*syntax.Assign, namesOnly, _ bool) int {
+// declareFuncs is declare -f/-F (export -f, readonly -f): with names and
+// attributes it sets them; else it prints the named functions, or all
+// those having the attributes: definitions with -f (export and readonly
+// follow each with its declare line), declare lines with -F, or just the
+// name when -F is given names.
+func (r *runner) declareFuncs(variant string, ops []*syntax.Assign, namesOnly bool, add, del uint16) int {
+	add &= attrExport | attrReadonly
+	del &= attrExport | attrReadonly
+	st := 0
+	if len(ops) > 0 && add|del != 0 {
+		for _, op := range ops {
+			n := op.Name.Value
+			if op.Value != nil && !op.Naked {
+				// function foo=bar is a name
+				v, ok := r.assignLiteral(op.Value)
+				if !ok {
+					return 1
+				}
+				n += "=" + v
+			}
+			if _, ok := r.funcs[n]; !ok {
+				if variant != "declare" && variant != "typeset" {
+					r.errf("%s: %s: not a function", variant, n)
+				}
+				st = 1
+				continue
+			}
+			if add&attrExport != 0 && !exportableFunc(n) {
+				// a child would take it for a path or an assignment
+				r.errf("%s: %s: cannot export", variant, n)
+				st = 1
+				continue
+			}
+			r.setFuncAttr(n, add, del)
+		}
+		return st
+	}
 	names := []string{}
 	if len(ops) == 0 {
 		for k := range r.funcs {
-			names = append(names, k)
+			if r.funcAttrOf(k)&add == add {
+				names = append(names, k)
+			}
 		}
 		sort.Strings(names)
 	} else {
@@ -412,19 +480,37 @@ func (r *runner) declareFuncs(ops []*syntax.Assign, namesOnly, _ bool) int {
 			names = append(names, op.Name.Value)
 		}
 	}
-	st := 0
 	for _, n := range names {
 		if _, ok := r.funcs[n]; !ok {
 			st = 1
 			continue
 		}
-		if namesOnly {
-			r.out("declare -f " + n + "\n")
-		} else {
+		switch {
+		case namesOnly && len(ops) > 0:
+			r.out(n + "\n")
+		case namesOnly:
+			r.out(r.funcDeclLine(n))
+		default:
 			r.out(r.funcSource(n))
+			if variant == "export" || variant == "readonly" {
+				r.out(r.funcDeclLine(n))
+			}
 		}
 	}
 	return st
+}
+
+// funcDeclLine is "declare -f name" with the function's attributes.
+func (r *runner) funcDeclLine(name string) string {
+	flags := "f"
+	a := r.funcAttrOf(name)
+	if a&attrReadonly != 0 {
+		flags += "r"
+	}
+	if a&attrExport != 0 {
+		flags += "x"
+	}
+	return "declare -" + flags + " " + name + "\n"
 }
 
 func (r *runner) printDeclared(filter func(*scope) bool, need uint16, withDeclare bool) int {

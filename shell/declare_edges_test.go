@@ -59,3 +59,22 @@ func TestDeclareRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// declare -p's "not found" names the builtin that was run, as bash's does
+// (recorded from bash 5.2).
+func TestDeclareNotFoundName(t *testing.T) {
+	checkRecorded(t, []recorded{
+		{"typeset -p nosuch; declare -p nosuch2; echo st=$?", "st=1\n",
+			"bash: line 1: typeset: nosuch: not found\nbash: line 1: declare: nosuch2: not found\n"},
+	}, true)
+}
+
+// declare -n refuses an array, and an element, as a reference with bash's
+// message, and a reference drops -i, -l and -u (recorded from bash 5.2,
+// tests/nameref6.sub; warren made the array a reference silently).
+func TestNamerefNotArray(t *testing.T) {
+	checkRecorded(t, []recorded{
+		{"y=42; typeset -i x=1; typeset -n x=y; echo $x; declare -p x; typeset -n x[3]=x; echo st=$?", "42\ndeclare -n x=\"y\"\nst=1\n", "bash: line 1: typeset: x[3]: reference variable cannot be an array\n"},
+		{"y=1; a=(1 2); declare -n a=y; echo st=$? ${a[1]}; declare -A m=([k]=v); declare -n m=y; echo st=$? ${m[k]}; typeset -l q=A; typeset -n q=y; declare -p q", "st=1 2\nst=1 v\ndeclare -n q=\"y\"\n", "bash: line 1: declare: a: reference variable cannot be an array\nbash: line 1: declare: m: reference variable cannot be an array\n"},
+	}, true)
+}

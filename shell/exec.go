@@ -182,6 +182,7 @@ func (r *runner) execWithAssigns(args []string, assigns []*syntax.Assign, rds []
 	r.own()
 	tmp := &scope{vars: map[string]*Var{}, parent: r.vars, temp: true}
 	r.vars = tmp
+	var kept []string // the names bound, in order
 	for _, as := range assigns {
 		val := ""
 		if as.Value != nil {
@@ -218,6 +219,7 @@ func (r *runner) execWithAssigns(args []string, assigns []*syntax.Assign, rds []
 			}
 		}
 		tmp.vars[as.Name.Value] = &Var{Set: true, Kind: expand.String, Str: val, Attr: attrExport}
+		kept = append(kept, as.Name.Value)
 	}
 	if len(rds) > 0 {
 		r.popScope(tmp)
@@ -233,7 +235,27 @@ func (r *runner) execWithAssigns(args []string, assigns []*syntax.Assign, rds []
 	}
 	r.exec(args, nil)
 	r.popScope(tmp)
+	if r.opts[optPosix] && specialBuiltins[args[0]] {
+		// POSIX: assignments before a special builtin stay in the shell
+		// (x=1 :, var=20 return)
+		for _, name := range kept {
+			r.setVar(name, tmp.vars[name].Str)
+		}
+	}
 	return saved, applied
+}
+
+// funcNest is $FUNCNEST as a positive number, else 0 (no limit).
+func (r *runner) funcNest() int {
+	v := r.lookup("FUNCNEST")
+	if v == nil || !v.Set {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v.str()))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }
 
 func (r *runner) popScope(s *scope) {
@@ -268,6 +290,14 @@ func (r *runner) exec(args []string, extraEnv []string) {
 }
 
 func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
+	if n := r.funcNest(); n > 0 && len(r.funcNames) >= n {
+		// bash's FUNCNEST: the call fails and the command line with it
+		r.errf("%s: maximum function nesting level exceeded (%d)", name, n)
+		r.status = 1
+		r.exiting = true
+		r.abandonLine = true
+		return
+	}
 	if r.callDepth >= r.rs.lim.MaxCallDepth {
 		r.errf("%s: maximum function nesting level exceeded (%d)", name, r.rs.lim.MaxCallDepth)
 		r.rs.fail(limitf("function nesting limit exceeded (%d)", r.rs.lim.MaxCallDepth))
@@ -277,6 +307,7 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
 	}
 	r.own()
 	savedParams := r.params
+	savedOptChar, savedOptInd := r.optind, r.goptInd
 	r.params = args
 	fscope := &scope{vars: map[string]*Var{}, parent: r.vars}
 	r.vars = fscope
@@ -294,7 +325,20 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
 	// The call is a simple command: set -e and ERR look at its status,
 	// whatever short-circuited list inside produced it.
 	r.andOrFail = false
+	_, localOptind := fscope.vars["OPTIND"]
+	if saved := fscope.savedOpts; saved != nil {
+		for i, on := range saved {
+			if r.opts[i] != on {
+				r.setOption(optNames[i], on)
+			}
+		}
+	}
 	r.releaseScope(fscope)
+	if localOptind {
+		// bash gives getopts back its place in the caller's words when
+		// the function had its own OPTIND (a nested getopts loop)
+		r.optind, r.goptInd = savedOptChar, savedOptInd
+	}
 	r.loopDepth = savedLoops
 	r.callDepth--
 	if r.returning {
@@ -729,6 +773,7 @@ func (r *runner) nestedShell(args, extraEnv []string) int {
 	n.sh.cfg.Env = append(r.environ(), extraEnv...)
 	n = newRunner(n.sh)
 	n.sh.st = n
+	n.importFuncs(n.sh.cfg.Env)
 	n.rs = r.rs
 	defer n.closeMem()
 	n.pidNext = r.pidNext

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/bits"
 	"path"
 	"strconv"
 	"strings"
@@ -20,6 +19,9 @@ type env struct{ r *runner }
 
 func (e env) Get(name string) expand.Variable {
 	r := e.r
+	if s, ok := r.dynValue(name); ok {
+		return strVar(s)
+	}
 	switch name {
 	case "#":
 		return strVar(strconv.Itoa(len(r.params)))
@@ -44,17 +46,8 @@ func (e env) Get(name string) expand.Variable {
 		return strVar(strconv.Itoa(r.bashpid))
 	case "PPID":
 		return strVar(strconv.Itoa(r.ppid))
-	case "RANDOM":
-		if v := r.lookup(name); v != nil && v.Attr&attrNameref == 0 && !v.Set {
-			return expand.Variable{}
-		}
-		return strVar(strconv.Itoa(r.random()))
-	case "SECONDS":
-		return strVar(strconv.Itoa(int(r.now().Sub(r.start).Seconds())))
 	case "LINENO":
 		return strVar(strconv.Itoa(r.lineno))
-	case "BASH_ARGV0":
-		return strVar(r.arg0)
 	case "BASH_SUBSHELL":
 		return strVar(strconv.Itoa(r.subshell))
 	case "BASH_COMMAND":
@@ -170,21 +163,6 @@ func (r *runner) dashFlags() string {
 	return b.String()
 }
 
-func (r *runner) random() int {
-	// xorshift64*: deterministic from the seed, which is session state.
-	x := r.seed
-	if x == 0 {
-		x = 0x9E3779B97F4A7C15
-	}
-	x ^= x >> 12
-	x ^= x << 25
-	x ^= x >> 27
-	r.seed = x
-	hi, _ := bits.Mul64(x, 2685821657736338717)
-	_ = hi
-	return int((x * 2685821657736338717) >> 49 & 0x7fff)
-}
-
 func (r *runner) globReadDir(name string) ([]fs.DirEntry, error) {
 	return r.sh.cfg.FS.ReadDir(r.abs(name))
 }
@@ -239,6 +217,14 @@ func (r *runner) expandErr(err error) {
 	var ae *arithError
 	if errors.As(err, &ae) {
 		r.arithErr(ae)
+		return
+	}
+	var lne *lineError
+	if errors.As(err, &lne) {
+		r.errf("%s", lne.msg)
+		r.status = 1
+		r.exiting = true
+		r.abandonLine = true
 		return
 	}
 	var ce *cmdError

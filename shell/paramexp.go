@@ -36,9 +36,23 @@ type cmdError struct{ msg string }
 
 func (e *cmdError) Error() string { return e.msg }
 
+// lineError is an expansion error after which bash abandons the command
+// line being run, through any functions, and reads the next one (an
+// indirect expansion naming nothing).
+type lineError struct{ msg string }
+
+func (e *lineError) Error() string { return e.msg }
+
 // lookupParam resolves name[index] to its values.
 func (r *runner) lookupParam(name string, index syntax.ArithmExpr, pe *syntax.ParamExp) (pval, error) {
 	pv := pval{name: name}
+	if s, ok := r.dynValue(name); ok {
+		pv.set, pv.vals, pv.name = true, []string{s}, ""
+		if index != nil {
+			return r.varValues(pv, &Var{Set: true, Kind: expand.String, Str: s}, index, pe)
+		}
+		return pv, nil
+	}
 	switch name {
 	case "@", "*":
 		pv.set = true
@@ -63,8 +77,8 @@ func (r *runner) lookupParam(name string, index syntax.ArithmExpr, pe *syntax.Pa
 			pv.vals = []string{r.shellopts(name == "BASHOPTS")}
 			return pv, nil
 		}
-	case "#", "?", "$", "!", "-", "0", "_", "BASHPID", "PPID", "RANDOM", "SECONDS", "LINENO", "FUNCNAME", "BASH_SOURCE", "BASH_LINENO", "BASH_COMMAND", "BASH_SUBSHELL", "BASH_ARGV0":
-		if name == "RANDOM" || name == "SECONDS" || name == "LINENO" {
+	case "#", "?", "$", "!", "-", "0", "_", "BASHPID", "PPID", "LINENO", "FUNCNAME", "BASH_SOURCE", "BASH_LINENO", "BASH_COMMAND", "BASH_SUBSHELL":
+		if name == "LINENO" {
 			if v := r.lookup(name); v != nil && !v.Set && v.Attr == 0 {
 				return pv, nil
 			}
@@ -253,20 +267,17 @@ func (x *wexp) param(pe *syntax.ParamExp, quoted bool) error {
 			if r.opts[optNounset] && !overridesUnset(pe) {
 				return &exitError{msg: name + ": unbound variable"}
 			}
-			if pe.Exp == nil {
-				if !pv.set {
-					return &cmdError{msg: name + ": invalid indirect expansion"}
-				}
-				return nil
+			if !pv.set && syntax.ValidName(name) && r.lookup(name) == nil {
+				// no such variable, whatever the operator
+				return &lineError{msg: name + ": invalid indirect expansion"}
 			}
-			target = ""
-		}
-		if target == "" {
+			// declared without a value (or an empty array, an unset
+			// positional parameter): nothing, and no error
 			return x.applyOps(pe, pval{}, quoted)
 		}
 		tname, tidx, ok := splitRef(target)
 		if !ok {
-			return &cmdError{msg: target + ": invalid variable name"}
+			return &lineError{msg: target + ": invalid variable name"}
 		}
 		pv2, err := r.lookupParam(tname, tidx, pe)
 		if err != nil {

@@ -150,6 +150,8 @@ type runner struct {
 	ppid     int
 	lastBg   int
 	seed     uint64
+	dyn      *dynState         // dynvars.go; nil until a dynamic variable is assigned or unset
+	funcAttr map[string]uint16 // funcattr.go: export -f, readonly -f
 	start    time.Time
 	shlvl    int
 	jobs     []*Job // this shell's jobs (%N), the ended ones kept for wait PID (jobs.go)
@@ -942,12 +944,18 @@ func (r *runner) cmd(c syntax.Command) {
 			r.status = 2
 			return
 		}
-		r.own()
 		name := c.Name.Value
+		if r.funcAttrOf(name)&attrReadonly != 0 {
+			r.errf("%s: readonly function", name)
+			r.status = 1
+			return
+		}
+		r.own()
 		if r.funcs == nil {
 			r.funcs = map[string]*syntax.Stmt{}
 		}
 		r.funcs[name] = c.Body
+		r.funcChanged(name, false)
 		if r.curSrc != "" || r.funcFile != nil {
 			if r.funcFile == nil {
 				r.funcFile = map[string]string{}

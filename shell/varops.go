@@ -83,6 +83,9 @@ func (r *runner) setVar(name, val string) bool {
 			return r.setElem(rn[:i], rn[i+1:len(rn)-1], val, false)
 		}
 	}
+	if r.specialAssign(rn, val) {
+		return true
+	}
 	v := r.varForWrite(name)
 	if v == nil {
 		return false
@@ -282,6 +285,7 @@ func (r *runner) unsetVar(name string) bool {
 		return true
 	}
 	name = r.resolve(name)
+	r.dynUnset(name)
 	for s := r.vars; s != nil; s = s.parent {
 		if v, ok := s.vars[name]; ok {
 			if v.Attr&attrReadonly != 0 {
@@ -322,6 +326,7 @@ func (r *runner) environ() []string {
 			}
 		}
 	}
+	out = append(out, r.funcEnv()...)
 	sortStrings(out)
 	if out == nil {
 		out = []string{}

@@ -232,6 +232,9 @@ type scope struct {
 	vars   map[string]*Var
 	parent *scope
 	temp   bool // prefix-assignment frame
+	// savedOpts: the set -o options when a function ran `local -`, put
+	// back when it returns
+	savedOpts *[numOpts]bool
 }
 
 func (s *scope) cloneChain() *scope {
