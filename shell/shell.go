@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -211,6 +212,23 @@ func (s *Shell) Run(ctx context.Context, script string, stdin io.Reader, stdout,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.st.runTop(ctx, script, stdin, stdout, stderr)
+}
+
+// RunFile runs script as `bash NAME ARGS...` runs the file NAME: $0,
+// BASH_SOURCE and the prefix of error messages are name, the positional
+// parameters are args, and line numbers are the file's own (prepending a
+// `set --` line to the script shifted them and lost them in messages).
+// The session keeps $0 and the parameters afterwards, as the shell that
+// read the file would.
+func (s *Shell) RunFile(ctx context.Context, name string, args []string, script string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.st
+	r.own()
+	r.arg0, r.params = name, slices.Clone(args)
+	r.srcNames = []string{name}
+	r.topSrc, r.curSrc = name, name
+	return r.runTop(ctx, script, stdin, stdout, stderr)
 }
 
 // Getenv returns a shell variable's value (for callers and tests).

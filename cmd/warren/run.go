@@ -49,6 +49,7 @@ func newRunCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := script
 			var params []string
+			file := "" // FILE as given: the script's $0 and the name in its messages
 			switch {
 			case cmd.Flags().Changed("command"):
 				params = args
@@ -58,7 +59,7 @@ func newRunCmd() *cobra.Command {
 					return fmt.Errorf("cannot read script: %w", err)
 				}
 				src = string(data)
-				params = args[1:]
+				file, params = args[0], args[1:]
 			default:
 				data, err := io.ReadAll(cmd.InOrStdin())
 				if err != nil {
@@ -144,7 +145,7 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if len(params) > 0 {
+			if file == "" && len(params) > 0 {
 				src = "set -- " + shellWords(params) + "\n" + src
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
@@ -152,7 +153,12 @@ func newRunCmd() *cobra.Command {
 			stopWatch := make(chan struct{})
 			go backstop{heapMax: 2 * uint64(runHolds), deadline: time.Duration(lim.Timeout), every: 250 * time.Millisecond,
 				stderr: cmd.ErrOrStderr(), exit: os.Exit}.run(stopWatch)
-			st, err := sh.Run(ctx, src, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			var st int
+			if file != "" {
+				st, err = sh.RunFile(ctx, file, params, src, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			} else {
+				st, err = sh.Run(ctx, src, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
 			close(stopWatch)
 			if err != nil {
 				return err

@@ -12,6 +12,7 @@ import (
 func runVerb(t *testing.T, stdin string, args ...string) (string, string, error) {
 	t.Helper()
 	c := newRunCmd()
+	c.SilenceUsage = true // as under the root command (main.go)
 	var out, errb bytes.Buffer
 	c.SetOut(&out)
 	c.SetErr(&errb)
@@ -119,5 +120,26 @@ func TestRunNative(t *testing.T) {
 		`/bin/busybox sh -c 'x=a; while true; do x=$x$x; done'`)
 	if st, ok := err.(exitStatus); !ok || st != 137 || !strings.Contains(stderr, "out of memory") {
 		t.Fatalf("--memory: err %v stderr %q, want status 137 and an out-of-memory message", err, stderr)
+	}
+}
+
+// TestRunFileNamed: `warren run FILE ARGS` runs FILE as `bash FILE ARGS`
+// does: $0, BASH_SOURCE and the prefix of its messages are FILE as given,
+// and the line numbers are the file's own.
+func TestRunFileNamed(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "named.sh")
+	if err := os.WriteFile(script, []byte("echo \"$0|$#|$2|${BASH_SOURCE[0]}\"\nexit 1 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, err := runVerb(t, "", script, "a", "b")
+	var es exitStatus
+	if err == nil || !asExit(err, &es) || es != 1 {
+		t.Errorf("error %v: want exit status 1", err)
+	}
+	if want := script + "|2|b|" + script + "\n"; out != want {
+		t.Errorf("stdout %q, want %q", out, want)
+	}
+	if want := script + ": line 2: exit: too many arguments"; !strings.Contains(errs, want) {
+		t.Errorf("stderr %q, want it to hold %q", errs, want)
 	}
 }
