@@ -4,10 +4,8 @@ package shell
 
 import (
 	"io"
-	"strconv"
 	"sync"
 
-	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -165,22 +163,6 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 	}
 	r.pipeMulti = statuses
 	r.status = st
-}
-
-func (r *runner) setPipestatus(st []int) {
-	l := make([]string, len(st))
-	for i, s := range st {
-		l[i] = strconv.Itoa(s)
-	}
-	// An array is never exported, so the cached environment stays unless
-	// the value replaced was an exported string (own() forgets it): a
-	// pipeline no longer costs the next one a rebuilt environ.
-	if old := r.global.vars["PIPESTATUS"]; old != nil && old.Attr&attrExport != 0 {
-		r.own()
-	} else {
-		r.ownMaps()
-	}
-	r.global.vars["PIPESTATUS"] = &Var{Set: true, Kind: expand.Indexed, List: l}
 }
 
 // startJob accounts one more goroutine; false (with a bash-like message)

@@ -422,14 +422,14 @@ func sealExt(ext []extent, lin *lineage) []extent {
 	if sealed(ext) {
 		return ext
 	}
-	partial := func(e *extent) bool {
+	reopen := func(e *extent) bool {
 		return e.kind == extChunk && (e.coff != 0 || e.n != e.ch.n || e.ch.n < chunkMin)
 	}
 	out := make([]extent, 0, len(ext))
 	for i := 0; i < len(ext); {
 		if ext[i].kind != extMem {
 			j := i + 1
-			if !partial(&ext[i]) || j >= len(ext) || ext[j].kind != extMem {
+			if !reopen(&ext[i]) || j >= len(ext) || ext[j].kind != extMem {
 				out = append(out, ext[i])
 				i++
 				continue
@@ -437,12 +437,12 @@ func sealExt(ext []extent, lin *lineage) []extent {
 		}
 		j := i
 		if ext[j].kind != extMem {
-			j++ // a partial slice before the run
+			j++ // a partial or short chunk before the run
 		}
 		for j < len(ext) && ext[j].kind == extMem {
 			j++
 		}
-		if j < len(ext) && partial(&ext[j]) {
+		if j < len(ext) && reopen(&ext[j]) {
 			j++
 		}
 		out = chunkRun(out, ext[i:j], lin)
