@@ -888,10 +888,7 @@ func (r *runner) nestedShell(args, extraEnv []string) int {
 			return 127
 		}
 		script = string(data)
-		n.arg0 = p
-		n.params = append([]string(nil), rest[1:]...)
-		n.srcNames = []string{p}
-		n.topSrc, n.curSrc = p, p
+		n.readsFile(p, rest[1:])
 	default:
 		data, err := io.ReadAll(io.LimitReader(r.stdin(), int64(r.rs.lim.MaxStringBytes)))
 		if err != nil && len(data) == 0 {
@@ -913,6 +910,14 @@ func (r *runner) nestedShell(args, extraEnv []string) int {
 		r.exiting = true
 	}
 	return n.status
+}
+
+// readsFile makes r the shell of `bash NAME ARGS...`: $0, BASH_SOURCE
+// and the prefix of its messages are name, its parameters args.
+func (r *runner) readsFile(name string, args []string) {
+	r.arg0, r.params = name, slices.Clone(args)
+	r.srcNames = []string{name}
+	r.topSrc, r.curSrc = name, name
 }
 
 // bashVersionBanner is what bash --version prints: the bash warren's shell

@@ -223,12 +223,19 @@ func (s *Shell) Run(ctx context.Context, script string, stdin io.Reader, stdout,
 func (s *Shell) RunFile(ctx context.Context, name string, args []string, script string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.st
-	r.own()
-	r.arg0, r.params = name, slices.Clone(args)
-	r.srcNames = []string{name}
-	r.topSrc, r.curSrc = name, name
-	return r.runTop(ctx, script, stdin, stdout, stderr)
+	s.st.own()
+	s.st.readsFile(name, args)
+	return s.st.runTop(ctx, script, stdin, stdout, stderr)
+}
+
+// SetArgs sets the session's positional parameters, as `set -- ARGS`
+// would, without a line of script (which would shift the script's line
+// numbers).
+func (s *Shell) SetArgs(args []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.st.own()
+	s.st.params = slices.Clone(args)
 }
 
 // Getenv returns a shell variable's value (for callers and tests).

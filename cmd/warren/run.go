@@ -146,7 +146,7 @@ func newRunCmd() *cobra.Command {
 				return err
 			}
 			if file == "" && len(params) > 0 {
-				src = "set -- " + shellWords(params) + "\n" + src
+				sh.SetArgs(params)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
@@ -179,14 +179,6 @@ func newRunCmd() *cobra.Command {
 	c.Flags().StringArrayVar(&copyIns, "copy-in", nil, "HOSTPATH:SANDBOXPATH to copy into the sandbox first (repeatable)")
 	lf.register(c.Flags())
 	return c
-}
-
-func shellWords(ws []string) string {
-	q := make([]string, len(ws))
-	for i, w := range ws {
-		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-	}
-	return strings.Join(q, " ")
 }
 
 // openBase opens the image ref (a tag or digest; "" or "default" is the

@@ -143,3 +143,19 @@ func TestRunFileNamed(t *testing.T) {
 		t.Errorf("stderr %q, want it to hold %q", errs, want)
 	}
 }
+
+// TestRunCommandArgs: `warren run -c SCRIPT ARGS` gives the script ARGS as
+// its parameters without a line of its own, so its line numbers are its.
+func TestRunCommandArgs(t *testing.T) {
+	out, errs, err := runVerb(t, "", "-c", "echo \"$1 $#\"\nexit 1 2", "a", "b")
+	var es exitStatus
+	if err == nil || !asExit(err, &es) || es != 1 {
+		t.Errorf("error %v: want exit status 1", err)
+	}
+	if out != "a 2\n" {
+		t.Errorf("stdout %q, want %q", out, "a 2\n")
+	}
+	if want := "line 2: exit: too many arguments"; !strings.Contains(errs, want) {
+		t.Errorf("stderr %q, want it to hold %q", errs, want)
+	}
+}
