@@ -32,6 +32,9 @@ type pipe struct {
 	id      int
 	rs      *runState
 	slot    int // index in rs.pipes; -1 once forgotten (guarded by rs.pipesMu)
+	// ahead is the pipeline running ahead whose stage writes here: a
+	// full pipe starts its readers (pipeRun.release).
+	ahead *pipeRun
 	// ends are a pipeline's descriptors of the pipe (read, write): in the
 	// pipe, one allocation for the three.
 	ends [2]fdesc
@@ -145,6 +148,13 @@ func (p *pipe) Write(b []byte) (int, error) {
 		}
 		space := pipeCap - len(p.buf)
 		if space <= 0 {
+			if pr := p.ahead; pr != nil {
+				p.ahead = nil
+				p.mu.Unlock()
+				pr.release()
+				p.mu.Lock()
+				continue
+			}
 			p.wcond.Wait()
 			continue
 		}

@@ -3,8 +3,9 @@ package shell
 // Pipelines and background jobs.
 
 import (
-	"io"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -26,10 +27,43 @@ func flattenPipe(stages []pipeStage, st *syntax.Stmt, pipeAll bool) []pipeStage 
 	return append(stages, pipeStage{st, pipeAll})
 }
 
+// pipeRun is one pipeline's shared state: its stages' wait group and
+// statuses, and for a pipeline run ahead (see pipeline) the stages not
+// started yet. One allocation for all when the pipeline is small
+// ($PIPESTATUS keeps statuses).
 type pipeRun struct {
-	wg sync.WaitGroup
-	st [4]int
+	wg   sync.WaitGroup
+	st   [4]int
+	r    *runner
+	stat []int // st[:n], or a slice of its own for a long pipeline
+
+	mu       sync.Mutex
+	next     int  // first stage not yet claimed by the caller or a goroutine
+	released bool // the stages from next on were started in goroutines
+	runs     [4]stageRun
 }
+
+// stageRun is a stage ready to run: its runner and its pipes.
+type stageRun struct {
+	st      *syntax.Stmt
+	sub     *runner // r itself for a lastpipe last stage
+	fds     []*fdesc
+	in, out *pipe
+	skip    bool // the job limit refused it: status 1, nothing runs
+}
+
+// aheadGrace is how long the caller runs a pipeline's stages one after the
+// other before it starts the rest concurrently. A stage that fills its
+// pipe starts them at once; the grace bounds what a stage that blocks on
+// anything else (sleep, a FIFO, stdin, a later stage's effects) waits.
+const aheadGrace = time.Millisecond
+
+// aheadReleases counts releases, for tests of when they happen.
+var aheadReleases atomic.Int64
+
+// maxAhead bounds how many pipelines run ahead inside one another on one
+// goroutine's stack; deeper ones start their stages as goroutines.
+const maxAhead = 16
 
 func (r *runner) pipeline(c *syntax.BinaryCmd) {
 	// A small pipeline's stages stay on the stack (no closure, no growth).
@@ -37,119 +71,34 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 	stages := flattenPipe(buf[:0], c.X, c.Op == syntax.PipeAll)
 	stages = flattenPipe(stages, c.Y, false)
 	n := len(stages)
-	// The stages' goroutines share wg and statuses: one allocation for
-	// both when the pipeline is small ($PIPESTATUS keeps statuses).
 	pr := new(pipeRun)
+	pr.r = r
 	statuses := pr.st[:0]
 	if n > len(pr.st) {
 		statuses = make([]int, 0, n)
 	}
 	statuses = statuses[:n:n]
+	pr.stat = statuses
 	r.environ() // built once here, shared by the stages' copies
 	lastpipe := r.shopts["lastpipe"] && !r.opts[optMonitor]
-	wg := &pr.wg
-	var in io.Reader = nil
-	var inPipe *pipe
-	for i, stage := range stages {
-		st := stage.st
-		if len(r.traps) > 0 && !r.inTrap && commandText(st.Cmd) && !(i == n-1 && lastpipe) {
-			// bash runs the DEBUG trap for a simple stage in the shell,
-			// before the stage starts (its copy runs none: subshells drop
-			// DEBUG).
-			r.curStmt = st
-			r.debugTrap()
-		}
-		var out *pipe
-		if i < n-1 {
-			out = r.newPipe()
-		}
-		var sub *runner
-		if i == n-1 && lastpipe {
-			sub = r
-		} else {
-			sub = r.stageRunner()
-			// bash's stage is a subshell ($BASH_SUBSHELL one deeper), but
-			// a ( ) stage is not forked twice, and a simple command's words
-			// are expanded before the stage's level applies.
-			sub.stageTop = st
-			switch st.Cmd.(type) {
-			case *syntax.Subshell:
-				sub.subshell--
-			case *syntax.CallExpr:
-				sub.subshell--
-				sub.stageLift = true
-			}
-		}
-		fds := sub.fds
-		if len(fds) < 3 {
-			fds = append(fds, make([]*fdesc, 3-len(fds))...)
-		}
-		if inPipe != nil {
-			inPipe.ends[0] = fdesc{r: in}
-			fds[0] = &inPipe.ends[0]
-		}
-		if out != nil {
-			// No path: name() derives it from the pipe when an error
-			// needs it, which saves a string per pipeline.
-			out.ends[1] = fdesc{w: out}
-			fds[1] = &out.ends[1]
-			if stage.pipeAll {
-				fds[2] = fds[1]
-			}
-		}
-		sub.fds = fds
-		myIn, myOut := inPipe, out
-		i := i
-		if i < n-1 {
-			if !r.startJob() {
-				myOut.CloseWrite()
-				if myIn != nil {
-					myIn.CloseRead()
-				}
-				statuses[i] = 1
-				sub.releaseStage()
-				inPipe = out
-				in = out
-				continue
-			}
-			wg.Add(1)
-			goWork(func() {
-				defer wg.Done()
-				defer r.endJob()
-				defer sub.releaseStage()
-				defer sub.closeMem()
-				defer sub.recoverPanic()
-				sub.stmt(st)
-				sub.runExitTrap()
-				statuses[i] = sub.status
-				myOut.CloseWrite()
-				if myIn != nil {
-					myIn.CloseRead()
-				}
-			})
-		} else {
-			if sub == r {
-				saved := r.fds
-				r.fds = fds
-				r.stmt(st)
-				r.fds = saved
-			} else {
-				sub.stmt(st)
-				sub.runExitTrap()
-				sub.closeMem()
-			}
-			statuses[i] = sub.status
-			if sub != r {
-				sub.releaseStage()
-			}
-			if myIn != nil {
-				myIn.CloseRead()
-			}
-		}
-		inPipe = out
-		in = out
+	// A pipeline of a few stages and no DEBUG trap runs ahead: the caller
+	// runs its stages one after the other, each writing into its pipe,
+	// until one fills its pipe, blocks past aheadGrace, or the last stage
+	// is reached; only then do the remaining stages start as goroutines.
+	// A heartbeat's `cat f | wc -l` then costs no goroutine wake-ups (a
+	// third of its CPU), and a stage that needs its readers running (a
+	// full pipe, a FIFO, a stream) gets them within aheadGrace.
+	dbg := false
+	if len(r.traps) > 0 && !r.inTrap {
+		_, dbg = r.traps["DEBUG"]
 	}
-	wg.Wait()
+	if !dbg && n <= len(pr.runs) && r.ahead < maxAhead {
+		r.pipelineAhead(pr, stages, statuses, lastpipe)
+	} else {
+		r.pipelineEager(pr, stages, statuses, lastpipe)
+	}
+	pr.wg.Wait()
+	pr.runs = [4]stageRun{} // PIPESTATUS keeps pr: not the runners
 	if last := stages[n-1].st; !r.inTrap && commandText(last.Cmd) {
 		r.curStmt = last // the stages ran in copies of r
 	}
@@ -163,6 +112,261 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) {
 	}
 	r.pipeMulti = statuses
 	r.status = st
+}
+
+// prepStage makes stage i's runner and pipes (in is the previous stage's
+// output) and, for all but the last, takes a job slot for it.
+func (r *runner) prepStage(i, n int, stage pipeStage, in *pipe, lastpipe bool, statuses []int) stageRun {
+	st := stage.st
+	var out *pipe
+	if i < n-1 {
+		out = r.newPipe()
+	}
+	var sub *runner
+	if i == n-1 && lastpipe {
+		sub = r
+	} else {
+		sub = r.stageRunner()
+		// bash's stage is a subshell ($BASH_SUBSHELL one deeper), but
+		// a ( ) stage is not forked twice, and a simple command's words
+		// are expanded before the stage's level applies.
+		sub.stageTop = st
+		switch st.Cmd.(type) {
+		case *syntax.Subshell:
+			sub.subshell--
+		case *syntax.CallExpr:
+			sub.subshell--
+			sub.stageLift = true
+		}
+	}
+	fds := sub.fds
+	if len(fds) < 3 {
+		fds = append(fds, make([]*fdesc, 3-len(fds))...)
+	}
+	if in != nil {
+		in.ends[0] = fdesc{r: in}
+		fds[0] = &in.ends[0]
+	}
+	if out != nil {
+		// No path: name() derives it from the pipe when an error
+		// needs it, which saves a string per pipeline.
+		out.ends[1] = fdesc{w: out}
+		fds[1] = &out.ends[1]
+		if stage.pipeAll {
+			fds[2] = fds[1]
+		}
+	}
+	if sub != r {
+		sub.fds = fds
+	}
+	s := stageRun{st: st, sub: sub, fds: fds, in: in, out: out}
+	if i < n-1 && !r.startJob() {
+		out.CloseWrite()
+		if in != nil {
+			in.CloseRead()
+		}
+		statuses[i] = 1
+		sub.releaseStage()
+		s.skip, s.sub = true, nil
+	}
+	return s
+}
+
+// pipelineEager starts every stage but the last as a goroutine at once,
+// and runs the last in the caller.
+func (r *runner) pipelineEager(pr *pipeRun, stages []pipeStage, statuses []int, lastpipe bool) {
+	n := len(stages)
+	var in *pipe
+	for i, stage := range stages {
+		if len(r.traps) > 0 && !r.inTrap && commandText(stage.st.Cmd) && !(i == n-1 && lastpipe) {
+			// bash runs the DEBUG trap for a simple stage in the shell,
+			// before the stage starts (its copy runs none: subshells drop
+			// DEBUG).
+			r.curStmt = stage.st
+			r.debugTrap()
+		}
+		s := r.prepStage(i, n, stage, in, lastpipe, statuses)
+		in = s.out
+		switch {
+		case s.skip:
+		case i < n-1:
+			r.goStage(pr, s, i, statuses)
+		default:
+			r.lastStage(s, i, statuses)
+		}
+	}
+}
+
+// pipelineAhead runs the stages in the caller one after the other until
+// release starts the rest (see pipeline).
+func (r *runner) pipelineAhead(pr *pipeRun, stages []pipeStage, statuses []int, lastpipe bool) {
+	n := len(stages)
+	var in *pipe
+	for i, stage := range stages {
+		pr.runs[i] = r.prepStage(i, n, stage, in, lastpipe, statuses)
+		in = pr.runs[i].out
+		if o := pr.runs[i].out; o != nil {
+			o.ahead = pr
+		}
+	}
+	t := aheadTimers.Get().(*aheadTimer)
+	t.pr.Store(pr)
+	t.t.Reset(aheadGrace)
+	for {
+		pr.mu.Lock()
+		if pr.released || pr.next == n {
+			pr.mu.Unlock()
+			break
+		}
+		i := pr.next
+		pr.next++
+		pr.mu.Unlock()
+		s := pr.runs[i]
+		if i == n-1 {
+			// Nothing is left to start: the last stage may block as
+			// long as it likes.
+			t.stop()
+			t = nil
+		}
+		switch {
+		case s.skip:
+		case i < n-1:
+			s.sub.ahead = r.ahead + 1
+			pr.wg.Add(1)
+			r.runStage(pr, s, i, statuses)
+		default:
+			if s.sub != r {
+				s.sub.ahead = r.ahead + 1
+			}
+			r.lastStage(s, i, statuses)
+		}
+	}
+	if t != nil {
+		t.stop()
+	}
+}
+
+// release starts the stages not yet claimed as goroutines: a stage's pipe
+// is full or the grace is over. Safe from any goroutine, more than once.
+func (pr *pipeRun) release() {
+	pr.mu.Lock()
+	if pr.released {
+		pr.mu.Unlock()
+		return
+	}
+	pr.released = true
+	aheadReleases.Add(1)
+	from, n := pr.next, len(pr.stat)
+	pr.next = n
+	// wg counts them before the caller can see released and wait
+	for i := from; i < n; i++ {
+		if !pr.runs[i].skip {
+			pr.wg.Add(1)
+		}
+	}
+	pr.mu.Unlock()
+	r := pr.r
+	for i := from; i < n; i++ {
+		s := pr.runs[i]
+		switch {
+		case s.skip:
+		case s.out != nil:
+			goWork(func() {
+				s.sub.ahead = 0
+				r.runStage(pr, s, i, pr.stat)
+			})
+		default:
+			// the last stage, in a goroutine now: the caller is busy with
+			// an earlier one and then waits for this one
+			goWork(func() {
+				defer pr.wg.Done()
+				defer s.sub.recoverPanic()
+				if s.sub != r {
+					s.sub.ahead = 0
+				}
+				r.lastStage(s, i, pr.stat)
+			})
+		}
+	}
+}
+
+// goStage runs stage i (not the last) as a goroutine.
+func (r *runner) goStage(pr *pipeRun, s stageRun, i int, statuses []int) {
+	pr.wg.Add(1)
+	goWork(func() {
+		s.sub.ahead = 0
+		r.runStage(pr, s, i, statuses)
+	})
+}
+
+// runStage runs stage i (not the last) in a runner of its own and closes
+// its pipe ends.
+func (r *runner) runStage(pr *pipeRun, s stageRun, i int, statuses []int) {
+	sub := s.sub
+	defer pr.wg.Done()
+	defer r.endJob()
+	defer sub.releaseStage()
+	defer sub.closeMem()
+	defer sub.recoverPanic()
+	sub.stmt(s.st)
+	sub.runExitTrap()
+	statuses[i] = sub.status
+	s.out.CloseWrite()
+	if s.in != nil {
+		s.in.CloseRead()
+	}
+}
+
+// lastStage runs a pipeline's last stage: in r itself under lastpipe.
+func (r *runner) lastStage(s stageRun, i int, statuses []int) {
+	sub := s.sub
+	if sub == r {
+		saved := r.fds
+		r.fds = s.fds
+		r.stmt(s.st)
+		r.fds = saved
+	} else {
+		sub.stmt(s.st)
+		sub.runExitTrap()
+		sub.closeMem()
+	}
+	statuses[i] = sub.status
+	if sub != r {
+		sub.releaseStage()
+	}
+	if s.in != nil {
+		s.in.CloseRead()
+	}
+}
+
+// aheadTimer ends a pipeline's run-ahead grace; pooled, since a timer per
+// pipeline would be an allocation per heartbeat. A late fire for a
+// pipeline already done releases nothing (release finds no stage left).
+type aheadTimer struct {
+	t  *time.Timer
+	pr atomic.Pointer[pipeRun]
+}
+
+var aheadTimers sync.Pool
+
+// (set in init: the timer's func reaches pipeline, which uses the pool)
+func init() { aheadTimers.New = newAheadTimer }
+
+func newAheadTimer() any {
+	a := new(aheadTimer)
+	a.t = time.AfterFunc(time.Hour, func() {
+		if pr := a.pr.Load(); pr != nil {
+			pr.release()
+		}
+	})
+	a.t.Stop()
+	return a
+}
+
+func (a *aheadTimer) stop() {
+	a.t.Stop()
+	a.pr.Store(nil)
+	aheadTimers.Put(a)
 }
 
 // startJob accounts one more goroutine; false (with a bash-like message)

@@ -163,6 +163,9 @@ type runner struct {
 	// stageLift: a simple command's stage, whose words bash expands at
 	// the parent's $BASH_SUBSHELL; the command itself runs one deeper.
 	stageLift bool
+	// ahead: how many pipelines running ahead this runner's goroutine is
+	// inside (pipeline), which bounds its stack.
+	ahead int
 	// xfsz: this shell wrote past ulimit -f and ends as SIGXFSZ ends one
 	// (153, no EXIT trap).
 	xfsz bool
