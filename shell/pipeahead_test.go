@@ -54,21 +54,26 @@ func TestPipelineAhead(t *testing.T) {
 // TestPipelineAheadStreams: a first stage that writes a little and then
 // blocks does not hold its output back from the next stage past the grace:
 // a streaming exec sees the first line at once.
+// (cat too: GNU cat writes each block it reads).
 func TestPipelineAheadStreams(t *testing.T) {
-	sh := newTestShell(t, Limits{})
-	w := &firstWrite{}
-	start := time.Now()
-	st, err := sh.Run(context.Background(), "(echo first; sleep 0.5; echo second) | while read -r l; do echo \"$l\"; done", strings.NewReader(""), w, &bytes.Buffer{})
-	if err != nil || st != 0 {
-		t.Fatalf("Run: %v, status %d", err, st)
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.buf.String() != "first\nsecond\n" {
-		t.Fatalf("output %q", w.buf.String())
-	}
-	if first := w.at.Sub(start); first > 250*time.Millisecond {
-		t.Errorf("first line after %v: the reader waited for the writer to end", first)
+	for _, reader := range []string{`while read -r l; do echo "$l"; done`, "cat", "cat -"} {
+		t.Run(reader, func(t *testing.T) {
+			sh := newTestShell(t, Limits{})
+			w := &firstWrite{}
+			start := time.Now()
+			st, err := sh.Run(context.Background(), "(echo first; sleep 0.5; echo second) | "+reader, strings.NewReader(""), w, &bytes.Buffer{})
+			if err != nil || st != 0 {
+				t.Fatalf("Run: %v, status %d", err, st)
+			}
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if w.buf.String() != "first\nsecond\n" {
+				t.Fatalf("output %q", w.buf.String())
+			}
+			if first := w.at.Sub(start); first > 250*time.Millisecond {
+				t.Errorf("first line after %v: the reader waited for the writer to end", first)
+			}
+		})
 	}
 }
 

@@ -181,6 +181,12 @@ func (*stdinCloser) Close() error { return nil }
 func copyStream(w *bufio.Writer, br *bufio.Reader) error {
 	for {
 		if br.Buffered() == 0 {
+			// What came in leaves before the next read may wait: GNU cat
+			// writes each block it reads, and a stream through cat (a
+			// build log, tail -f) must not wait for its end.
+			if err := w.Flush(); err != nil {
+				return err
+			}
 			if _, err := br.Peek(1); err != nil {
 				if err == io.EOF {
 					return nil
