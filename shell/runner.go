@@ -784,6 +784,9 @@ func (r *runner) stmt(st *syntax.Stmt) {
 			r.curStmt = st
 		}
 	}
+	if r.badArrayStmt(st) {
+		return
+	}
 	if st.Negated {
 		r.noErrExit++
 	}

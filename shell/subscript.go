@@ -224,7 +224,8 @@ func parseRewrite(src string) (string, bool) {
 	q, b := rewriteToggles(q)
 	q, c := quoteBadArith(q)
 	q, d := rewriteTimeBang(q)
-	return q, a || b || c || d
+	q, e := rewriteBadArrays(q) // last: it reparses the text
+	return q, a || b || c || d || e
 }
 
 // An empty (( )) or $(( )) is the expression 0 (bash's null expression).
