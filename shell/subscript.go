@@ -225,8 +225,9 @@ func parseRewrite(src string) (string, bool) {
 	q, c := quoteBadArith(q)
 	q, d := rewriteTimeBang(q)
 	q, e := quoteDollarSubscripts(q)
-	q, f := rewriteBadArrays(q) // last: it reparses the text
-	return q, a || b || c || d || e || f
+	q, f := rewriteBangs(q)
+	q, g := rewriteBadArrays(q) // last: it reparses the text
+	return q, a || b || c || d || e || f || g
 }
 
 // An empty (( )) or $(( )) is the expression 0 (bash's null expression).
