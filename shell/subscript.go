@@ -256,7 +256,9 @@ func quoteBadArith(src string) (string, bool) {
 		depth, j := 0, i+2
 		for ; j+1 < len(src); j++ {
 			c := src[j]
-			if c == '\n' || c == '"' || c == '\'' || c == '`' || c == '\\' {
+			// (single quotes are plain characters in (( )), which
+			// is double-quoted text to bash)
+			if c == '\n' || c == '"' || c == '`' || c == '\\' {
 				j = len(src)
 				break
 			}
