@@ -321,7 +321,7 @@ func (r *runner) lvSet(lv lvalue, n int64) error {
 		if !ok {
 			return errSilent
 		}
-		if !r.setElem(lv.name, k, s, false) {
+		if !r.setElemKey(lv.name, k, s, false, false) {
 			return errSilent
 		}
 		return nil

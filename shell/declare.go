@@ -290,7 +290,10 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 				v.Set = false
 			}
 		}
-		if add&attrArray != 0 && v.Kind != expand.Indexed {
+		// declare name[N] without a value declares an array (the
+		// subscript is ignored), whatever the other options
+		bare := op.Index != nil && op.Value == nil && op.Array == nil && add&attrAssoc == 0 && v.Kind != expand.Associative
+		if (add&attrArray != 0 || bare) && v.Kind != expand.Indexed {
 			if v.Kind == expand.Associative {
 				r.errf("%s: %s: cannot convert associative to indexed array", variant, name)
 				st = 1
@@ -527,7 +530,15 @@ func (r *runner) printDeclared(filter func(*scope) bool, need uint16, withDeclar
 	}
 	names := make([]string, 0, len(seen))
 	for k, v := range seen {
-		if need != 0 && v.Attr&need != need {
+		a := v.Attr
+		// an array made by assignment (a[2]=x) is -a to bash's filter too
+		switch v.Kind {
+		case expand.Indexed:
+			a |= attrArray
+		case expand.Associative:
+			a |= attrAssoc
+		}
+		if need != 0 && a&need != need {
 			continue
 		}
 		names = append(names, k)

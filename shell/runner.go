@@ -787,6 +787,9 @@ func (r *runner) stmt(st *syntax.Stmt) {
 			r.curStmt = st
 		}
 	}
+	if r.badArrayStmt(st) {
+		return
+	}
 	if st.Negated {
 		r.noErrExit++
 	}
@@ -1012,6 +1015,17 @@ func (r *runner) cmd(c syntax.Command) {
 		r.status = st
 	case *syntax.TimeClause:
 		inner, posix, negate := timeOperands(c)
+		// time time cmd times once: bash ORs the second time's flags
+		// (-p too) into the first
+		for inner != nil && !negate && !inner.Negated && !inner.Background && len(inner.Redirs) == 0 {
+			tc, ok := inner.Cmd.(*syntax.TimeClause)
+			if !ok {
+				break
+			}
+			var p2 bool
+			inner, p2, negate = timeOperands(tc)
+			posix = posix || p2
+		}
 		start := time.Now()
 		if inner != nil {
 			r.stmt(inner)

@@ -224,7 +224,10 @@ func parseRewrite(src string) (string, bool) {
 	q, b := rewriteToggles(q)
 	q, c := quoteBadArith(q)
 	q, d := rewriteTimeBang(q)
-	return q, a || b || c || d
+	q, e := quoteDollarSubscripts(q)
+	q, f := rewriteBangs(q)
+	q, g := rewriteBadArrays(q) // last: it reparses the text
+	return q, a || b || c || d || e || f || g
 }
 
 // An empty (( )) or $(( )) is the expression 0 (bash's null expression).
@@ -253,7 +256,9 @@ func quoteBadArith(src string) (string, bool) {
 		depth, j := 0, i+2
 		for ; j+1 < len(src); j++ {
 			c := src[j]
-			if c == '\n' || c == '"' || c == '\'' || c == '`' || c == '\\' {
+			// (single quotes are plain characters in (( )), which
+			// is double-quoted text to bash)
+			if c == '\n' || c == '"' || c == '`' || c == '\\' {
 				j = len(src)
 				break
 			}
@@ -320,4 +325,85 @@ func arithCmdStart(src string, i int) bool {
 		}
 	}
 	return false
+}
+
+// quoteDollarSubscripts double-quotes the subscript of ${name[...]} when it
+// holds an expansion and does not parse as arithmetic, as
+// ${a[(_$-=0)+1]}: bash expands the subscript first and evaluates the
+// result at run time, which is what a quoted subscript does here too.
+func quoteDollarSubscripts(src string) (string, bool) {
+	if !strings.Contains(src, "${") {
+		return src, false
+	}
+	var b strings.Builder
+	changed, last := false, 0
+	for i := 0; i+2 < len(src); i++ {
+		if src[i] != '$' || src[i+1] != '{' {
+			continue
+		}
+		j := i + 2
+		for j < len(src) && isNameByte(src[j]) {
+			j++
+		}
+		if j == i+2 || !isNameStart(src[i+2]) || j >= len(src) || src[j] != '[' {
+			continue
+		}
+		k, ok := dollarSubscriptEnd(src, j+1)
+		if !ok || k+1 >= len(src) || src[k+1] != '}' {
+			continue
+		}
+		key := src[j+1 : k]
+		if !strings.Contains(key, "$") {
+			continue
+		}
+		if _, err := parseStmtsOnce("x=${x[" + key + "]}"); err == nil {
+			continue
+		}
+		b.WriteString(src[last:j+1] + `"` + key + `"`)
+		last = k
+		changed = true
+		i = k
+	}
+	if !changed {
+		return src, false
+	}
+	b.WriteString(src[last:])
+	return b.String(), true
+}
+
+// dollarSubscriptEnd is the offset of the ] closing a subscript that starts at
+// i, skipping nested brackets, ${...} and $(...); false when the
+// subscript holds a quote, a backslash or a newline, or is not closed.
+func dollarSubscriptEnd(src string, i int) (int, bool) {
+	var stack []byte // closers awaited
+	for ; i < len(src); i++ {
+		c := src[i]
+		switch c {
+		case '\'', '"', '`', '\\', '\n':
+			return 0, false
+		case '[':
+			stack = append(stack, ']')
+		case '(':
+			stack = append(stack, ')')
+		case '{':
+			if i > 0 && src[i-1] == '$' {
+				stack = append(stack, '}')
+			}
+		case ']', ')', '}':
+			if len(stack) == 0 {
+				if c == ']' {
+					return i, true
+				}
+				if c == ')' {
+					return 0, false
+				}
+				continue
+			}
+			if stack[len(stack)-1] != c {
+				return 0, false
+			}
+			stack = stack[:len(stack)-1]
+		}
+	}
+	return 0, false
 }

@@ -142,6 +142,12 @@ func (r *runner) applyAttrs(v *Var, val string) (string, bool) {
 
 // setElem assigns name[key]=val.
 func (r *runner) setElem(name, key, val string, appendTo bool) bool {
+	return r.setElemKey(name, key, val, appendTo, true)
+}
+
+// setElemKey is setElem; expandKey false takes an associative key as it
+// is, already expanded (arithmetic's assoc[$key]=1 expands the key once).
+func (r *runner) setElemKey(name, key, val string, appendTo, expandKey bool) bool {
 	v := r.varForWrite(name)
 	if v == nil {
 		return false
@@ -153,7 +159,10 @@ func (r *runner) setElem(name, key, val string, appendTo bool) bool {
 		if v.Map == nil {
 			v.Map = map[string]string{}
 		}
-		k, ok := r.assocKey(key)
+		k, ok := key, true
+		if expandKey {
+			k, ok = r.assocKey(key)
+		}
 		if !ok {
 			return false
 		}
