@@ -54,9 +54,10 @@ func TestPipelineAhead(t *testing.T) {
 // TestPipelineAheadStreams: a first stage that writes a little and then
 // blocks does not hold its output back from the next stage past the grace:
 // a streaming exec sees the first line at once.
-// (cat too: GNU cat writes each block it reads).
+// (cat too: GNU cat writes each block it reads; and grep, whose output
+// leaves before it waits for more input).
 func TestPipelineAheadStreams(t *testing.T) {
-	for _, reader := range []string{`while read -r l; do echo "$l"; done`, "cat", "cat -"} {
+	for _, reader := range []string{`while read -r l; do echo "$l"; done`, "cat", "cat -", "grep .", "grep --line-buffered ."} {
 		t.Run(reader, func(t *testing.T) {
 			sh := newTestShell(t, Limits{})
 			w := &firstWrite{}

@@ -499,6 +499,9 @@ type ctxLine struct {
 func (g *grep) search(r io.Reader, name string) {
 	o := &g.o
 	*g.in = textio.ContextReader{Ctx: g.ctx, R: r}
+	if r == g.inv.Stdin {
+		g.in.Flush = g.out // a stream: matches leave as input pauses
+	}
 	br := textio.NewReader(g.in)
 	defer func() {
 		textio.PutReader(br)
@@ -510,7 +513,10 @@ func (g *grep) search(r io.Reader, name string) {
 	}
 	binary := false
 	if !o.text && !o.nullData {
-		peek, _ := br.Peek(textio.BufSize)
+		// GNU looks at the first block read, not a full buffer: waiting
+		// for one would hold a slow stream back until 64 KiB or its end.
+		br.Peek(1)
+		peek, _ := br.Peek(br.Buffered())
 		binary = bytes.IndexByte(peek, 0) >= 0
 	}
 	if binary && o.binNoMat {

@@ -186,11 +186,20 @@ func WithContext(ctx context.Context, r io.Reader) io.Reader { return ctxReader{
 type ContextReader struct {
 	Ctx context.Context
 	R   io.Reader
+	// Flush, when set, is the command's output, flushed before each read:
+	// what a filter has made of its input so far leaves before it waits
+	// for more, so a stream through it (a build log, tail -f) is not held
+	// back until its end or a full buffer.
+	Flush *bufio.Writer
 }
 
 func (c *ContextReader) Read(p []byte) (int, error) {
 	if err := c.Ctx.Err(); err != nil {
 		return 0, err
+	}
+	if c.Flush != nil && c.Flush.Buffered() > 0 {
+		// a write error surfaces at the command's next write
+		_ = c.Flush.Flush()
 	}
 	return c.R.Read(p)
 }
