@@ -322,14 +322,21 @@ func (r *runner) environ() []string {
 	if r.envCache != nil {
 		return r.envCache
 	}
-	seen := map[string]bool{}
+	// Only scopes above the innermost can hide a name: a Run at the top
+	// (one scope, a session's first exec) needs no set of names seen.
+	var seen map[string]bool
+	if r.vars.parent != nil {
+		seen = map[string]bool{}
+	}
 	var out []string
 	for s := r.vars; s != nil; s = s.parent {
 		for k, v := range s.vars {
-			if seen[k] {
-				continue
+			if seen != nil {
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
 			}
-			seen[k] = true
 			if v.Attr&attrExport != 0 && v.Set && v.Kind == expand.String {
 				out = append(out, k+"="+v.Str)
 			}
