@@ -28,7 +28,7 @@ func Register(t commands.Table) {
 		"md5sum": Md5sum, "sha1sum": Sha1sum, "sha256sum": Sha256sum, "sha512sum": Sha512sum,
 		"cksum": Cksum, "basename": Basename, "dirname": Dirname,
 		"dos2unix": Dos2unix, "unix2dos": Dos2unix, "envsubst": Envsubst,
-		"dd": Dd, "numfmt": Numfmt, "uuencode": Uuencode, "uudecode": Uudecode,
+		"dd": Dd, "numfmt": Numfmt, "factor": Factor, "uuencode": Uuencode, "uudecode": Uudecode,
 	} {
 		// Buffering commands charge the sandbox's memory budget through
 		// one reservation per invocation, given back when they return.
