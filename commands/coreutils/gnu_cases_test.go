@@ -9,8 +9,8 @@ import (
 )
 
 // Cases recorded from GNU coreutils 9.1 (LC_ALL=C) where warren differed,
-// found by conformance/busyboxsuite: sum, and od's pre-POSIX offset
-// operands (--traditional).
+// found by conformance/busyboxsuite: sum, od's pre-POSIX offset operands
+// (--traditional), unexpand's --first-only winning over -a and -t.
 var gnuCases = []goldenCase{
 	{Name: "sum_r_two", Args: []string{"sum", "-r", "h", "h"}, Files: map[string]string{"h": "HELLO\n"},
 		Stdout: "36948     1 h\n36948     1 h\n"},
@@ -30,6 +30,10 @@ var gnuCases = []goldenCase{
 		Stdout: "0000001 (0000002)   E   L   L   O  \\n\n0000006 (0000007)\n"},
 	{Name: "od_traditional_bad", Args: []string{"od", "--traditional", "h", "1", "x"}, Files: map[string]string{"h": "HELLO\n"},
 		Stderr: "od: extra operand '1'\nod: compatibility mode supports at most one file\nTry 'od --help' for more information.\n", Code: 1},
+	{Name: "unexpand_first_only_after_t", Args: []string{"unexpand", "--first-only", "-t4"}, Stdin: "\t\ta       b    c",
+		Stdout: "\t\ta       b    c"},
+	{Name: "unexpand_first_only_over_a", Args: []string{"unexpand", "-a", "--first-only", "-t2"}, Stdin: "  a       b\n",
+		Stdout: "\ta       b\n"},
 }
 
 func TestGNUCases(t *testing.T) {
