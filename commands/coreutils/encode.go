@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -470,7 +471,58 @@ func Strings(ctx context.Context, inv *commands.Invocation) int {
 var odSpec = getopt.Spec{Short: "A:j:N:t:vw::abcdfiloxsS:BDHXhOILeF", Long: []getopt.Long{
 	{Name: "address-radix", Arg: getopt.Required, Key: "A"}, {Name: "skip-bytes", Arg: getopt.Required, Key: "j"},
 	{Name: "read-bytes", Arg: getopt.Required, Key: "N"}, {Name: "format", Arg: getopt.Required, Key: "t"},
-	{Name: "output-duplicates", Key: "v"}, {Name: "width", Arg: getopt.Optional, Key: "w"}, {Name: "endian", Arg: getopt.Required}}}
+	{Name: "output-duplicates", Key: "v"}, {Name: "width", Arg: getopt.Optional, Key: "w"}, {Name: "endian", Arg: getopt.Required},
+	{Name: "traditional"}}}
+
+// parseOldOffset reads od's pre-POSIX offset operand, [+]N[b|B]: octal,
+// hexadecimal after 0x, decimal when it has a '.' (which GNU then rejects
+// as a suffix, so "1." is a file name there too).
+func parseOldOffset(s string) (int64, bool) {
+	s = strings.TrimPrefix(s, "+")
+	base := 8
+	if strings.Contains(s, ".") {
+		base = 10
+	} else if len(s) > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		base, s = 16, s[2:]
+	}
+	var n int64
+	i := 0
+	for ; i < len(s); i++ {
+		d := digitValue(s[i])
+		if d < 0 || d >= base {
+			break
+		}
+		if n > (1<<62)/int64(base) {
+			return 0, false
+		}
+		n = n*int64(base) + int64(d)
+	}
+	if i == 0 {
+		return 0, false
+	}
+	switch s[i:] {
+	case "":
+	case "b":
+		n *= 512
+	case "B":
+		n *= 1024
+	default:
+		return 0, false
+	}
+	return n, true
+}
+
+func digitValue(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
 
 type odType struct {
 	kind byte // a c d o u x f
@@ -594,6 +646,8 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 	var skip, limit int64 = 0, -1
 	var types []odType
 	dup, width := false, 16
+	traditional := false
+	label := int64(-1) // --traditional's LABEL: the address printed beside the real one
 	parseType := func(s string) bool {
 		for len(s) > 0 {
 			k := s[0]
@@ -666,6 +720,8 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 			} else {
 				limit = n
 			}
+		case "traditional":
+			traditional = true
 		case "t":
 			if !parseType(o.Arg) {
 				return r.fail(1, "invalid type string %s", quoteGNU(o.Arg))
@@ -722,7 +778,35 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 	for _, t := range types {
 		perByte = max(perByte, (t.width()+1+t.size-1)/t.size)
 	}
-	addr := func(off int64) string {
+	// GNU's operands FILE [[+]OFFSET [[+]LABEL]]: an offset operand only
+	// when --traditional or when it looks like one ('+', or a digit second).
+	switch n := len(files); {
+	case n == 1 && (traditional || strings.HasPrefix(files[0], "+")):
+		if o, ok := parseOldOffset(files[0]); ok {
+			skip, files = o, nil
+		}
+	case n == 2:
+		o1, ok1 := parseOldOffset(files[0])
+		o2, ok2 := parseOldOffset(files[1])
+		switch {
+		case traditional && ok1 && ok2:
+			skip, label, files = o1, o2, nil
+		case ok2 && (traditional || files[1][0] == '+' || isDigit(files[1][0])):
+			skip, files = o2, files[:1]
+		}
+	case n == 3 && traditional:
+		o1, ok1 := parseOldOffset(files[1])
+		o2, ok2 := parseOldOffset(files[2])
+		if !ok1 || !ok2 {
+			r.errorf("extra operand %s", r.q(files[1]))
+			return r.usage(errors.New("compatibility mode supports at most one file"), 1)
+		}
+		skip, label, files = o1, o2, files[:1]
+	case n > 3 && traditional:
+		r.errorf("extra operand %s", r.q(files[1]))
+		return r.usage(errors.New("compatibility mode supports at most one file"), 1)
+	}
+	base := func(off int64) string {
 		switch radix {
 		case 'd':
 			return fmt.Sprintf("%07d", off)
@@ -732,6 +816,12 @@ func Od(ctx context.Context, inv *commands.Invocation) int {
 			return ""
 		}
 		return fmt.Sprintf("%07o", off)
+	}
+	addr := func(off int64) string {
+		if label < 0 {
+			return base(off)
+		}
+		return base(off) + " (" + base(off-skip+label) + ")"
 	}
 	var data bytes.Buffer
 	var inputs []io.Reader
@@ -1092,5 +1182,56 @@ func Xxd(ctx context.Context, inv *commands.Invocation) int {
 			break
 		}
 	}
+	return r.done()
+}
+
+var bsdSumSpec = getopt.Spec{Short: "rs", Long: []getopt.Long{{Name: "sysv", Key: "s"}}}
+
+// Sum is sum(1): the BSD checksum and 1K blocks by default (-r), the
+// System V one and 512-byte blocks with -s; the last of the two wins.
+func Sum(ctx context.Context, inv *commands.Invocation) int {
+	r := begin(ctx, inv)
+	opts, files, code, ok := r.parse(&bsdSumSpec)
+	if !ok {
+		return code
+	}
+	sysv := false
+	for _, o := range opts {
+		sysv = o.Key == "s"
+	}
+	named := len(files) > 0
+	r.each(files, func(name string, br *bufio.Reader) error {
+		var bsd uint32
+		var total, n uint64
+		bufp := textio.GetChunk()
+		defer textio.PutChunk(bufp)
+		buf := *bufp
+		for {
+			k, err := br.Read(buf)
+			for _, c := range buf[:k] {
+				bsd = (bsd>>1 + (bsd&1)<<15 + uint32(c)) & 0xffff
+				total += uint64(c)
+			}
+			n += uint64(k)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if sysv {
+			s := total & 0xffffffff
+			s = s&0xffff + s>>16
+			fmt.Fprintf(r.out, "%d %d", s&0xffff+s>>16, (n+511)/512)
+		} else {
+			fmt.Fprintf(r.out, "%05d %5d", bsd, (n+1023)/1024)
+		}
+		if named {
+			fmt.Fprintf(r.out, " %s", name)
+		}
+		r.out.WriteByte('\n')
+		return nil
+	})
 	return r.done()
 }

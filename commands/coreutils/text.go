@@ -837,13 +837,13 @@ func Unexpand(ctx context.Context, inv *commands.Invocation) int {
 		return code
 	}
 	stops := []int{8}
-	all := false
+	all, firstOnly := false, false
 	for _, o := range opts {
 		switch o.Key {
 		case "a":
 			all = true
 		case "first-only":
-			all = false
+			firstOnly = true
 		case "t":
 			s, err := tabStops(o.Arg)
 			if err != nil {
@@ -851,6 +851,9 @@ func Unexpand(ctx context.Context, inv *commands.Invocation) int {
 			}
 			stops, all = s, true
 		}
+	}
+	if firstOnly {
+		all = false // GNU: --first-only wins over -a and -t in any order
 	}
 	r.lines(files, '\n', func(line []byte, term bool) error {
 		col := 0

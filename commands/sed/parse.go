@@ -298,14 +298,12 @@ func (p *parser) text() (string, error) {
 		if c == '\\' && p.i+1 < len(p.src) {
 			p.i++
 			d := p.src[p.i]
-			switch d {
-			case '\n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			default:
-				b.WriteByte(d)
+			if e, n, ok := textEscape(p.src[p.i:]); ok {
+				b.WriteByte(e)
+				p.i += n
+				continue
 			}
+			b.WriteByte(d) // \ newline, \\ and any other: the character itself
 			p.i++
 			continue
 		}
@@ -313,6 +311,66 @@ func (p *parser) text() (string, error) {
 		p.i++
 	}
 	return b.String(), nil
+}
+
+// textEscape decodes the escape after a backslash in a/i/c text as GNU
+// does (\t \n \r \f \v \a, \dNNN, \oNNN, \xHH, \cX), returning the byte
+// and how many bytes of s it took; ok is false for any other character.
+func textEscape(s string) (byte, int, bool) {
+	switch s[0] {
+	case 'a':
+		return '\a', 1, true
+	case 'f':
+		return '\f', 1, true
+	case 'n':
+		return '\n', 1, true
+	case 'r':
+		return '\r', 1, true
+	case 't':
+		return '\t', 1, true
+	case 'v':
+		return '\v', 1, true
+	case 'c':
+		if len(s) > 1 {
+			c := s[1]
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			return c ^ 0x40, 2, true
+		}
+	case 'd', 'o', 'x':
+		base, max := 10, 3
+		if s[0] == 'o' {
+			base = 8
+		} else if s[0] == 'x' {
+			base, max = 16, 2
+		}
+		v, n := 0, 1
+		for n <= max && n < len(s) {
+			d := digitVal(s[n])
+			if d < 0 || d >= base {
+				break
+			}
+			v = v*base + d
+			n++
+		}
+		if n > 1 {
+			return byte(v), n, true
+		}
+	}
+	return 0, 0, false
+}
+
+func digitVal(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }
 
 func (p *parser) addresses(c *command) error {

@@ -38,7 +38,7 @@ func Sed(ctx context.Context, inv *commands.Invocation) int {
 	if err != nil {
 		return inv.BadUsage(err, fmt.Sprintf("sed: %s\nUsage: sed [OPTION]... {script-only-if-no-other-script} [input-file]...\n", err), 1)
 	}
-	s := &sed{ctx: ctx, inv: inv, lineWrap: 70, wfiles: map[string]io.Writer{}, rfiles: map[string]*textio.LineReader{}}
+	s := &sed{ctx: ctx, inv: inv, lineWrap: 70, wfiles: map[string]*wfile{}, rfiles: map[string]*textio.LineReader{}}
 	var script []string
 	haveScript := false
 	ere := false
@@ -167,7 +167,7 @@ type sed struct {
 	status    int
 	quit      bool
 	lastRe    *regexp.Regexp
-	wfiles    map[string]io.Writer
+	wfiles    map[string]*wfile
 	closers   []io.Closer
 	rfiles    map[string]*textio.LineReader
 	lineNo    int64 // persists across files unless separate
@@ -280,6 +280,7 @@ func (s *sed) read() bool {
 	s.hadNL = s.in.nextNL
 	s.fileName = s.in.nextName
 	s.lineNo++
+	s.tflag = false // GNU: every line read (n and N too) clears t's flag
 	s.in.advance()
 	return true
 }
@@ -629,8 +630,10 @@ func (s *sed) exec(restart *bool) (autoprint, endCycle bool) {
 			}
 			pc = c.block
 		case 't', 'T':
-			if s.tflag == (c.name == 't') {
-				s.tflag = false
+			// GNU clears the flag on T that does not jump, too.
+			jump := s.tflag == (c.name == 't')
+			s.tflag = false
+			if jump {
 				if c.block < 0 {
 					return true, true
 				}
@@ -699,11 +702,8 @@ func (s *sed) exec(restart *bool) (autoprint, endCycle bool) {
 			// without one prints without one; the next output adds it).
 			s.emit(nil, s.ps, s.hadNL)
 		case 'P':
-			i := bytes.IndexByte(s.ps, '\n')
-			if i < 0 {
-				i = len(s.ps)
-			}
-			s.emit(nil, s.ps[:i], true)
+			line, nl := firstLine(s.ps, s.hadNL)
+			s.emit(nil, line, nl)
 		case 'q':
 			s.endCycle(true)
 			s.status = int(c.intArg)
@@ -724,13 +724,10 @@ func (s *sed) exec(restart *bool) (autoprint, endCycle bool) {
 				s.tflag = true
 			}
 		case 'w':
-			s.writeTo(c.text, s.ps)
+			s.writeTo(c.text, s.ps, s.hadNL)
 		case 'W':
-			i := bytes.IndexByte(s.ps, '\n')
-			if i < 0 {
-				i = len(s.ps)
-			}
-			s.writeTo(c.text, s.ps[:i])
+			line, nl := firstLine(s.ps, s.hadNL)
+			s.writeTo(c.text, line, nl)
 		case 'y':
 			s.ps = translit(s.ps, c.ySrc, c.yDst)
 		case 'z':
@@ -770,30 +767,55 @@ func (s *sed) readRLine(name string) (string, bool) {
 	return string(line), true
 }
 
-func (s *sed) writeTo(name string, data []byte) {
+// wfile is a w file; like stdout it owes the newline a last line lacked
+// only when more output follows.
+type wfile struct {
+	w       io.Writer
+	missing bool
+}
+
+// firstLine is P's and W's text: up to the first newline, which they
+// print; a space without one prints as the line would.
+func firstLine(ps []byte, nl bool) ([]byte, bool) {
+	if i := bytes.IndexByte(ps, '\n'); i >= 0 {
+		return ps[:i], true
+	}
+	return ps, nl
+}
+
+func (s *sed) writeTo(name string, data []byte, nl bool) {
 	switch name {
 	case "/dev/stdout":
-		s.emit(nil, data, true)
+		s.emit(nil, data, nl)
 		return
 	case "/dev/stderr":
 		s.out.Flush()
 		s.inv.Stderr.Write(append(append([]byte(nil), data...), s.delim))
 		return
 	}
-	w, ok := s.wfiles[name]
+	wf, ok := s.wfiles[name]
 	if !ok {
 		f, err := s.inv.OpenFile(name, vfs.O_WRONLY|vfs.O_CREATE|vfs.O_TRUNC, 0o666)
 		if err != nil {
 			fmt.Fprintf(s.inv.Stderr, "sed: couldn't open file %s: %s\n", name, commands.Strerror(unwrapPath(err)))
 			s.status = 4
-			s.wfiles[name] = io.Discard
+			s.wfiles[name] = &wfile{w: io.Discard}
 			return
 		}
 		s.closers = append(s.closers, f)
-		w = f
-		s.wfiles[name] = w
+		wf = &wfile{w: f}
+		s.wfiles[name] = wf
 	}
-	w.Write(append(append([]byte(nil), data...), s.delim))
+	buf := make([]byte, 0, len(data)+2)
+	if wf.missing {
+		buf = append(buf, s.delim)
+	}
+	buf = append(buf, data...)
+	if nl {
+		buf = append(buf, s.delim)
+	}
+	wf.missing = !nl
+	wf.w.Write(buf)
 }
 
 func translit(b []byte, src, dst []rune) []byte {
@@ -932,10 +954,10 @@ func (s *sed) substitute(sub *substitution) bool {
 	out = append(out, s.ps[last:]...)
 	s.ps = out
 	for i := 0; i < sub.print; i++ {
-		s.emit(nil, s.ps, true)
+		s.emit(nil, s.ps, s.hadNL)
 	}
 	if sub.wfile != "" {
-		s.writeTo(sub.wfile, s.ps)
+		s.writeTo(sub.wfile, s.ps, s.hadNL)
 	}
 	return true
 }
