@@ -57,18 +57,26 @@ func TestPipelineAhead(t *testing.T) {
 // (cat too: GNU cat writes each block it reads; and grep, whose output
 // leaves before it waits for more input).
 func TestPipelineAheadStreams(t *testing.T) {
-	for _, reader := range []string{`while read -r l; do echo "$l"; done`, "cat", "cat -", "grep .", "grep --line-buffered ."} {
-		t.Run(reader, func(t *testing.T) {
+	for _, tt := range []struct{ reader, want string }{
+		{`while read -r l; do echo "$l"; done`, "first\nsecond\n"},
+		{"cat", "first\nsecond\n"},
+		{"cat -", "first\nsecond\n"},
+		{"cat -n", "     1\tfirst\n     2\tsecond\n"},
+		{"grep .", "first\nsecond\n"},
+		{"grep --line-buffered .", "first\nsecond\n"},
+		{"sed -u s/i/I/", "fIrst\nsecond\n"},
+	} {
+		t.Run(tt.reader, func(t *testing.T) {
 			sh := newTestShell(t, Limits{})
 			w := &firstWrite{}
 			start := time.Now()
-			st, err := sh.Run(context.Background(), "(echo first; sleep 0.5; echo second) | "+reader, strings.NewReader(""), w, &bytes.Buffer{})
+			st, err := sh.Run(context.Background(), "(echo first; sleep 0.5; echo second) | "+tt.reader, strings.NewReader(""), w, &bytes.Buffer{})
 			if err != nil || st != 0 {
 				t.Fatalf("Run: %v, status %d", err, st)
 			}
 			w.mu.Lock()
 			defer w.mu.Unlock()
-			if w.buf.String() != "first\nsecond\n" {
+			if w.buf.String() != tt.want {
 				t.Fatalf("output %q", w.buf.String())
 			}
 			if first := w.at.Sub(start); first > 250*time.Millisecond {

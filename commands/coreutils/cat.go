@@ -23,6 +23,7 @@ var catSpec = getopt.Spec{Short: "AbeEnstTuv", Long: []getopt.Long{
 // Cat is cat(1).
 func Cat(ctx context.Context, inv *commands.Invocation) int {
 	r := begin(ctx, inv)
+	r.stream = true
 	opts, files, code, ok := r.parse(&catSpec)
 	if !ok {
 		return code

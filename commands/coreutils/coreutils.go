@@ -52,6 +52,10 @@ type run struct {
 	in textio.ContextReader
 	// stdin is the "-" operand, kept here so opening it does not allocate.
 	stdin stdinCloser
+	// stream: output leaves before each read of standard input (cat, as
+	// GNU cat writes each block it reads; GNU's other filters hold theirs
+	// in a block buffer when writing to a pipe, and so do these)
+	stream bool
 }
 
 func begin(ctx context.Context, inv *commands.Invocation) *run {
@@ -153,6 +157,9 @@ func (r *run) each(files []string, fn func(name string, br *bufio.Reader) error)
 			continue
 		}
 		r.in = textio.ContextReader{Ctx: r.ctx, R: f}
+		if r.stream && name == "-" {
+			r.in.Flush = r.out
+		}
 		br := textio.NewReader(&r.in)
 		if err := fn(name, br); err != nil && !r.stopped() {
 			if st, ok := r.inv.LimitExceeded(err); ok {

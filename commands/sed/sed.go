@@ -72,6 +72,8 @@ func Sed(ctx context.Context, inv *commands.Invocation) int {
 		case "z":
 			s.delim = 0
 			s.nul = true
+		case "u":
+			s.unbuffered = true
 		case "l":
 			n, err := strconv.Atoi(o.Arg)
 			if err != nil {
@@ -150,28 +152,31 @@ func Sed(ctx context.Context, inv *commands.Invocation) int {
 }
 
 type sed struct {
-	ctx       context.Context
-	inv       *commands.Invocation
-	cmds      []*command
-	quiet     bool
-	inPlace   bool
-	suffix    string
-	separate  bool
-	nul       bool
-	delim     byte
-	lineWrap  int
-	out       *bufio.Writer
-	sink      textio.ErrWriter      // stdout; a write error ends the run
-	limit     int64                 // sandbox memory limit for pattern+hold space
-	res       *commands.Reservation // the sandbox's budget, charged for both spaces
-	status    int
-	quit      bool
-	lastRe    *regexp.Regexp
-	wfiles    map[string]*wfile
-	closers   []io.Closer
-	rfiles    map[string]*textio.LineReader
-	lineNo    int64 // persists across files unless separate
-	missingNL bool  // the last output line had no newline
+	ctx      context.Context
+	inv      *commands.Invocation
+	cmds     []*command
+	quiet    bool
+	inPlace  bool
+	suffix   string
+	separate bool
+	nul      bool
+	// unbuffered (-u): output leaves before each read of standard input,
+	// as GNU's -u writes each line before it reads the next
+	unbuffered bool
+	delim      byte
+	lineWrap   int
+	out        *bufio.Writer
+	sink       textio.ErrWriter      // stdout; a write error ends the run
+	limit      int64                 // sandbox memory limit for pattern+hold space
+	res        *commands.Reservation // the sandbox's budget, charged for both spaces
+	status     int
+	quit       bool
+	lastRe     *regexp.Regexp
+	wfiles     map[string]*wfile
+	closers    []io.Closer
+	rfiles     map[string]*textio.LineReader
+	lineNo     int64 // persists across files unless separate
+	missingNL  bool  // the last output line had no newline
 
 	// per-run input state
 	in       *input
@@ -194,9 +199,12 @@ func (s *sed) closeFiles() {
 	}
 }
 
-// input reads lines across files with one line of lookahead, for '$'.
+// input reads lines across files with one line of lookahead, for '$',
+// taken only when needed (the next read, or a '$' to test), as GNU sed
+// does: a line leaves sed -u before the next one has arrived.
 type input struct {
 	s        *sed
+	filled   bool // the lookahead was taken (next/hasNext are valid)
 	names    []string
 	cur      io.ReadCloser
 	lr       *textio.LineReader
@@ -206,6 +214,14 @@ type input struct {
 	hasNext  bool
 	curName  string
 	nextName string
+}
+
+// fill takes the lookahead if it was not taken yet.
+func (in *input) fill() {
+	if !in.filled {
+		in.advance()
+		in.filled = true
+	}
 }
 
 func (in *input) advance() {
@@ -225,7 +241,11 @@ func (in *input) advance() {
 				continue
 			}
 			in.cur = f
-			in.br = textio.NewReader(textio.WithContext(in.s.ctx, f))
+			var rd io.Reader = textio.WithContext(in.s.ctx, f)
+			if in.s.unbuffered && name == "-" {
+				rd = &textio.ContextReader{Ctx: in.s.ctx, R: f, Flush: in.s.out}
+			}
+			in.br = textio.NewReader(rd)
 			in.lr = &textio.LineReader{R: in.br, Delim: in.s.delim, Limit: in.s.limit, Res: in.s.res}
 			in.nextName = name
 		}
@@ -273,6 +293,7 @@ func unwrapPath(err error) error {
 
 // read moves the lookahead line into the pattern space.
 func (s *sed) read() bool {
+	s.in.fill()
 	if !s.in.hasNext {
 		return false
 	}
@@ -281,11 +302,14 @@ func (s *sed) read() bool {
 	s.fileName = s.in.nextName
 	s.lineNo++
 	s.tflag = false // GNU: every line read (n and N too) clears t's flag
-	s.in.advance()
+	s.in.filled = false
 	return true
 }
 
-func (s *sed) isLast() bool { return !s.in.hasNext }
+func (s *sed) isLast() bool {
+	s.in.fill()
+	return !s.in.hasNext
+}
 
 // emit writes one line of output, adding the newline the previous line lacked.
 func (s *sed) emit(w io.Writer, b []byte, nl bool) {
@@ -314,7 +338,6 @@ func (s *sed) run(names []string) {
 	for _, c := range s.cmds {
 		c.rangeOn, c.rangeRan = false, false
 	}
-	s.in.advance()
 	s.cycle()
 	s.in.release()
 }
@@ -356,7 +379,6 @@ func (s *sed) editInPlace(name string) {
 	for _, c := range s.cmds {
 		c.rangeOn, c.rangeRan = false, false
 	}
-	s.in.advance()
 	s.cycle()
 	s.in.release()
 	s.out.Flush()
