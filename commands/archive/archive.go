@@ -23,6 +23,9 @@ func Register(t commands.Table) {
 	t.Register("gzip", gzipCmd)
 	t.Register("gunzip", gzipCmd)
 	t.Register("zcat", gzipCmd)
+	t.Register("bzip2", bzip2Cmd)
+	t.Register("bunzip2", bzip2Cmd)
+	t.Register("bzcat", bzip2Cmd)
 	t.Register("zip", zipCmd)
 	t.Register("unzip", unzipCmd)
 }

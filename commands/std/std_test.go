@@ -16,7 +16,7 @@ func TestTableComplete(t *testing.T) {
 		// search and edit
 		"grep", "egrep", "fgrep", "sed", "awk", "jq",
 		// archives and hashes
-		"tar", "gzip", "gunzip", "zcat", "zip", "unzip", "base64", "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum",
+		"tar", "gzip", "gunzip", "zcat", "bzip2", "bunzip2", "bzcat", "zip", "unzip", "base64", "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum",
 		// system
 		"env", "printenv", "date", "sleep", "timeout", "id", "whoami", "hostname", "uname", "nproc", "uptime",
 		"ps", "kill", "which", "true", "false", "test", "[",

@@ -1,0 +1,86 @@
+package archive_test
+
+import (
+	"encoding/hex"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/warren-sandbox/warren/commands/std"
+)
+
+// bzHello is "hello\nworld\n" as Debian's bzip2 1.0.8 compressed it.
+const bzHello = "425a68393141592653596b5fb1dd00000241800010064490802000310c0821a369080723ae878bb9229c284835afd8ee80"
+
+// TestBunzip2: every expectation was recorded with Debian's bzip2 1.0.8
+// (LC_ALL=C) in a directory holding the same files.
+func TestBunzip2(t *testing.T) {
+	data, err := hex.DecodeString(bzHello)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := string(data)
+	files := map[string]string{"a.bz2": d, "j.bz2": "junk", "t.bz2": d[:20], "x": d, "cat.bz2": d + d, "a.tbz2": d}
+	for _, tt := range []struct {
+		argv           []string
+		stdin          bool
+		stdout, stderr string
+		code           int
+		ls             []string // the directory after, when checked
+	}{
+		{[]string{"bunzip2", "-c", "a.bz2"}, false, "hello\nworld\n", "", 0, nil},
+		{[]string{"bzcat", "a.bz2", "a.bz2"}, false, "hello\nworld\nhello\nworld\n", "", 0, nil},
+		{[]string{"bzcat", "cat.bz2"}, false, "hello\nworld\nhello\nworld\n", "", 0, nil},
+		{[]string{"bzcat"}, true, "hello\nworld\n", "", 0, nil},
+		{[]string{"bunzip2", "-c", "j.bz2"}, false, "", "bunzip2: j.bz2 is not a bzip2 file.\n", 2, nil},
+		{[]string{"bunzip2", "nofile.bz2"}, false, "", "bunzip2: Can't open input file nofile.bz2: No such file or directory.\n", 1, nil},
+		{[]string{"bunzip2", "-t", "a.bz2"}, false, "", "", 0, nil},
+		{[]string{"bunzip2", "-t", "j.bz2"}, false, "", "bunzip2: j.bz2: bad magic number (file not created by bzip2)\n\nYou can use the `bzip2recover' program to attempt to recover\ndata from undamaged sections of corrupted files.\n\n", 2, nil},
+		{[]string{"bunzip2", "-c", "t.bz2"}, false, "", "\nbunzip2: Compressed file ends unexpectedly;\n\tperhaps it is corrupted?  *Possible* reason follows.\nbunzip2: Success\n\tInput file = t.bz2, output file = (stdout)\n\nIt is possible that the compressed file(s) have become corrupted.\nYou can use the -tvv option to test integrity of such files.\n\nYou can use the `bzip2recover' program to attempt to recover\ndata from undamaged sections of corrupted files.\n\n", 2, nil},
+		{[]string{"bunzip2", "-k", "a.bz2"}, false, "", "", 0, []string{"a", "a.bz2", "a.tbz2", "cat.bz2", "j.bz2", "t.bz2", "x"}},
+		{[]string{"bunzip2", "a.bz2"}, false, "", "", 0, []string{"a", "a.tbz2", "cat.bz2", "j.bz2", "t.bz2", "x"}},
+		{[]string{"bunzip2", "x"}, false, "", "bunzip2: Can't guess original name for x -- using x.out\n", 0, []string{"a.bz2", "a.tbz2", "cat.bz2", "j.bz2", "t.bz2", "x.out"}},
+		{[]string{"bzip2", "-d", "a.tbz2"}, false, "", "", 0, []string{"a.bz2", "a.tar", "cat.bz2", "j.bz2", "t.bz2", "x"}},
+		{[]string{"bunzip2", "j.bz2"}, false, "", "bunzip2: j.bz2 is not a bzip2 file.\n", 2, []string{"a.bz2", "a.tbz2", "cat.bz2", "j.bz2", "t.bz2", "x"}},
+	} {
+		t.Run(tt.argv[0]+" "+tt.argv[len(tt.argv)-1], func(t *testing.T) {
+			fsys := newSandbox(t, files, nil)
+			in := ""
+			if tt.stdin {
+				in = d
+			}
+			out, errs, code := runIn(fsys, std.Table(), tt.argv, in)
+			if out != tt.stdout || errs != tt.stderr || code != tt.code {
+				t.Errorf("%v:\n got %q %q %d\nwant %q %q %d", tt.argv, out, errs, code, tt.stdout, tt.stderr, tt.code)
+			}
+			if tt.ls != nil {
+				ents, err := fsys.ReadDir(caseDir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, e := range ents {
+					got = append(got, e.Name())
+				}
+				if !slices.Equal(got, tt.ls) {
+					t.Errorf("%v: directory %v, want %v", tt.argv, got, tt.ls)
+				}
+			}
+		})
+	}
+}
+
+// TestBzip2CompressRefused: compressing is refused before any effect (the
+// ladder then runs the image's bzip2), leaving the input in place.
+func TestBzip2CompressRefused(t *testing.T) {
+	for _, argv := range [][]string{{"bzip2", "f"}, {"bzip2", "-z", "f"}, {"bunzip2", "-z", "f"}, {"bzip2", "-c", "f"}} {
+		fsys := newSandbox(t, map[string]string{"f": "data\n"}, nil)
+		out, errs, code := runIn(fsys, std.Table(), argv, "")
+		if code == 0 || out != "" || !strings.Contains(errs, "not supported") {
+			t.Errorf("%v: %q %q %d, want a refusal", argv, out, errs, code)
+		}
+		if _, err := fsys.Stat(caseDir + "/f"); err != nil {
+			t.Errorf("%v: input gone: %v", argv, err)
+		}
+	}
+}
