@@ -38,8 +38,10 @@ type pipeRun struct {
 	stat []int // st[:n], or a slice of its own for a long pipeline
 
 	mu       sync.Mutex
-	next     int  // first stage not yet claimed by the caller or a goroutine
-	released bool // the stages from next on were started in goroutines
+	next     int       // first stage not yet claimed by the caller or a goroutine
+	released bool      // the stages from next on were started in goroutines
+	since    time.Time // when it started running ahead (aheadWatch)
+	slot     int       // index in aheadWatch.runs, -1 when not there
 	runs     [4]stageRun
 }
 
@@ -53,9 +55,10 @@ type stageRun struct {
 }
 
 // aheadGrace is how long the caller runs a pipeline's stages one after the
-// other before it starts the rest concurrently. A stage that fills its
-// pipe starts them at once; the grace bounds what a stage that blocks on
-// anything else (sleep, a FIFO, stdin, a later stage's effects) waits.
+// other before it starts the rest concurrently (at most twice that, on the
+// watchdog's tick). A stage that fills its pipe starts them at once; the
+// grace bounds what a stage that blocks on anything else (sleep, a FIFO,
+// stdin, a later stage's effects) waits.
 const aheadGrace = time.Millisecond
 
 // aheadReleases counts releases, for tests of when they happen.
@@ -209,9 +212,8 @@ func (r *runner) pipelineAhead(pr *pipeRun, stages []pipeStage, statuses []int, 
 			o.ahead = pr
 		}
 	}
-	t := aheadTimers.Get().(*aheadTimer)
-	t.pr.Store(pr)
-	t.t.Reset(aheadGrace)
+	watchAhead(pr)
+	watched := true
 	for {
 		pr.mu.Lock()
 		if pr.released || pr.next == n {
@@ -225,8 +227,8 @@ func (r *runner) pipelineAhead(pr *pipeRun, stages []pipeStage, statuses []int, 
 		if i == n-1 {
 			// Nothing is left to start: the last stage may block as
 			// long as it likes.
-			t.stop()
-			t = nil
+			unwatchAhead(pr)
+			watched = false
 		}
 		switch {
 		case s.skip:
@@ -241,8 +243,8 @@ func (r *runner) pipelineAhead(pr *pipeRun, stages []pipeStage, statuses []int, 
 			r.lastStage(s, i, statuses)
 		}
 	}
-	if t != nil {
-		t.stop()
+	if watched {
+		unwatchAhead(pr)
 	}
 }
 
@@ -339,34 +341,78 @@ func (r *runner) lastStage(s stageRun, i int, statuses []int) {
 	}
 }
 
-// aheadTimer ends a pipeline's run-ahead grace; pooled, since a timer per
-// pipeline would be an allocation per heartbeat. A late fire for a
-// pipeline already done releases nothing (release finds no stage left).
-type aheadTimer struct {
-	t  *time.Timer
-	pr atomic.Pointer[pipeRun]
+// aheadWatch ends the run-ahead grace of pipelines that take too long: one
+// goroutine ticking every aheadGrace while pipelines run ahead (and a
+// while after, so a busy node does not start it per exec), not a timer per
+// pipeline: arming a timer sooner than the runtime's next one wakes the
+// netpoller's thread (netpollBreak), a syscall and a context switch for
+// every heartbeat.
+var aheadWatch struct {
+	mu      sync.Mutex
+	runs    []*pipeRun
+	running bool
 }
 
-var aheadTimers sync.Pool
+// aheadIdleTicks is how many empty ticks the watchdog waits before it
+// stops (100 ms): a node busy at one exec a second per agent keeps it.
+const aheadIdleTicks = 100
 
-// (set in init: the timer's func reaches pipeline, which uses the pool)
-func init() { aheadTimers.New = newAheadTimer }
+func watchAhead(pr *pipeRun) {
+	pr.since = time.Now()
+	w := &aheadWatch
+	w.mu.Lock()
+	pr.slot = len(w.runs)
+	w.runs = append(w.runs, pr)
+	if !w.running {
+		w.running = true
+		go aheadWatchdog()
+	}
+	w.mu.Unlock()
+}
 
-func newAheadTimer() any {
-	a := new(aheadTimer)
-	a.t = time.AfterFunc(time.Hour, func() {
-		if pr := a.pr.Load(); pr != nil {
-			pr.release()
+func unwatchAhead(pr *pipeRun) {
+	w := &aheadWatch
+	w.mu.Lock()
+	if i := pr.slot; i >= 0 && i < len(w.runs) && w.runs[i] == pr {
+		last := len(w.runs) - 1
+		w.runs[i] = w.runs[last]
+		w.runs[i].slot = i
+		w.runs[last] = nil
+		w.runs = w.runs[:last]
+	}
+	pr.slot = -1
+	w.mu.Unlock()
+}
+
+func aheadWatchdog() {
+	t := time.NewTicker(aheadGrace)
+	defer t.Stop()
+	w := &aheadWatch
+	var due []*pipeRun
+	idle := 0
+	for now := range t.C {
+		due = due[:0]
+		w.mu.Lock()
+		for _, pr := range w.runs {
+			if now.Sub(pr.since) >= aheadGrace {
+				due = append(due, pr)
+			}
 		}
-	})
-	a.t.Stop()
-	return a
-}
-
-func (a *aheadTimer) stop() {
-	a.t.Stop()
-	a.pr.Store(nil)
-	aheadTimers.Put(a)
+		if len(w.runs) > 0 {
+			idle = 0
+		} else if idle++; idle >= aheadIdleTicks {
+			w.running = false
+			w.mu.Unlock()
+			return
+		}
+		w.mu.Unlock()
+		// A pipeline done meanwhile has nothing left to start: release
+		// is a no-op for it.
+		for i, pr := range due {
+			pr.release()
+			due[i] = nil
+		}
+	}
 }
 
 // startJob accounts one more goroutine; false (with a bash-like message)
