@@ -312,6 +312,7 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		st, _ := inv.LimitExceeded(err)
 		return st
 	}
+	src = rewriteNumbers(src)
 	// gawk's extensions: calls rewritten, asort/asorti added as awk code
 	// after the program (its lines keep their numbers).
 	if rw, needSort := rewriteGawk(src); rw != src {

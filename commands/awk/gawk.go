@@ -11,6 +11,7 @@ package awk
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
@@ -423,4 +424,73 @@ func rewriteGawk(src string) (string, bool) {
 	}
 	b.WriteString(src[last:])
 	return b.String(), needSort
+}
+
+// rewriteNumbers turns gawk's non-decimal constants in program text into
+// decimal ones: 0x1F is 31 and 011 is 9 in gawk, where GoAWK reads 0x1F
+// as 0 concatenated with the variable x1F and 011 as 11, a silent wrong
+// answer. (Input data stays decimal, as in gawk without
+// --non-decimal-data.) A program that does not lex is returned as it is.
+func rewriteNumbers(src string) string {
+	if !hasNonDecimal(src) {
+		return src
+	}
+	toks, ok := lex(src)
+	if !ok {
+		return src
+	}
+	var b strings.Builder
+	last := 0
+	for i, t := range toks {
+		if t.tok != lexer.NUMBER || t.off < last || t.off+len(t.val) > len(src) || src[t.off:t.off+len(t.val)] != t.val {
+			continue
+		}
+		end, val := 0, ""
+		switch {
+		case t.val == "0" && i+1 < len(toks) && toks[i+1].tok == lexer.NAME && toks[i+1].off == t.off+1 && isHexName(toks[i+1].val):
+			n := new(big.Int)
+			n.SetString(toks[i+1].val[1:], 16)
+			end, val = toks[i+1].off+len(toks[i+1].val), n.String()
+		case len(t.val) > 1 && t.val[0] == '0' && strings.Trim(t.val, "01234567") == "":
+			n, err := strconv.ParseUint(t.val[1:], 8, 64)
+			if err != nil {
+				continue
+			}
+			end, val = t.off+len(t.val), strconv.FormatUint(n, 10)
+		default:
+			continue
+		}
+		b.WriteString(src[last:t.off])
+		b.WriteString(val)
+		last = end
+	}
+	if last == 0 {
+		return src
+	}
+	b.WriteString(src[last:])
+	return b.String()
+}
+
+// hasNonDecimal is a cheap test for 0x or a 0 before an octal digit.
+func hasNonDecimal(src string) bool {
+	for i := 0; i+1 < len(src); i++ {
+		if src[i] == '0' && (i == 0 || !isWordByte(src[i-1])) {
+			if c := src[i+1]; c == 'x' || c == 'X' || c >= '0' && c <= '7' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isHexName(s string) bool {
+	if len(s) < 2 || s[0] != 'x' && s[0] != 'X' {
+		return false
+	}
+	for _, c := range s[1:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
