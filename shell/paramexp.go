@@ -227,6 +227,10 @@ func (x *wexp) param(pe *syntax.ParamExp, quoted bool) error {
 	if pe.Param == nil {
 		return badSubst(pe)
 	}
+	if isEmptySub(pe.Index) {
+		// bash abandons the line for ${b[]}
+		return &lineError{msg: unEmptySub(wordText(&syntax.Word{Parts: []syntax.WordPart{pe}})) + ": bad substitution"}
+	}
 	name := pe.Param.Value
 	index := pe.Index
 	// ${!prefix*} ${!prefix@}

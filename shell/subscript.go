@@ -61,6 +61,9 @@ func quoteSubscripts(src string) (string, bool) {
 		literal := false // a [key]=value element of an array literal
 		if c == '$' && i+1 < len(src) && src[i+1] == '{' {
 			start = i + 2
+			if start < len(src) && (src[start] == '#' || src[start] == '!') {
+				start++ // ${#name[...]}, ${!name[...]}
+			}
 		} else if isNameStart(c) && atCommandStart(src, i) {
 			start = i
 		} else if c == '[' && arrayDepth == 1 && strings.IndexByte(" \t\n(", src[i-1]) >= 0 {
@@ -84,10 +87,11 @@ func quoteSubscripts(src string) (string, bool) {
 			continue
 		}
 		key := src[j+1 : k]
-		if strings.TrimSpace(key) == "" {
-			continue
-		}
-		if !strings.ContainsAny(key, " \t") {
+		if key == "" {
+			key = emptySub // see emptysub.go
+		} else if strings.TrimSpace(key) == "" {
+			// a blank key: bash's literal key " ", or 0 as arithmetic
+		} else if !strings.ContainsAny(key, " \t") {
 			// a key the parser cannot read as a subscript (a.b, x.gz,
 			// a:b, a!b), which bash takes as text
 			if _, err := parseStmtsOnce("x[" + key + "]="); err == nil {
@@ -226,8 +230,9 @@ func parseRewrite(src string) (string, bool) {
 	q, d := rewriteTimeBang(q)
 	q, e := quoteDollarSubscripts(q)
 	q, f := rewriteBangs(q)
+	q, h := rewriteElemLists(q)
 	q, g := rewriteBadArrays(q) // last: it reparses the text
-	return q, a || b || c || d || e || f || g
+	return q, a || b || c || d || e || f || g || h
 }
 
 // An empty (( )) or $(( )) is the expression 0 (bash's null expression).

@@ -353,6 +353,14 @@ func (r *runner) assign(as *syntax.Assign, local bool) bool {
 		return true
 	}
 	if as.Array != nil {
+		if as.Index != nil {
+			// d[7]=(a b): bash abandons the line
+			r.errf("%s[%s]: cannot assign list to array member", name, unEmptySub(strings.ReplaceAll(arithText(as.Index), "\\\n", "")))
+			r.status = 1
+			r.exiting = true
+			r.abandonLine = true
+			return false
+		}
 		return r.assignArray(name, as.Array, as.Append, 0)
 	}
 	val, ok := r.assignLiteral(as.Value)
@@ -361,6 +369,13 @@ func (r *runner) assign(as *syntax.Assign, local bool) bool {
 	}
 	if as.Index != nil {
 		key := ""
+		if isEmptySub(as.Index) {
+			return r.emptySubAssign(name)
+		}
+		if w, ok := as.Index.(*syntax.Word); ok && (w.Lit() == "@" || w.Lit() == "*") && !r.isAssoc(name) {
+			// bash: b[*]=x is no element of an indexed array
+			return r.emptyKey(name, w.Lit())
+		}
 		if r.isAssoc(name) {
 			k, ok := r.indexLiteral(as.Index)
 			if !ok {
@@ -457,6 +472,10 @@ func (r *runner) assignArray(name string, arr *syntax.ArrayExpr, appendTo bool, 
 			if !ok {
 				return false
 			}
+			if isEmptySub(e.Index) {
+				r.errf("[]=%s: bad array subscript", val)
+				continue
+			}
 			if k == "" {
 				// bash reports an empty key and skips the element
 				r.errf("['']=%s: bad array subscript", val)
@@ -508,6 +527,15 @@ func (r *runner) assignArray(name string, arr *syntax.ArrayExpr, appendTo bool, 
 	next := v.maxIndex() + 1
 	for _, it := range items {
 		if it.idx != nil {
+			// bash reports these elements and skips them
+			if isEmptySub(it.idx) {
+				r.errf("[]=%s: bad array subscript", it.vals[0])
+				continue
+			}
+			if w, ok := it.idx.(*syntax.Word); ok && (w.Lit() == "@" || w.Lit() == "*") {
+				r.errf("[%s]=%s: cannot assign to non-numeric index", w.Lit(), it.vals[0])
+				continue
+			}
 			n, err := r.arith(it.idx)
 			if err != nil {
 				r.arithErr(err)
@@ -516,7 +544,7 @@ func (r *runner) assignArray(name string, arr *syntax.ArrayExpr, appendTo bool, 
 			if n < 0 {
 				n += int64(v.maxIndex() + 1)
 				if n < 0 {
-					r.errf("%s: bad array subscript", name)
+					r.errf("[%s]=%s: bad array subscript", strings.ReplaceAll(arithText(it.idx), "\\\n", ""), it.vals[0])
 					continue
 				}
 			}
