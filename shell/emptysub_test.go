@@ -19,3 +19,15 @@ func TestEmptySubscript(t *testing.T) {
 		{"cat <<-'E!'\n\t!\n\tE!\nb[]=1\necho ok\n", "!\nok\n", "bash: line 4: b[]: bad array subscript\n"},
 	}, true)
 }
+
+// Words that look like subscripts, $(( that is a command substitution and
+// malformed ${...} are not syntax errors to bash. Recorded from bash 5.2
+// (bash <file).
+func TestRefusedWordsRun(t *testing.T) {
+	checkRecorded(t, []recorded{
+		{"x=(grep [ 123 ] \\*); declare -p x\ny=([ab] [1]=q); declare -p y\nb[]=1\n", "declare -a x=([0]=\"grep\" [1]=\"[ 123 ]\" [2]=\"*\")\ndeclare -a y=([0]=\"[ab]\" [1]=\"q\")\n", "bash: line 3: b[]: bad array subscript\n"},
+		{"echo $((echo a);(echo b)); echo $(( (1+2)*3 ))\nx=$((echo c) ); echo \"$x\"\nb[]=1\n", "a b\n9\nc\n", "bash: line 3: b[]: bad array subscript\n"},
+		{"echo ${H*}; echo no\necho $?\n[[ -n x || ${H*} ]]; echo $?\nx=${x!}${y*} echo no\necho $?\necho '${H*}' \"it's ${#x}\"\n", "1\n0\n1\n${H*} it's 0\n", "bash: line 1: ${H*}: bad substitution\nbash: line 4: ${x!}${y*}: bad substitution\n"},
+		{"echo ${H*}x y\necho a${H*}b\"c\"d e\necho ${x!}$y\necho \"${x!} z\" w\necho \"q ${x!} z\" w\necho \"q ${x!} z\"r w\necho p\"q ${x!} z\"r w\necho ab${x!}\nb[]=1\n", "", "bash: line 1: ${H*}x: bad substitution\nbash: line 2: a${H*}b\"c\"d: bad substitution\nbash: line 3: ${x!}$y: bad substitution\nbash: line 4: ${x!} z: bad substitution\nbash: line 5: q ${x!} z: bad substitution\nbash: line 6: q ${x!} z: bad substitution\nbash: line 7: q ${x!} z: bad substitution\nbash: line 8: ab${x!}: bad substitution\nbash: line 9: b[]: bad array subscript\n"},
+	}, true)
+}

@@ -227,6 +227,9 @@ func (x *wexp) param(pe *syntax.ParamExp, quoted bool) error {
 	if pe.Param == nil {
 		return badSubst(pe)
 	}
+	if err := badParamExp(pe); err != nil {
+		return err
+	}
 	if isEmptySub(pe.Index) {
 		// bash abandons the line for ${b[]}
 		return &lineError{msg: unEmptySub(wordText(&syntax.Word{Parts: []syntax.WordPart{pe}})) + ": bad substitution"}

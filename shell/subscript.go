@@ -87,6 +87,16 @@ func quoteSubscripts(src string) (string, bool) {
 			continue
 		}
 		key := src[j+1 : k]
+		if literal && !(strings.HasPrefix(src[k+1:], "=") || strings.HasPrefix(src[k+1:], "+=")) {
+			// x=([ab] [ 1 ]): no index but a word to bash, a pattern;
+			// "" before it keeps the parser from reading an index,
+			// and its blanks get quoted
+			b.WriteString(src[last:j] + `""[` + quoteBlanks(key))
+			last = k
+			changed = true
+			i = k
+			continue
+		}
 		if key == "" {
 			key = emptySub // see emptysub.go
 		} else if strings.TrimSpace(key) == "" {
@@ -231,8 +241,9 @@ func parseRewrite(src string) (string, bool) {
 	q, e := quoteDollarSubscripts(q)
 	q, f := rewriteBangs(q)
 	q, h := rewriteElemLists(q)
+	q, i := rewriteBadParams(q)
 	q, g := rewriteBadArrays(q) // last: it reparses the text
-	return q, a || b || c || d || e || f || g || h
+	return q, a || b || c || d || e || f || g || h || i
 }
 
 // An empty (( )) or $(( )) is the expression 0 (bash's null expression).
@@ -277,9 +288,10 @@ func quoteBadArith(src string) (string, bool) {
 			}
 		}
 		if j+1 >= len(src) || src[j+1] != ')' {
-			if !expansion && j+1 < len(src) {
+			if j+1 < len(src) {
 				// no )) closes it: bash reads (( as two subshells,
-				// ((echo a); echo b)
+				// ((echo a); echo b), and $(( as $( (, a command
+				// substitution
 				b.WriteString(src[last:i] + "( (")
 				last = i + 2
 				changed = true
@@ -411,4 +423,23 @@ func dollarSubscriptEnd(src string, i int) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// quoteBlanks double-quotes the runs of blanks in s.
+func quoteBlanks(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+			j++
+		}
+		if j > i {
+			b.WriteString(`"` + s[i:j] + `"`)
+			i = j
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
 }
