@@ -136,6 +136,11 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 				return 0
 			}
 			// with an attribute to filter on, the list is in declare -p's form
+			if r.opts[optPosix] && (variant == "export" || variant == "readonly") {
+				// POSIX mode lists them as readonly/export commands,
+				// keeping only the array flags
+				return r.printDeclaredAs(nil, add, variant)
+			}
 			return r.printDeclared(nil, add, printMode || add != 0 || variant == "export" || variant == "readonly")
 		}
 		st := 0
@@ -517,6 +522,13 @@ func (r *runner) funcDeclLine(name string) string {
 }
 
 func (r *runner) printDeclared(filter func(*scope) bool, need uint16, withDeclare bool) int {
+	return r.printDeclaredAs(filter, need, map[bool]string{true: "declare"}[withDeclare])
+}
+
+// printDeclaredAs is printDeclared with the lines in cmd's form: "" for
+// name=value, declare, or readonly/export in POSIX mode.
+func (r *runner) printDeclaredAs(filter func(*scope) bool, need uint16, cmd string) int {
+	withDeclare := cmd != ""
 	seen := map[string]*Var{}
 	for s := r.vars; s != nil; s = s.parent {
 		if filter != nil && !filter(s) {
@@ -546,7 +558,19 @@ func (r *runner) printDeclared(filter func(*scope) bool, need uint16, withDeclar
 	sort.Strings(names)
 	for _, n := range names {
 		v := seen[n]
-		if withDeclare {
+		if cmd != "" && cmd != "declare" {
+			line := strings.TrimPrefix(declLine(n, v), "declare "+v.attrFlags()+" ")
+			flags := strings.Map(func(c rune) rune {
+				if c == 'a' || c == 'A' {
+					return c
+				}
+				return -1
+			}, v.attrFlags())
+			if flags != "" {
+				line = "-" + flags + " " + line
+			}
+			r.out(cmd + " " + line + "\n")
+		} else if withDeclare {
 			r.out(declLine(n, v) + "\n")
 		} else if v.Set {
 			r.out(n + "=" + bashfmt.QuoteSet(v.str()) + "\n")
