@@ -18,3 +18,11 @@ func TestPosixReadonlyList(t *testing.T) {
 		{"readonly -a a=(1 2); declare -A m=([k]=v); readonly m; readonly z=3; export e=1\nset -o posix\nreadonly -a | grep -v VERSINFO\nreadonly -p | grep -v -e VERSINFO -e UID -e OPTS -e PPID\nexport -p | grep \" e=\"\nreadonly | grep \" z\"\nset +o posix\nreadonly -a|grep -v VERS\n", "readonly -a a=([0]=\"1\" [1]=\"2\")\nreadonly -a a=([0]=\"1\" [1]=\"2\")\nreadonly -A m=([k]=\"v\" )\nreadonly z=\"3\"\nexport e=\"1\"\nreadonly z=\"3\"\ndeclare -ar a=([0]=\"1\" [1]=\"2\")\n", ""},
 	}, true)
 }
+
+// declare -a/-A with a quoted value reading (...) makes a compound
+// assignment of it, expanded again. Recorded from bash 5.2.
+func TestDeclareQuotedCompound(t *testing.T) {
+	checkRecorded(t, []recorded{
+		{"d=(x \"y z\")\ndeclare -a e='(1 \"2 3\")'; declare -p e\ndeclare -a f='(\"${d[@]}\")'; declare -p f\ne[10]=q; declare -a e[10]='(test)'; declare -p e\ng=1; declare -a g='(a b)'; declare -p g\ndeclare -a h=\"(a\"; declare -p h\ndeclare i='(a b)'; declare -p i\n", "declare -a e=([0]=\"1\" [1]=\"2 3\")\ndeclare -a f=([0]=\"x\" [1]=\"y z\")\ndeclare -a e=([0]=\"test\")\ndeclare -a g=([0]=\"a\" [1]=\"b\")\ndeclare -a h=([0]=\"(a\")\ndeclare -- i=\"(a b)\"\n", ""},
+	}, true)
+}

@@ -325,6 +325,19 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 			if !ok {
 				return 1
 			}
+			if arr := quotedCompound(val, add); arr != nil {
+				// declare -a x='(a b)': bash parses the value as a
+				// compound assignment (and expands it again), a
+				// subscript on the name notwithstanding
+				ro := v.Attr & attrReadonly
+				v.Attr &^= attrReadonly
+				ok := r.assignArrayTo(v, name, arr, op.Append)
+				v.Attr |= ro
+				if !ok {
+					st = 1
+				}
+				continue
+			}
 			ro := v.Attr & attrReadonly
 			v.Attr &^= attrReadonly
 			if v.Attr&attrNameref != 0 {
@@ -644,4 +657,21 @@ func shellMetas(k string) bool {
 		}
 	}
 	return false
+}
+
+// quotedCompound is the array literal val holds when declare's options make
+// the variable an array and val reads (...), else nil.
+func quotedCompound(val string, add uint16) *syntax.ArrayExpr {
+	if add&(attrArray|attrAssoc) == 0 || len(val) < 2 || val[0] != '(' || val[len(val)-1] != ')' {
+		return nil
+	}
+	f, err := parseFile("x=" + val)
+	if err != nil || len(f.Stmts) != 1 {
+		return nil
+	}
+	c, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(c.Args) != 0 || len(c.Assigns) != 1 || c.Assigns[0].Array == nil || f.Stmts[0].Redirs != nil {
+		return nil
+	}
+	return c.Assigns[0].Array
 }
