@@ -26,3 +26,11 @@ func TestDeclareQuotedCompound(t *testing.T) {
 		{"d=(x \"y z\")\ndeclare -a e='(1 \"2 3\")'; declare -p e\ndeclare -a f='(\"${d[@]}\")'; declare -p f\ne[10]=q; declare -a e[10]='(test)'; declare -p e\ng=1; declare -a g='(a b)'; declare -p g\ndeclare -a h=\"(a\"; declare -p h\ndeclare i='(a b)'; declare -p i\n", "declare -a e=([0]=\"1\" [1]=\"2 3\")\ndeclare -a f=([0]=\"x\" [1]=\"y z\")\ndeclare -a e=([0]=\"test\")\ndeclare -a g=([0]=\"a\" [1]=\"b\")\ndeclare -a h=([0]=\"(a\")\ndeclare -- i=\"(a b)\"\n", ""},
 	}, true)
 }
+
+// Reading an element with a negative subscript out of range: bash names
+// the array alone. Recorded from bash 5.2.
+func TestNegativeSubscriptRead(t *testing.T) {
+	checkRecorded(t, []recorded{
+		{"a=(1 2 3)\necho ${a[-4]}\nx=${a[-5]}\necho \"${a[-6]}\" ok\ndeclare -a c; echo ${c[-4]}\necho ${SECONDS[-5]}\nx=ab; echo ${x[-3]}\n", "\n ok\n\n\n\n", "bash: line 2: a: bad array subscript\nbash: line 3: a: bad array subscript\nbash: line 4: a: bad array subscript\nbash: line 5: c: bad array subscript\nbash: line 6: SECONDS: bad array subscript\nbash: line 7: x: bad array subscript\n"},
+	}, true)
+}
