@@ -34,3 +34,11 @@ func TestNegativeSubscriptRead(t *testing.T) {
 		{"a=(1 2 3)\necho ${a[-4]}\nx=${a[-5]}\necho \"${a[-6]}\" ok\ndeclare -a c; echo ${c[-4]}\necho ${SECONDS[-5]}\nx=ab; echo ${x[-3]}\n", "\n ok\n\n\n\n", "bash: line 2: a: bad array subscript\nbash: line 3: a: bad array subscript\nbash: line 4: a: bad array subscript\nbash: line 5: c: bad array subscript\nbash: line 6: SECONDS: bad array subscript\nbash: line 7: x: bad array subscript\n"},
 	}, true)
 }
+
+// A negative subscript out of range on a readonly array is reported as a
+// bad subscript: bash checks it first. Recorded from bash 5.2.
+func TestReadonlyNegativeSubscript(t *testing.T) {
+	checkRecorded(t, []recorded{
+		{"a=(1 2); echo ${a[-4]}\ndeclare -a c; echo ${c[-4]}\nreadonly -a c; c[-2]=4\ndeclare -ar r=(1); r[-5]=1; r[0]=2\necho $?\nr[0]=2\n", "\n\n1\n", "bash: line 1: a: bad array subscript\nbash: line 2: c: bad array subscript\nbash: line 3: c[-2]: bad array subscript\nbash: line 4: r[-5]: bad array subscript\nbash: line 6: r: readonly variable\n"},
+	}, true)
+}

@@ -410,6 +410,12 @@ func (r *runner) assign(as *syntax.Assign, local bool) bool {
 			r.arithErr(err)
 			return false
 		}
+		if v := r.lookupRef(name); n < 0 && v != nil && v.Attr&attrReadonly != 0 && v.Kind == expand.Indexed && int(n)+v.maxIndex()+1 < 0 {
+			// bash checks the subscript before the readonly attribute
+			r.errf("%s[%d]: bad array subscript", name, n)
+			r.status = 1
+			return false
+		}
 		key = strconv.FormatInt(n, 10)
 		return r.setElem(name, key, val, as.Append)
 	}
