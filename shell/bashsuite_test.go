@@ -42,3 +42,11 @@ func TestReadonlyNegativeSubscript(t *testing.T) {
 		{"a=(1 2); echo ${a[-4]}\ndeclare -a c; echo ${c[-4]}\nreadonly -a c; c[-2]=4\ndeclare -ar r=(1); r[-5]=1; r[0]=2\necho $?\nr[0]=2\n", "\n\n1\n", "bash: line 1: a: bad array subscript\nbash: line 2: c: bad array subscript\nbash: line 3: c[-2]: bad array subscript\nbash: line 4: r[-5]: bad array subscript\nbash: line 6: r: readonly variable\n"},
 	}, true)
 }
+
+// unset a[@] empties an indexed array and keeps it declared; on an
+// associative array @ is a key. Recorded from bash 5.2.
+func TestUnsetAllElements(t *testing.T) {
+	checkRecorded(t, []recorded{
+		{"e=(1 2); unset e[*]; declare -p e\ndeclare -A m=([a]=1); unset m[@]; declare -p m\nf=(1); unset \"f[@]\"; echo ${#f[@]}; declare -p f\ndeclare -A n=([@]=1 [b]=2); unset 'n[@]'; declare -p n\ne+=(z); declare -p e\n", "declare -a e=()\ndeclare -A m=([a]=\"1\" )\n0\ndeclare -a f=()\ndeclare -A n=([b]=\"2\" )\ndeclare -a e=([0]=\"z\")\n", ""},
+	}, true)
+}

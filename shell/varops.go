@@ -261,10 +261,16 @@ func (r *runner) unsetVar(name string) bool {
 			r.errf("unset: %s: cannot unset: readonly variable", base)
 			return false
 		}
-		if key == "@" || key == "*" {
+		if (key == "@" || key == "*") && v.Kind == expand.Indexed {
+			// bash empties the array and keeps it declared
+			v.List, v.Idx = []string{}, nil
+			r.releaseVar(v)
+			return true
+		}
+		if (key == "@" || key == "*") && v.Kind != expand.Associative {
 			return r.unsetVar(base)
 		}
-		if v.Kind == expand.Associative {
+		if v.Kind == expand.Associative { // m[@] is the key @
 			k, ok := r.assocKey(key)
 			if !ok {
 				return false
