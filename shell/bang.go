@@ -19,9 +19,21 @@ func rewriteBangs(src string) (string, bool) {
 	var b strings.Builder
 	changed, last := false, 0
 	var quote byte
+	var docs []bangDoc // here-documents whose bodies start at the next newline
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		switch {
+		case quote == 0 && c == '\n' && len(docs) > 0:
+			// a body's lines are text: a ! line there may be the delimiter
+			i = skipHdocBodies(src, i+1, docs) - 1
+			docs = docs[:0]
+			continue
+		case quote == 0 && c == '<' && strings.HasPrefix(src[i:], "<<") && !strings.HasPrefix(src[i:], "<<<"):
+			if d, end, ok := readHdocDelim(src, i+2); ok {
+				docs = append(docs, d)
+				i = end - 1
+			}
+			continue
 		case quote != 0:
 			if c == '\\' && quote == '"' {
 				i++
@@ -97,4 +109,70 @@ func rewriteBangs(src string) (string, bool) {
 // its own.
 func bangBoundary(src string, i int) bool {
 	return i >= len(src) || strings.IndexByte(" \t\n;&", src[i]) >= 0
+}
+
+// bangDoc is a here-document's delimiter; strip is <<-'s.
+type bangDoc struct {
+	word  string
+	strip bool
+}
+
+// readHdocDelim reads the delimiter word after << at i (quotes removed) and
+// the offset after it.
+func readHdocDelim(src string, i int) (bangDoc, int, bool) {
+	d := bangDoc{}
+	if i < len(src) && src[i] == '-' {
+		d.strip = true
+		i++
+	}
+	for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
+		i++
+	}
+	var w strings.Builder
+	for i < len(src) && strings.IndexByte(" \t\n;&|<>()", src[i]) < 0 {
+		switch c := src[i]; c {
+		case '\'', '"':
+			k := strings.IndexByte(src[i+1:], c)
+			if k < 0 {
+				return d, i, false
+			}
+			w.WriteString(src[i+1 : i+1+k])
+			i += k + 2
+		case '\\':
+			if i+1 < len(src) {
+				w.WriteByte(src[i+1])
+			}
+			i += 2
+		default:
+			w.WriteByte(c)
+			i++
+		}
+	}
+	d.word = w.String()
+	return d, min(i, len(src)), d.word != ""
+}
+
+// skipHdocBodies is the offset after the bodies of docs, which start at i.
+func skipHdocBodies(src string, i int, docs []bangDoc) int {
+	for _, d := range docs {
+		for i < len(src) {
+			line := src[i:]
+			n := strings.IndexByte(line, '\n')
+			if n >= 0 {
+				line = line[:n]
+			}
+			if d.strip {
+				line = strings.TrimLeft(line, "\t")
+			}
+			if n < 0 {
+				i = len(src)
+			} else {
+				i += n + 1
+			}
+			if line == d.word {
+				break
+			}
+		}
+	}
+	return i
 }

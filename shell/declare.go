@@ -136,6 +136,11 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 				return 0
 			}
 			// with an attribute to filter on, the list is in declare -p's form
+			if r.opts[optPosix] && (variant == "export" || variant == "readonly") {
+				// POSIX mode lists them as readonly/export commands,
+				// keeping only the array flags
+				return r.printDeclaredAs(nil, add, variant)
+			}
 			return r.printDeclared(nil, add, printMode || add != 0 || variant == "export" || variant == "readonly")
 		}
 		st := 0
@@ -319,6 +324,19 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 			val, ok := r.assignLiteral(op.Value)
 			if !ok {
 				return 1
+			}
+			if arr := quotedCompound(val, add); arr != nil {
+				// declare -a x='(a b)': bash parses the value as a
+				// compound assignment (and expands it again), a
+				// subscript on the name notwithstanding
+				ro := v.Attr & attrReadonly
+				v.Attr &^= attrReadonly
+				ok := r.assignArrayTo(v, name, arr, op.Append)
+				v.Attr |= ro
+				if !ok {
+					st = 1
+				}
+				continue
 			}
 			ro := v.Attr & attrReadonly
 			v.Attr &^= attrReadonly
@@ -517,6 +535,13 @@ func (r *runner) funcDeclLine(name string) string {
 }
 
 func (r *runner) printDeclared(filter func(*scope) bool, need uint16, withDeclare bool) int {
+	return r.printDeclaredAs(filter, need, map[bool]string{true: "declare"}[withDeclare])
+}
+
+// printDeclaredAs is printDeclared with the lines in cmd's form: "" for
+// name=value, declare, or readonly/export in POSIX mode.
+func (r *runner) printDeclaredAs(filter func(*scope) bool, need uint16, cmd string) int {
+	withDeclare := cmd != ""
 	seen := map[string]*Var{}
 	for s := r.vars; s != nil; s = s.parent {
 		if filter != nil && !filter(s) {
@@ -546,7 +571,19 @@ func (r *runner) printDeclared(filter func(*scope) bool, need uint16, withDeclar
 	sort.Strings(names)
 	for _, n := range names {
 		v := seen[n]
-		if withDeclare {
+		if cmd != "" && cmd != "declare" {
+			line := strings.TrimPrefix(declLine(n, v), "declare "+v.attrFlags()+" ")
+			flags := strings.Map(func(c rune) rune {
+				if c == 'a' || c == 'A' {
+					return c
+				}
+				return -1
+			}, v.attrFlags())
+			if flags != "" {
+				line = "-" + flags + " " + line
+			}
+			r.out(cmd + " " + line + "\n")
+		} else if withDeclare {
 			r.out(declLine(n, v) + "\n")
 		} else if v.Set {
 			r.out(n + "=" + bashfmt.QuoteSet(v.str()) + "\n")
@@ -620,4 +657,21 @@ func shellMetas(k string) bool {
 		}
 	}
 	return false
+}
+
+// quotedCompound is the array literal val holds when declare's options make
+// the variable an array and val reads (...), else nil.
+func quotedCompound(val string, add uint16) *syntax.ArrayExpr {
+	if add&(attrArray|attrAssoc) == 0 || len(val) < 2 || val[0] != '(' || val[len(val)-1] != ')' {
+		return nil
+	}
+	f, err := parseFile("x=" + val)
+	if err != nil || len(f.Stmts) != 1 {
+		return nil
+	}
+	c, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(c.Args) != 0 || len(c.Assigns) != 1 || c.Assigns[0].Array == nil || f.Stmts[0].Redirs != nil {
+		return nil
+	}
+	return c.Assigns[0].Array
 }

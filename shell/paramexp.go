@@ -203,7 +203,11 @@ func (r *runner) varValues(pv pval, v *Var, index syntax.ArithmExpr, pe *syntax.
 	if i < 0 {
 		i += v.maxIndex() + 1
 		if i < 0 {
-			r.errf("%s: bad array subscript", pv.name+"["+strconv.FormatInt(n, 10)+"]")
+			n := pv.name
+			if pe != nil && pe.Param != nil {
+				n = pe.Param.Value
+			}
+			r.errf("%s: bad array subscript", n) // bash names the array alone here
 			pv.set, pv.vals = false, []string{""}
 			return pv, nil
 		}
@@ -226,6 +230,13 @@ func (x *wexp) param(pe *syntax.ParamExp, quoted bool) error {
 	r := x.r
 	if pe.Param == nil {
 		return badSubst(pe)
+	}
+	if err := badParamExp(pe); err != nil {
+		return err
+	}
+	if isEmptySub(pe.Index) {
+		// bash abandons the line for ${b[]}
+		return &lineError{msg: unEmptySub(wordText(&syntax.Word{Parts: []syntax.WordPart{pe}})) + ": bad substitution"}
 	}
 	name := pe.Param.Value
 	index := pe.Index

@@ -980,6 +980,13 @@ func (r *runner) cmd(c syntax.Command) {
 	case *syntax.TestClause:
 		r.debugTrap()
 		ok, err := r.testExpr(c.X)
+		var ae *arithError
+		if err != nil && errors.As(err, &ae) {
+			// an operand of -eq &c: bash names [[, status 1
+			r.errf("[[: %v", err)
+			r.status = 1
+			return
+		}
 		if err != nil {
 			r.errf("%v", err)
 			r.status = 2

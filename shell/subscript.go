@@ -61,6 +61,9 @@ func quoteSubscripts(src string) (string, bool) {
 		literal := false // a [key]=value element of an array literal
 		if c == '$' && i+1 < len(src) && src[i+1] == '{' {
 			start = i + 2
+			if start < len(src) && (src[start] == '#' || src[start] == '!') {
+				start++ // ${#name[...]}, ${!name[...]}
+			}
 		} else if isNameStart(c) && atCommandStart(src, i) {
 			start = i
 		} else if c == '[' && arrayDepth == 1 && strings.IndexByte(" \t\n(", src[i-1]) >= 0 {
@@ -84,10 +87,21 @@ func quoteSubscripts(src string) (string, bool) {
 			continue
 		}
 		key := src[j+1 : k]
-		if strings.TrimSpace(key) == "" {
+		if literal && !(strings.HasPrefix(src[k+1:], "=") || strings.HasPrefix(src[k+1:], "+=")) {
+			// x=([ab] [ 1 ]): no index but a word to bash, a pattern;
+			// "" before it keeps the parser from reading an index,
+			// and its blanks get quoted
+			b.WriteString(src[last:j] + `""[` + quoteBlanks(key))
+			last = k
+			changed = true
+			i = k
 			continue
 		}
-		if !strings.ContainsAny(key, " \t") {
+		if key == "" {
+			key = emptySub // see emptysub.go
+		} else if strings.TrimSpace(key) == "" {
+			// a blank key: bash's literal key " ", or 0 as arithmetic
+		} else if !strings.ContainsAny(key, " \t") {
 			// a key the parser cannot read as a subscript (a.b, x.gz,
 			// a:b, a!b), which bash takes as text
 			if _, err := parseStmtsOnce("x[" + key + "]="); err == nil {
@@ -226,8 +240,10 @@ func parseRewrite(src string) (string, bool) {
 	q, d := rewriteTimeBang(q)
 	q, e := quoteDollarSubscripts(q)
 	q, f := rewriteBangs(q)
+	q, h := rewriteElemLists(q)
+	q, i := rewriteBadParams(q)
 	q, g := rewriteBadArrays(q) // last: it reparses the text
-	return q, a || b || c || d || e || f || g
+	return q, a || b || c || d || e || f || g || h || i
 }
 
 // An empty (( )) or $(( )) is the expression 0 (bash's null expression).
@@ -272,9 +288,10 @@ func quoteBadArith(src string) (string, bool) {
 			}
 		}
 		if j+1 >= len(src) || src[j+1] != ')' {
-			if !expansion && j+1 < len(src) {
+			if j+1 < len(src) {
 				// no )) closes it: bash reads (( as two subshells,
-				// ((echo a); echo b)
+				// ((echo a); echo b), and $(( as $( (, a command
+				// substitution
 				b.WriteString(src[last:i] + "( (")
 				last = i + 2
 				changed = true
@@ -406,4 +423,23 @@ func dollarSubscriptEnd(src string, i int) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// quoteBlanks double-quotes the runs of blanks in s.
+func quoteBlanks(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+			j++
+		}
+		if j > i {
+			b.WriteString(`"` + s[i:j] + `"`)
+			i = j
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
 }

@@ -261,10 +261,16 @@ func (r *runner) unsetVar(name string) bool {
 			r.errf("unset: %s: cannot unset: readonly variable", base)
 			return false
 		}
-		if key == "@" || key == "*" {
+		if (key == "@" || key == "*") && v.Kind == expand.Indexed {
+			// bash empties the array and keeps it declared
+			v.List, v.Idx = []string{}, nil
+			r.releaseVar(v)
+			return true
+		}
+		if (key == "@" || key == "*") && v.Kind != expand.Associative {
 			return r.unsetVar(base)
 		}
-		if v.Kind == expand.Associative {
+		if v.Kind == expand.Associative { // m[@] is the key @
 			k, ok := r.assocKey(key)
 			if !ok {
 				return false
@@ -360,6 +366,14 @@ func (r *runner) assign(as *syntax.Assign, local bool) bool {
 		return true
 	}
 	if as.Array != nil {
+		if as.Index != nil {
+			// d[7]=(a b): bash abandons the line
+			r.errf("%s[%s]: cannot assign list to array member", name, unEmptySub(strings.ReplaceAll(arithText(as.Index), "\\\n", "")))
+			r.status = 1
+			r.exiting = true
+			r.abandonLine = true
+			return false
+		}
 		return r.assignArray(name, as.Array, as.Append, 0)
 	}
 	val, ok := r.assignLiteral(as.Value)
@@ -368,6 +382,13 @@ func (r *runner) assign(as *syntax.Assign, local bool) bool {
 	}
 	if as.Index != nil {
 		key := ""
+		if isEmptySub(as.Index) {
+			return r.emptySubAssign(name)
+		}
+		if w, ok := as.Index.(*syntax.Word); ok && (w.Lit() == "@" || w.Lit() == "*") && !r.isAssoc(name) {
+			// bash: b[*]=x is no element of an indexed array
+			return r.emptyKey(name, w.Lit())
+		}
 		if r.isAssoc(name) {
 			k, ok := r.indexLiteral(as.Index)
 			if !ok {
@@ -400,6 +421,12 @@ func (r *runner) assign(as *syntax.Assign, local bool) bool {
 		n, err := r.arith(as.Index)
 		if err != nil {
 			r.arithErr(err)
+			return false
+		}
+		if v := r.lookupRef(name); n < 0 && v != nil && v.Attr&attrReadonly != 0 && v.Kind == expand.Indexed && int(n)+v.maxIndex()+1 < 0 {
+			// bash checks the subscript before the readonly attribute
+			r.errf("%s[%d]: bad array subscript", name, n)
+			r.status = 1
 			return false
 		}
 		key = strconv.FormatInt(n, 10)
@@ -464,6 +491,10 @@ func (r *runner) assignArray(name string, arr *syntax.ArrayExpr, appendTo bool, 
 			if !ok {
 				return false
 			}
+			if isEmptySub(e.Index) {
+				r.errf("[]=%s: bad array subscript", val)
+				continue
+			}
 			if k == "" {
 				// bash reports an empty key and skips the element
 				r.errf("['']=%s: bad array subscript", val)
@@ -515,6 +546,15 @@ func (r *runner) assignArray(name string, arr *syntax.ArrayExpr, appendTo bool, 
 	next := v.maxIndex() + 1
 	for _, it := range items {
 		if it.idx != nil {
+			// bash reports these elements and skips them
+			if isEmptySub(it.idx) {
+				r.errf("[]=%s: bad array subscript", it.vals[0])
+				continue
+			}
+			if w, ok := it.idx.(*syntax.Word); ok && (w.Lit() == "@" || w.Lit() == "*") {
+				r.errf("[%s]=%s: cannot assign to non-numeric index", w.Lit(), it.vals[0])
+				continue
+			}
 			n, err := r.arith(it.idx)
 			if err != nil {
 				r.arithErr(err)
@@ -523,7 +563,7 @@ func (r *runner) assignArray(name string, arr *syntax.ArrayExpr, appendTo bool, 
 			if n < 0 {
 				n += int64(v.maxIndex() + 1)
 				if n < 0 {
-					r.errf("%s: bad array subscript", name)
+					r.errf("[%s]=%s: bad array subscript", strings.ReplaceAll(arithText(it.idx), "\\\n", ""), it.vals[0])
 					continue
 				}
 			}
