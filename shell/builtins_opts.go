@@ -56,8 +56,20 @@ func biSet(r *runner, args []string) int {
 			args = args[2:]
 			continue
 		}
+		// Each o of a cluster takes the next argument as an option name,
+		// as bash does: set -euo pipefail, set -oo pipefail errexit.
+		names := args[1:]
 		for _, c := range a[1:] {
 			if c == 'o' {
+				if len(names) == 0 {
+					r.printOpts(on)
+					continue
+				}
+				if !r.setOption(names[0], on) {
+					r.errf("set: %s: invalid option name", names[0])
+					return 1
+				}
+				names = names[1:]
 				continue
 			}
 			if !r.setFlag(byte(c), on) {
@@ -65,7 +77,7 @@ func biSet(r *runner, args []string) int {
 				return 2
 			}
 		}
-		args = args[1:]
+		args = names
 	}
 	return 0
 }

@@ -916,6 +916,7 @@ func (r *runner) nestedShell(args, extraEnv []string) int {
 // and the prefix of its messages are name, its parameters args.
 func (r *runner) readsFile(name string, args []string) {
 	r.arg0, r.params = name, slices.Clone(args)
+	r.dashFile = true
 	r.srcNames = []string{name}
 	r.topSrc, r.curSrc = name, name
 }

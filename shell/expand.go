@@ -155,9 +155,10 @@ func (r *runner) dashFlags() string {
 			}
 		}
 	}
-	if r.dashC {
+	switch {
+	case r.dashC:
 		b.WriteString("c")
-	} else {
+	case !r.dashFile:
 		b.WriteString("s")
 	}
 	return b.String()

@@ -42,7 +42,7 @@ func (r *runner) patternRegexp(pat string, mode pattern.Mode) (string, error) {
 	if rx, ok := patternCache.get(key); ok {
 		return rx, nil
 	}
-	rx, err := pattern.Regexp(pat, mode)
+	rx, err := pattern.Regexp(leadingDashLiteral(pat), mode)
 	if err == nil {
 		rx = bytesRegexp(rx)
 		if mode&pattern.NoGlobCase != 0 {
@@ -52,6 +52,54 @@ func (r *runner) patternRegexp(pat string, mode pattern.Mode) (string, error) {
 		patternCache.put(key, rx)
 	}
 	return rx, err
+}
+
+// leadingDashLiteral escapes a '-' that opens a bracket expression ([-+],
+// [!-x]): bash reads it as a literal, pattern.Regexp as the start of a
+// range, refusing [-+] ("invalid range") so that it never matched. Only a
+// bracket's first member is looked at; inside one, '[' is a member.
+func leadingDashLiteral(pat string) string {
+	if !strings.Contains(pat, "[-") && !strings.Contains(pat, "[!-") && !strings.Contains(pat, "[^-") {
+		return pat
+	}
+	var b strings.Builder
+	in := false // inside a bracket expression
+	for i := 0; i < len(pat); i++ {
+		c := pat[i]
+		switch {
+		case c == '\\' && i+1 < len(pat):
+			b.WriteByte(c)
+			i++
+			c = pat[i]
+		case !in && c == '[':
+			in = true
+			b.WriteByte(c)
+			j := i + 1
+			if j < len(pat) && (pat[j] == '!' || pat[j] == '^') {
+				b.WriteByte(pat[j])
+				j++
+			}
+			if j < len(pat) && pat[j] == '-' {
+				b.WriteString(`\-`)
+				j++
+			} else if j < len(pat) && pat[j] == ']' {
+				b.WriteByte(']') // a leading ']' is a member, not the end
+				j++
+			}
+			i = j - 1
+			continue
+		case in && c == '[' && i+1 < len(pat) && pat[i+1] == ':':
+			if k := strings.Index(pat[i+2:], ":]"); k >= 0 {
+				b.WriteString(pat[i : i+2+k+2])
+				i += 2 + k + 1
+				continue
+			}
+		case in && c == ']':
+			in = false
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // posixClasses are the classes whose members outside ASCII glibc's UTF-8

@@ -234,6 +234,7 @@ type runner struct {
 	// set -E, so it is listed (trap -p) but does not run, as in bash.
 	errInherited bool
 	dashC        bool
+	dashFile     bool // reads a script file (bash FILE): $- has neither c nor s
 	abandonLine  bool // a failglob or $(( )) error unwinds to the top-level read loop
 	permRedir    bool
 	shoptsOwned  bool // shopts is private (else defaultShopts, never written)

@@ -1,0 +1,22 @@
+package shell
+
+import "testing"
+
+// Found running bats-core and bash's example functions (conformance/programs):
+// `set -euo pipefail` took pipefail for a positional parameter, $- of a
+// script file said s, and a bracket expression opening with '-' ([-+]*)
+// never matched. Expectations recorded from bash 5.2 (bash -c, LC_ALL=C).
+func TestSetClusterDashFlagsBracketDash(t *testing.T) {
+	checkRecorded(t, []recorded{
+		{"set -euo pipefail; echo \"$# [$*]\"; shopt -o pipefail errexit nounset", "0 []\npipefail       \ton\nerrexit        \ton\nnounset        \ton\n", ""},
+		{"set -oo pipefail errexit; echo \"$# [$*]\"; shopt -o pipefail errexit", "0 []\npipefail       \ton\nerrexit        \ton\n", ""},
+		{"set -ou pipefail a b; echo \"$# [$*]\"; shopt -o pipefail nounset", "2 [a b]\npipefail       \ton\nnounset        \ton\n", ""},
+		{"set -o pipefail; set +eo pipefail x; echo \"$# [$*]\"; shopt -o pipefail", "1 [x]\npipefail       \toff\n", ""},
+		{"set -eo nosuch; echo \"rc=$?\"", "", "bash: line 1: set: nosuch: invalid option name\n"},
+		{"printf 'echo \"[$-]\"\\n' > s.sh; bash s.sh; bash -c 'echo \"[$-]\"'; echo 'echo \"[$-]\"' | bash; (bash s.sh)", "[hB]\n[hBc]\n[hBs]\n[hB]\n", ""},
+		{"for v in -3 +3 x3 - 3; do case $v in [-+]*) echo \"$v signed\";; *) echo \"$v plain\";; esac; done", "-3 signed\n+3 signed\nx3 plain\n- signed\n3 plain\n", ""},
+		{"for v in -3 +3 x3 ']' a; do [[ $v == [!-+]* ]] && echo \"$v no sign\" || echo \"$v sign\"; done", "-3 sign\n+3 sign\nx3 no sign\n] no sign\na no sign\n", ""},
+		{"[[ - == [-] ]] && echo one; [[ ] == []-] ]] && echo two; [[ a- == ?[-a] ]] && echo three; [[ b == [[:alpha:]-] ]] && echo four", "one\ntwo\nthree\nfour\n", ""},
+		{"touch -- -f +g h; echo [-+]*; echo [!-+]*", "+g -f\nh\n", ""},
+	}, false)
+}
