@@ -133,3 +133,41 @@ func BenchmarkHeartbeat(b *testing.B) {
 	}
 	reportPercentiles(b, samples)
 }
+
+// BenchmarkHeartbeatFirst is the first heartbeat of a freshly created
+// sandbox, the first of density's ten execs per agent: sandboxes are made
+// untimed in batches, and only their first Run is timed (the session's
+// first environ, the delta's first directory copy and /log's creation).
+func BenchmarkHeartbeatFirst(b *testing.B) {
+	ctx := context.Background()
+	rt := benchRuntime(b)
+	var buf buffers
+	samples := make([]float64, 0, b.N)
+	const batch = 1000
+	boxes := make([]Box, 0, batch)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if len(boxes) == 0 {
+			b.StopTimer()
+			for range min(batch, b.N-i) {
+				box, err := rt.New(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				boxes = append(boxes, box)
+			}
+			b.StartTimer()
+		}
+		box := boxes[len(boxes)-1]
+		boxes = boxes[:len(boxes)-1]
+		buf.reset()
+		t0 := time.Now()
+		st, err := box.Run(ctx, CmdHeartbeat, &buf.out, &buf.err)
+		samples = append(samples, Micros(time.Since(t0)))
+		if err := verify(CmdHeartbeat, st, err, buf.out.Bytes(), buf.err.Bytes(), isCount); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportPercentiles(b, samples)
+}
