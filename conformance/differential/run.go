@@ -120,6 +120,11 @@ func NewRunner(tbl commands.Table) (*Runner, error) {
 			return nil, fmt.Errorf("differential: %w", err)
 		}
 	}
+	// /tmp as every system has it (1777): programs such as bats refuse a
+	// temporary directory the session's user cannot write.
+	if err := base.Chmod("/tmp", fs.ModeSticky|0o777); err != nil {
+		return nil, fmt.Errorf("differential: %w", err)
+	}
 	if err := shell.MakeDev(base); err != nil {
 		return nil, err
 	}
@@ -375,4 +380,46 @@ func clip(s string) string {
 		return s[:120] + "…"
 	}
 	return s
+}
+
+// AddHostFiles copies host files and directory trees into warren's base at
+// the same absolute paths, so that a script can run programs installed on
+// the host (bats, shunit2, bash's examples) in both shells: bash reads
+// them where they are, warren from its copy. Symlinks are copied as links.
+func (r *Runner) AddHostFiles(paths ...string) error {
+	for _, root := range paths {
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			info, err := os.Lstat(p)
+			if err != nil {
+				return err
+			}
+			if err := r.base.MkdirAll(path.Dir(p), 0o755); err != nil {
+				return err
+			}
+			switch {
+			case info.IsDir():
+				return r.base.MkdirAll(p, info.Mode().Perm())
+			case info.Mode()&fs.ModeSymlink != 0:
+				t, err := os.Readlink(p)
+				if err != nil {
+					return err
+				}
+				return r.base.Symlink(t, p)
+			case info.Mode().IsRegular():
+				data, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				return r.base.WriteFile(p, data, info.Mode().Perm())
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("differential: host file %s: %w", root, err)
+		}
+	}
+	return nil
 }
