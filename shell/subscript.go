@@ -242,8 +242,9 @@ func parseRewrite(src string) (string, bool) {
 	q, f := rewriteBangs(q)
 	q, h := rewriteElemLists(q)
 	q, i := rewriteBadParams(q)
+	q, j := rewriteEvalArrays(q)
 	q, g := rewriteBadArrays(q) // last: it reparses the text
-	return q, a || b || c || d || e || f || g || h || i
+	return q, a || b || c || d || e || f || g || h || i || j
 }
 
 // An empty (( )) or $(( )) is the expression 0 (bash's null expression).

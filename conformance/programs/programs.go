@@ -133,4 +133,23 @@ aset A 1 TWO; echo "${A[@]}"; aref A 1; alen A
 anreverse A; echo "${A[@]}"
 set -- pear apple fig banana; sort_posparams "$@"; echo "$@"
 `},
+	{Name: "examples-files", Needs: []string{bashExamples}, Script: `E=/usr/share/doc/bash/examples
+for f in functions/array-stuff functions/array-to-string functions/arrayops.bash functions/autoload functions/autoload.v2 \
+	functions/autoload.v3 functions/autoload.v4 functions/basename functions/csh-compat functions/dirname functions/dirstack \
+	functions/exitstat functions/external functions/fact functions/fstty functions/func functions/inetaddr functions/inpath \
+	functions/isnum2 functions/isvalidip functions/ksh-cd functions/ksh-compat-test functions/kshenv functions/login \
+	functions/notify.bash functions/seq functions/seq2 functions/shcat functions/shcat2 functions/sort-pos-params \
+	functions/substr functions/substr2 functions/whatis functions/whence functions/which \
+	scripts/cat.sh scripts/center scripts/inpath scripts/shprompt scripts/xterm_title scripts/zprintf \
+	misc/aliasconv.bash misc/aliasconv.sh misc/cshtobash startup-files/Bash_aliases startup-files/bashrc; do
+	echo "== $f"; bash $E/$f </dev/null; echo "rc=$?"
+done 2>&1
+`},
+	{Name: "examples-bcalc", Needs: []string{bashExamples}, Script: `printf '1+2\n7/2\n' | bash /usr/share/doc/bash/examples/scripts/bcalc; echo "rc=$?"
+`},
+	{Name: "examples-autoload", Needs: []string{bashExamples}, Script: `export FPATH=/usr/share/doc/bash/examples/functions
+. $FPATH/autoload.v2
+autoload fact substr; autoload -p; fact 6; substr -l '*/' /a/b/c
+autoload -u substr; autoload -p; type -t fact
+`},
 }

@@ -20,3 +20,18 @@ func TestSetClusterDashFlagsBracketDash(t *testing.T) {
 		{"touch -- -f +g h; echo [-+]*; echo [!-+]*", "+g -f\nh\n", ""},
 	}, false)
 }
+
+// eval NAME=( ... ) is parsed as declare's compound assignments are (bash's
+// examples/functions/autoload.v2); the words inside are eval's arguments.
+// Recorded from bash 5.2.
+func TestEvalCompoundAssignment(t *testing.T) {
+	checkRecorded(t, []recorded{
+		{"x=(a b); eval y=( ${x[@]} ); echo \"${y[@]}\"", "a b\n", ""},
+		{"eval y=([2]=a [5]=b); declare -p y", "declare -a y=([2]=\"a\" [5]=\"b\")\n", ""},
+		{"eval -- y=(1 2); eval y+=(3); echo ${#y[@]}", "3\n", ""},
+		{"v=\"1 2\"; eval y=( $v \"\\$v\" ); declare -p y", "declare -a y=([0]=\"1\" [1]=\"2\" [2]=\"1\" [3]=\"2\")\n", ""},
+		{"if true; then eval y=(q); fi; echo $y", "q\n", ""},
+		{"eval y=(\na\nb\n); echo ${#y[@]} $LINENO", "2 4\n", ""},
+		{"f() { local -a l; eval l=( \"$@\" ); echo ${#l[@]}; }; f 'a b' c", "3\n", ""},
+	}, true)
+}
