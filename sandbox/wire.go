@@ -73,6 +73,12 @@ func ShellConfig(table commands.Table, cfg SessionConfig) shell.Config {
 			u = lu
 		}
 	}
+	if cfg.FS != nil {
+		// What the session creates is the user's, as on Linux: ls -l,
+		// stat and test -w on it agree with id. (The sandbox's sessions
+		// run as one user; the last one made sets it.)
+		cfg.FS.SetOwner(uint32(u.Uid), uint32(u.Gid))
+	}
 	return shell.Config{
 		FS: cfg.FS, Commands: table, Env: cfg.Env, Dir: cfg.Dir, Hostname: cfg.Hostname,
 		User: u.Name, Uid: u.Uid, Gid: u.Gid, Home: u.Home,

@@ -18,6 +18,7 @@ type FS struct {
 	cur       atomic.Pointer[tree]
 	maxBytes  atomic.Int64
 	maxInodes atomic.Int64
+	owner     atomic.Uint64 // uid<<32 | gid of new entries (Options.Uid/Gid, SetOwner)
 
 	openMu sync.Mutex
 	open   map[uint64]int32 // inodes with open handles (kept while unlinked)
@@ -68,6 +69,7 @@ func newFS(opts Options) *FS {
 	}
 	f.maxBytes.Store(opts.MaxBytes)
 	f.maxInodes.Store(opts.MaxInodes)
+	f.SetOwner(opts.Uid, opts.Gid)
 	return f
 }
 
@@ -83,8 +85,21 @@ func (f *FS) Fork() *FS {
 	g := &FS{opts: f.opts, base: f.base, rl: f.rl, lin: f.lin}
 	g.maxBytes.Store(f.maxBytes.Load())
 	g.maxInodes.Store(f.maxInodes.Load())
+	g.owner.Store(f.owner.Load())
 	g.cur.Store(f.cur.Load())
 	return g
+}
+
+// SetOwner makes uid and gid the owner of the entries created from now on
+// (Options.Uid and Gid at first): a sandbox's files belong to the user its
+// sessions run as, as the files a process creates belong to its user, so
+// that ls -l, stat and test -w say what they would on Linux.
+func (f *FS) SetOwner(uid, gid uint32) { f.owner.Store(uint64(uid)<<32 | uint64(gid)) }
+
+// newOwner is the owner of an entry created now.
+func (f *FS) newOwner() (uid, gid uint32) {
+	o := f.owner.Load()
+	return uint32(o >> 32), uint32(o)
 }
 
 // Snapshot is Fork: a frozen copy that shares every node.
@@ -489,7 +504,8 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 
 // create adds a new inode at l (which must not exist) and returns it.
 func (w *walk) create(l *loc, mode fs.FileMode) *inode {
-	in := &inode{inodeData: inodeData{mode: mode, uid: w.f.opts.Uid, gid: w.f.opts.Gid, nlink: 1,
+	uid, gid := w.f.newOwner()
+	in := &inode{inodeData: inodeData{mode: mode, uid: uid, gid: gid, nlink: 1,
 		atime: w.now, mtime: w.now, ctime: w.now}}
 	in.ino = w.t.newIno()
 	in.parent, in.name = l.dir.ino, l.name

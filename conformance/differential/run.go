@@ -220,6 +220,7 @@ func (r *Runner) bash(ctx context.Context, dir, src string) Outcome {
 
 func (r *Runner) warren(ctx context.Context, dir, src string) Outcome {
 	fsys := r.base.Fork()
+	fsys.SetOwner(1000, 1000) // the session's user, as bash runs as it on the host
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return Outcome{Status: -1, Stderr: err.Error()}
 	}
