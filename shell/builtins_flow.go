@@ -202,7 +202,7 @@ opts:
 		r.envCache = []string{}
 		defer func() { r.envCache = nil }()
 	}
-	r.exec(args, nil)
+	r.execProgram(args, nil)
 	r.execArgv0 = ""
 	r.exiting = true
 	return r.status
