@@ -61,7 +61,7 @@ func init() {
 		"type":      biType,
 		"command":   biCommand,
 		"builtin":   biBuiltin,
-		"hash":      func(r *runner, a []string) int { return 0 },
+		"hash":      biHash,
 		"trap":      biTrap,
 		"wait":      biWait,
 		"kill":      biKill,

@@ -202,7 +202,7 @@ opts:
 		r.envCache = []string{}
 		defer func() { r.envCache = nil }()
 	}
-	r.exec(args, nil)
+	r.execProgram(args, nil)
 	r.execArgv0 = ""
 	r.exiting = true
 	return r.status
@@ -226,6 +226,8 @@ func exitArg(r *runner, name string, args []string) (int, bool) {
 		args = args[1:]
 	}
 	switch {
+	case len(args) == 0 && r.inTrap:
+		return r.trapStatus, true // bash: the status before the trap ran
 	case len(args) == 0:
 		return r.status, true
 	case len(args) > 1:
@@ -250,7 +252,7 @@ func biReturn(r *runner, args []string) int {
 	st, _ := exitArg(r, "return", args)
 	if len(r.funcNames) == 0 {
 		r.errf("return: can only `return' from a function or sourced script")
-		return 1
+		return 2 // bash's EX_USAGE
 	}
 	r.returning = true
 	return st

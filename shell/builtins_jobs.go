@@ -295,9 +295,10 @@ func biKill(r *runner, args []string) int {
 			}
 			if n, err := strconv.Atoi(a); err == nil && (n == r.pid || n == r.bashpid) {
 				r.selfSignal(sig)
-				if r.exiting {
+				if r.exiting || r.returning {
 					// The shell ends here: with 128+N, or the status its
-					// trap's exit gave, not kill's own 0.
+					// trap's exit gave, not kill's own 0 (return: the
+					// function ends with the trap's status).
 					return r.status
 				}
 				continue
@@ -476,8 +477,8 @@ func (r *runner) selfSignal(sig string) {
 			r.inTrap = true
 			r.runTrap(t)
 			r.inTrap = was
-			if !r.exiting {
-				r.status = 0
+			if !r.exiting && !r.returning {
+				r.status = 0 // (a return in the trap leaves the function with its status)
 			}
 			if !r.trapPending[name] || r.exiting || r.cancelled() || !r.loopTick() {
 				delete(r.trapPending, name)

@@ -265,3 +265,58 @@ func biBuiltin(r *runner, args []string) int {
 	}
 	return b(r, args[1:])
 }
+
+// biHash keeps no table (commands are looked up on every run), but checks
+// its options and names as bash does: a name PATH does not reach is an
+// error, and -t prints where a name is found.
+func biHash(r *runner, args []string) int {
+	args = args[1:]
+	var del, print, path bool
+	for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' {
+		o := args[0]
+		args = args[1:]
+		if o == "--" {
+			break
+		}
+		for _, c := range o[1:] {
+			switch c {
+			case 'd':
+				del = true
+			case 't':
+				print = true
+			case 'p':
+				path = true
+				if len(args) > 0 {
+					args = args[1:] // the pathname
+				}
+			case 'l', 'r':
+			default:
+				r.errf("hash: -%c: invalid option", c)
+				r.usage("hash: usage: hash [-lr] [-p pathname] [-dt] [name ...]")
+				return 2
+			}
+		}
+	}
+	if del || path {
+		return 0
+	}
+	st := 0
+	for _, name := range args {
+		p := r.lookupPaths(name, false)
+		if strings.Contains(name, "/") || len(p) == 0 {
+			if !strings.Contains(name, "/") || print {
+				r.errf("hash: %s: not found", name)
+				st = 1
+			}
+			continue
+		}
+		if print {
+			if len(args) > 1 {
+				r.outf("%s\t%s\n", name, p[0])
+			} else {
+				r.outf("%s\n", p[0])
+			}
+		}
+	}
+	return st
+}

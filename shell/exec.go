@@ -275,18 +275,22 @@ func (r *runner) exec(args []string, extraEnv []string) {
 		return
 	}
 	if b, ok := builtins[name]; ok {
-		r.outErr = nil
-		r.status = b(r, args)
-		if r.outErr != nil {
-			err := r.outErr
-			r.outErr = nil
-			if r.status == 0 {
-				r.status = r.writeErr(name, err)
-			}
-		}
+		r.runBuiltin(b, args)
 		return
 	}
 	r.external(args, extraEnv)
+}
+
+func (r *runner) runBuiltin(b builtinFunc, args []string) {
+	r.outErr = nil
+	r.status = b(r, args)
+	if r.outErr != nil {
+		err := r.outErr
+		r.outErr = nil
+		if r.status == 0 {
+			r.status = r.writeErr(args[0], err)
+		}
+	}
 }
 
 func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
@@ -570,8 +574,24 @@ func (r *runner) execArgv(argv []string, stdin io.Reader, stdout, stderr io.Writ
 		}
 	}
 	r.envCache = nil
-	r.exec(argv, nil)
+	r.execProgram(argv, nil)
 	return r.status
+}
+
+// execProgram runs argv as a program, the way exec, env, xargs and find
+// -exec do in bash: execve finds files, never the shell's builtins or
+// functions, so `env printf %q x` is coreutils printf, not the builtin.
+// Functions are never reached; a builtin no file or resident command
+// answers to still runs (an image may lack /bin/kill where a real system
+// has it).
+func (r *runner) execProgram(argv []string, extraEnv []string) {
+	name := argv[0]
+	b, isBuiltin := builtins[name]
+	if !isBuiltin || (name != "bash" && name != "sh" && len(r.lookupPaths(name, false)) > 0) {
+		r.external(argv, extraEnv)
+		return
+	}
+	r.runBuiltin(b, argv)
 }
 
 // execDirHook is execHook with the command's working directory.

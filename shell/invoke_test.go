@@ -40,3 +40,24 @@ func TestBashDashC(t *testing.T) {
 		}
 	}
 }
+
+// exec and env run programs as execve does: the resident (coreutils)
+// command of the name, not the builtin, and never a function.
+func TestExecRunsProgram(t *testing.T) {
+	tests := []struct{ in, out string }{
+		{`env printf '%q|' "q'q"; echo`, "\"q'q\"|\n"},
+		{`(exec printf '%q|' "q'q"); echo`, "\"q'q\"|\n"},
+		{`printf '%q|' "q'q"; echo`, "q\\'q|\n"},
+		{`env printf -v x y 2>/dev/null; echo " $?"`, "-v 0\n"},
+		{`env printf '%(%Y)T' 0 2>/dev/null; echo $?`, "1\n"},
+		{`printf() { echo fn; }; env printf 'p\n'; (exec printf 'e\n'); unset -f printf`, "p\ne\n"},
+		{`f() { echo fn; }; env f 2>/dev/null; echo $?`, "127\n"},
+	}
+	for _, tt := range tests {
+		sh := newTestShell(t, Limits{})
+		out, _, _ := runScript(t, sh, tt.in)
+		if out != tt.out {
+			t.Errorf("%q: got %q, want %q", tt.in, out, tt.out)
+		}
+	}
+}

@@ -225,6 +225,7 @@ type runner struct {
 	assignFail bool // an assignment-only command failed: the shell exits, eval and source return 1
 	returning  bool
 	inTrap     bool
+	trapStatus int // $? before the running trap: exit and return without an operand use it
 	inBracket  bool
 	inExitTrap bool // running the EXIT trap (a job ended by TERM or INT still runs it)
 	exitCalled bool
@@ -680,7 +681,10 @@ func (r *runner) runExitTrap() {
 		r.inTrap = true
 		was := r.inExitTrap
 		r.inExitTrap = true
+		ts := r.trapStatus
+		r.trapStatus = st
 		r.runScript(t, "")
+		r.trapStatus = ts
 		r.inExitTrap = was
 		r.inTrap = false
 		if !r.exitCalled {
@@ -706,7 +710,12 @@ func (r *runner) runScript(src, name string) { r.runText(src, name, true) }
 // runTrap runs a trap's text other than EXIT's: a syntax error in it does
 // not end the shell (bash reports it, the trap's status is 2, and the
 // caller restores $? as usual). It reports whether there was one.
-func (r *runner) runTrap(t string) bool { return r.runText(t, "", false) }
+func (r *runner) runTrap(t string) bool {
+	ts := r.trapStatus
+	r.trapStatus = r.status
+	defer func() { r.trapStatus = ts }()
+	return r.runText(t, "", false)
+}
 
 // runText is runScript for source and eval too: fatal says whether a syntax
 // error ends the shell (a script, -c, traps) or only the text, whose status

@@ -372,8 +372,9 @@ func biMapfile(r *runner, args []string) int {
 	args = args[1:]
 	delim := byte('\n')
 	trim := false
-	count, origin, skip := -1, 0, 0
+	count, origin, skip := 0, 0, 0
 	fd := 0
+	callback, quantum := "", 5000
 	for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' {
 		a := args[0]
 		args = args[1:]
@@ -387,6 +388,17 @@ func biMapfile(r *runner, args []string) int {
 			val = args[0]
 			args = args[1:]
 		}
+		// bash's numeric operands: digits only (an optional sign is
+		// refused where the value must not be negative)
+		num := func(what string) (int, bool) {
+			n, err := strconv.Atoi(strings.TrimSpace(val))
+			if err != nil || n < 0 {
+				r.errf("mapfile: %s: %s", val, what)
+				return 0, false
+			}
+			return n, true
+		}
+		ok := true
 		switch c {
 		case 't':
 			trim = true
@@ -397,17 +409,26 @@ func biMapfile(r *runner, args []string) int {
 				delim = val[0]
 			}
 		case 'n':
-			count, _ = strconv.Atoi(val)
+			count, ok = num("invalid line count")
 		case 'O':
-			origin, _ = strconv.Atoi(val)
+			origin, ok = num("invalid array origin")
 		case 's':
-			skip, _ = strconv.Atoi(val)
+			skip, ok = num("invalid line count")
 		case 'u':
-			fd, _ = strconv.Atoi(val)
-		case 'C', 'c':
+			fd, ok = num("invalid file descriptor specification")
+		case 'C':
+			callback = val
+		case 'c':
+			if quantum, ok = num("invalid callback quantum"); ok && quantum == 0 {
+				r.errf("mapfile: %s: invalid callback quantum", val)
+				ok = false
+			}
 		default:
 			r.errf("mapfile: -%c: invalid option", c)
 			return 2
+		}
+		if !ok {
+			return 1
 		}
 	}
 	name := "MAPFILE"
@@ -452,7 +473,7 @@ func biMapfile(r *runner, args []string) int {
 			skip--
 			continue
 		}
-		if count >= 0 && n >= count && count != 0 {
+		if count > 0 && n >= count {
 			break
 		}
 		if trim && len(line) > 0 && line[len(line)-1] == delim {
@@ -461,6 +482,13 @@ func biMapfile(r *runner, args []string) int {
 		if i := strings.IndexByte(line, 0); i >= 0 {
 			line = line[:i] // values are C strings in bash
 		}
+		if callback != "" && (n+1)%quantum == 0 {
+			// bash evaluates "CALLBACK INDEX 'LINE'" before storing the line
+			biEval(r, []string{"eval", callback, strconv.Itoa(idx), shellQuote(line)})
+			if r.exiting || r.returning {
+				return r.status
+			}
+		}
 		if !r.storeIndex(v, idx, line) {
 			return StatusLimit
 		}
@@ -468,6 +496,14 @@ func biMapfile(r *runner, args []string) int {
 		n++
 		if !r.checkArray(v) {
 			return 1
+		}
+	}
+	if v.Kind != expand.Indexed && v.Kind != expand.Associative {
+		// no line read: still an (empty) indexed array, as in bash
+		old, had := v.Str, v.Set && v.Kind == expand.String
+		v.Kind, v.Str, v.List, v.Idx = expand.Indexed, "", []string{}, nil
+		if had {
+			v.List = append(v.List, old)
 		}
 	}
 	v.Set = true
