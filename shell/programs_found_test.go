@@ -35,3 +35,14 @@ func TestEvalCompoundAssignment(t *testing.T) {
 		{"f() { local -a l; eval l=( \"$@\" ); echo ${#l[@]}; }; f 'a b' c", "3\n", ""},
 	}, true)
 }
+
+// (( at a command's start whose inner group a quote or a line separates
+// from its ')' is two subshells when that ')' is not followed by another,
+// as bash's matching reads it (gzip's zdiff). Recorded from bash 5.2.
+func TestDoubleParenSubshellsPastQuotes(t *testing.T) {
+	checkRecorded(t, []recorded{
+		{"((echo \"a b\"\necho c) | tr a-c A-C)", "A B\nC\n", ""},
+		{"x=$( ( (echo \"in\"; echo $? >&2) 2>&1 | ((cat \"-\"\necho after) ) ) ); echo \"$x\"", "in\n0\nafter\n", ""},
+		{"x=3; (( x == 3 )) && echo arith; (( \"1\" + 2 == 3 )) && echo dq", "arith\ndq\n", ""},
+	}, true)
+}

@@ -276,6 +276,15 @@ func quoteBadArith(src string) (string, bool) {
 			// (single quotes are plain characters in (( )), which
 			// is double-quoted text to bash)
 			if c == '\n' || c == '"' || c == '`' || c == '\\' {
+				// past quotes and lines only bash's own matching
+				// tells: the ')' closing the inner '(' not followed
+				// by ')' makes two subshells, as zdiff's
+				// ((gzip -cdfq -- "$f" 4>&-\n echo $? >&4) 3>&- ...)
+				if k := closingParen(src, i+1); k >= 0 && (k+1 >= len(src) || src[k+1] != ')') && !expansion {
+					b.WriteString(src[last:i] + "( (")
+					last = i + 2
+					changed = true
+				}
 				j = len(src)
 				break
 			}

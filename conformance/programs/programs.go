@@ -18,6 +18,8 @@ type Program struct {
 	Script string
 }
 
+// Needs are copied from the host; gzip's z* scripts and debianutils' which
+// and savelog are on every Debian system.
 const (
 	batsTree     = "/usr/lib/bats-core"
 	batsExec     = "/usr/libexec/bats-core"
@@ -151,5 +153,16 @@ done 2>&1
 . $FPATH/autoload.v2
 autoload fact substr; autoload -p; fact 6; substr -l '*/' /a/b/c
 autoload -u substr; autoload -p; type -t fact
+`},
+	{Name: "gzip-scripts", Needs: []string{"/usr/bin/zgrep", "/usr/bin/zegrep", "/usr/bin/zdiff", "/usr/bin/zcmp", "/usr/bin/zforce"}, Script: `printf 'alpha\nbeta\ngamma\n' > a; printf 'alpha\nBETA\n' > b
+gzip -k a b
+zgrep -n beta a.gz; echo "rc=$?"; zgrep -i -c beta a.gz b.gz; zegrep 'al|ga' a.gz; zgrep -l alpha a.gz b.gz
+zgrep -h -e gamma -e BETA a.gz b.gz; zgrep nope a.gz; echo "rc=$?"
+zdiff a.gz b.gz; echo "rc=$?"; zcmp a.gz a; echo "rc=$?"
+cp a.gz c; zforce c; ls c*
+rm -f ./*.gz c*
+`},
+	{Name: "debianutils-scripts", Needs: []string{"/usr/bin/which", "/usr/bin/savelog"}, Script: `which ls gzip nosuch; echo "rc=$?"
+printf 'l1\n' > log; savelog -l -c 3 log >/dev/null; ls log*; printf 'l2\n' > log; savelog -l -c 3 log >/dev/null; ls log*; cat log.0 log.1
 `},
 }
