@@ -48,6 +48,8 @@ func biEval(r *runner, args []string) int {
 		return 1
 	}
 	r.callDepth++
+	r.traceLevel++
+	defer func() { r.traceLevel-- }()
 	r.status = 0
 	// Like bash, the lines before a syntax error run (not the bad line's
 	// other commands: bash parses a line whole), then eval returns 2.
@@ -114,7 +116,9 @@ func biSource(r *runner, args []string) int {
 	r.status = 0
 	wasEval, cur := r.evalText, r.curStmt
 	r.evalText = false
+	r.traceLevel++
 	r.runText(string(data), name, false)
+	r.traceLevel--
 	r.evalText = wasEval
 	if !r.inTrap {
 		r.curStmt = cur // as after eval

@@ -136,6 +136,9 @@ func (r *runner) forClause(c *syntax.ForClause) {
 			}
 			r.lineno = forLine
 			r.debugTrap()
+			if r.opts[optXtrace] && l.InPos.IsValid() {
+				r.xtraceText("for " + name + " in " + wordsText(l.Items)) // as written
+			}
 			if !r.setLoopVar(name, it) {
 				if r.opts[optPosix] {
 					r.status, r.exiting = r.posixAssignStatus(), true
@@ -234,6 +237,9 @@ func readLine(rd io.Reader) (string, error) {
 
 func (r *runner) caseClause(c *syntax.CaseClause) {
 	r.debugTrap()
+	if r.opts[optXtrace] {
+		r.xtraceText("case " + wordsText([]*syntax.Word{c.Word}) + " in") // as written
+	}
 	word, ok := r.literal(c.Word)
 	if !ok {
 		return
@@ -272,3 +278,17 @@ func (r *runner) caseClause(c *syntax.CaseClause) {
 }
 
 // ---- pipelines and background jobs ----
+
+// wordsText prints words as written, a blank between them (set -x shows
+// a for list and a case word so).
+func wordsText(ws []*syntax.Word) string {
+	var b strings.Builder
+	pr := syntax.NewPrinter()
+	for i, w := range ws {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		pr.Print(&b, w)
+	}
+	return b.String()
+}

@@ -78,6 +78,10 @@ func (r *runner) callRedir(c *syntax.CallExpr, rds []*syntax.Redirect) (saved []
 	}
 	if len(c.Args) == 0 {
 		r.substStat = 0
+		pre := ""
+		if r.opts[optXtrace] {
+			pre = r.xtracePrefix() // PS4=x is traced with the PS4 before it
+		}
 		for _, as := range c.Assigns {
 			if !r.assign(as, false) {
 				r.assignFailed()
@@ -85,7 +89,7 @@ func (r *runner) callRedir(c *syntax.CallExpr, rds []*syntax.Redirect) (saved []
 			}
 		}
 		if r.opts[optXtrace] {
-			r.xtraceAssigns(c.Assigns)
+			r.xtraceAssigns(pre, c.Assigns)
 		}
 		r.status = r.substStat
 		if len(rds) > 0 {
@@ -130,32 +134,89 @@ func (r *runner) callRedir(c *syntax.CallExpr, rds []*syntax.Redirect) (saved []
 	return saved, applied
 }
 
-func (r *runner) xtraceAssigns(as []*syntax.Assign) {
+func (r *runner) xtraceAssigns(pre string, as []*syntax.Assign) {
 	for _, a := range as {
 		v := r.lookup(a.Name.Value)
+		if a.Array != nil {
+			// arr=(1 "2 3"): bash shows the compound assignment as written
+			op := "="
+			if a.Append {
+				op = "+="
+			}
+			r.xtraceWrite(pre, a.Name.Value+op+arrayText(a.Array))
+			continue
+		}
 		val := ""
 		if v != nil {
 			val = v.str()
 		}
-		r.xtrace([]string{a.Name.Value + "=" + val})
+		r.xtraceWrite(pre, xtraceAssignText(a.Name.Value, val))
 	}
 }
 
-func (r *runner) xtrace(args []string) {
-	ps4 := "+ "
-	if v := r.lookup("PS4"); v != nil {
-		ps4 = v.str()
+// xtraceAssignText is NAME=VALUE as bash traces it: the value quoted, an
+// empty one bare (x=, y='a b', z='~').
+func xtraceAssignText(name, val string) string {
+	if val != "" {
+		val = bashfmt.QuoteXtrace(val)
 	}
+	return name + "=" + val
+}
+
+func (r *runner) xtraceAssign(name, val string) { r.xtraceText(xtraceAssignText(name, val)) }
+
+func (r *runner) xtrace(args []string) {
 	var b strings.Builder
-	b.WriteString(ps4)
 	for i, a := range args {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
 		b.WriteString(bashfmt.QuoteXtrace(a))
 	}
-	b.WriteByte('\n')
-	io.WriteString(r.stderr(), b.String())
+	r.xtraceText(b.String())
+}
+
+// xtraceText writes one trace line, prefixed as xtracePrefix says.
+func (r *runner) xtraceText(text string) { r.xtraceWrite(r.xtracePrefix(), text) }
+
+func (r *runner) xtraceWrite(pre, text string) {
+	io.WriteString(r.stderr(), pre+text+"\n")
+}
+
+// xtracePrefix is PS4 expanded (parameters, command substitution,
+// arithmetic, with tracing off meanwhile), its first character repeated
+// once more per level of eval, source and command substitution the
+// command runs in, as bash's "+ eval 'echo x'" then "++ echo x".
+func (r *runner) xtracePrefix() string {
+	ps4 := "+ "
+	if v := r.lookup("PS4"); v != nil {
+		ps4 = v.str()
+		if strings.ContainsAny(ps4, "$`") {
+			ps4 = r.expandPS4(ps4)
+		}
+	}
+	if ps4 == "" || r.traceLevel == 0 {
+		return ps4
+	}
+	return strings.Repeat(ps4[:1], min(r.traceLevel, 64)) + ps4
+}
+
+// expandPS4 expands PS4 as a double-quoted word; a value that does not
+// parse stays as it is.
+func (r *runner) expandPS4(ps4 string) string {
+	ws, err := parseWords(`"` + strings.ReplaceAll(ps4, `"`, `\"`) + `"`)
+	if err != nil || len(ws) != 1 {
+		return ps4
+	}
+	r.opts[optXtrace] = false
+	defer func() { r.opts[optXtrace] = true }()
+	st := r.status
+	fs, err := r.expandWord(ws[0], modeLiteral)
+	r.status = st
+	if err != nil || len(fs) == 0 {
+		return ps4
+	}
+	return fs[0].str()
 }
 
 // execWithAssigns runs a command with prefix assignments (x=1 cmd) and
@@ -163,7 +224,7 @@ func (r *runner) xtrace(args []string) {
 // expanded but outside their scope (bash: `x=a cmd > $x` uses the outer x).
 func (r *runner) execWithAssigns(args []string, assigns []*syntax.Assign, rds []*syntax.Redirect) (saved []*fdesc, applied bool) {
 	r.lastArg = args[len(args)-1]
-	if r.opts[optXtrace] {
+	if r.opts[optXtrace] && len(assigns) == 0 {
 		r.xtrace(args)
 	}
 	if len(assigns) == 0 {
@@ -220,6 +281,12 @@ func (r *runner) execWithAssigns(args []string, assigns []*syntax.Assign, rds []
 		}
 		tmp.vars[as.Name.Value] = &Var{Set: true, Kind: expand.String, Str: val, Attr: attrExport}
 		kept = append(kept, as.Name.Value)
+		if r.opts[optXtrace] {
+			r.xtraceAssign(as.Name.Value, val)
+		}
+	}
+	if r.opts[optXtrace] {
+		r.xtrace(args)
 	}
 	if len(rds) > 0 {
 		r.popScope(tmp)

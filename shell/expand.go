@@ -323,6 +323,7 @@ func (r *runner) cmdSubst(w io.Writer, cs *syntax.CmdSubst) error {
 			}
 		}
 	}
+	sub.traceLevel++
 	sub.stmts(sub.substAliases(cs.Stmts))
 	sub.runExitTrap()
 	// Jobs holding the capture are waited for, as bash reads the pipe

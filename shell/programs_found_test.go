@@ -46,3 +46,17 @@ func TestDoubleParenSubshellsPastQuotes(t *testing.T) {
 		{"x=3; (( x == 3 )) && echo arith; (( \"1\" + 2 == 3 )) && echo dq", "arith\ndq\n", ""},
 	}, true)
 }
+
+// set -x as bash 5.2 traces (recorded): assignments with the value quoted,
+// for and case headers as written, (( )) and each [[ ]] test, prefix
+// assignments on lines of their own, PS4 expanded and its first character
+// repeated per eval or command substitution level.
+func TestXtraceLikeBash(t *testing.T) {
+	checkRecorded(t, []recorded{
+		{"{ set -x; x='~'; y=\"a b\"; z=; echo \"$y\" $x; set +x; } 2>&1", "+ x='~'\n+ y='a b'\n+ z=\n+ echo 'a b' '~'\na b ~\n+ set +x\n", ""},
+		{"{ set -x; for i in \"a b\" c; do :; done; n=2; (( n++ )); (( n > 1 )); [[ -n $n && $n == [0-9] ]]; [[ ! -z $n ]]; [[ $n ]]; set +x; } 2>&1", "+ for i in \"a b\" c\n+ :\n+ for i in \"a b\" c\n+ :\n+ n=2\n+ ((  n++  ))\n+ ((  n > 1  ))\n+ [[ -n 3 ]]\n+ [[ 3 == [0-9] ]]\n+ [[ ! -z 3 ]]\n+ [[ -n 3 ]]\n+ set +x\n", ""},
+		{"{ set -x; case \"$HOME x\" in *) ;; esac; arr=( 1   \"2 3\" ); arr+=(z); z=1 true; set +x; } 2>&1", "+ case \"$HOME x\" in\n+ arr=(1 \"2 3\")\n+ arr+=(z)\n+ z=1\n+ true\n+ set +x\n", ""},
+		{"{ set -x; eval 'echo ev'; x=$(echo cs; y=$(echo cs2)); f() { echo fn; }; f; set +x; } 2>&1", "+ eval 'echo ev'\n++ echo ev\nev\n++ echo cs\n+++ echo cs2\n++ y=cs2\n+ x=cs\n+ f\n+ echo fn\nfn\n+ set +x\n", ""},
+		{"{ PS4='+$LINENO: '; set -x; echo one; PS4='[${#FUNCNAME[@]}] '; echo two; set +x; } 2>&1", "+1: echo one\none\n+1: PS4='[${#FUNCNAME[@]}] '\n[0] echo two\ntwo\n[0] set +x\n", ""},
+	}, true)
+}

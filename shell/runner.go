@@ -226,6 +226,7 @@ type runner struct {
 	returning  bool
 	inTrap     bool
 	trapStatus int // $? before the running trap: exit and return without an operand use it
+	traceLevel int // eval, source and command substitution levels, for set -x (xtraceText)
 	inBracket  bool
 	inExitTrap bool // running the EXIT trap (a job ended by TERM or INT still runs it)
 	exitCalled bool

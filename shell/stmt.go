@@ -3,6 +3,7 @@ package shell
 import (
 	"errors"
 	"io"
+	"strings"
 	"time"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -230,6 +231,11 @@ func (r *runner) cmd(c syntax.Command) {
 		r.status = 0
 	case *syntax.ArithmCmd:
 		r.debugTrap()
+		if r.opts[optXtrace] {
+			// bash: (( , the text between the parentheses, ))
+			t := arithCmdText(c)
+			r.xtraceText("(( " + strings.TrimSuffix(strings.TrimPrefix(t, "(("), "))") + " ))")
+		}
 		n, err := r.arith(c.X)
 		if err != nil {
 			r.arithCmdErr(err)

@@ -29,25 +29,35 @@ func compileRx(expr string) (*regexp.Regexp, error) {
 }
 
 // testExpr evaluates [[ ... ]].
-func (r *runner) testExpr(x syntax.TestExpr) (bool, error) {
+func (r *runner) testExpr(x syntax.TestExpr) (bool, error) { return r.testExprNot(x, "") }
+
+// testExprNot is testExpr; not is "! " when x is negated, which set -x
+// shows on x's line as bash does ([[ ! -z 4 ]]).
+func (r *runner) testExprNot(x syntax.TestExpr, not string) (bool, error) {
 	switch x := x.(type) {
 	case *syntax.Word:
 		s, ok := r.literal(x)
 		if !ok {
 			return false, errSilent
 		}
+		if r.opts[optXtrace] {
+			r.xtraceText("[[ " + not + "-n " + s + " ]]")
+		}
 		return s != "", nil
 	case *syntax.ParenTest:
 		return r.testExpr(x.X)
 	case *syntax.UnaryTest:
 		if x.Op == syntax.TsNot {
-			b, err := r.testExpr(x.X)
+			b, err := r.testExprNot(x.X, "! ")
 			return !b, err
 		}
 		w, _ := x.X.(*syntax.Word)
 		s, ok := r.literal(w)
 		if !ok {
 			return false, errSilent
+		}
+		if r.opts[optXtrace] {
+			r.xtraceText("[[ " + not + x.Op.String() + " " + s + " ]]")
 		}
 		return r.unaryTest(x.Op.String(), s)
 	case *syntax.BinaryTest:
@@ -71,6 +81,15 @@ func (r *runner) testExpr(x syntax.TestExpr) (bool, error) {
 			return false, errSilent
 		}
 		rw, _ := x.Y.(*syntax.Word)
+		if r.opts[optXtrace] {
+			// bash traces each test with its operands expanded, the
+			// right side of == and =~ as the pattern it reads
+			right := ""
+			if rw != nil {
+				right, _ = r.literal(rw)
+			}
+			r.xtraceText("[[ " + not + left + " " + x.Op.String() + " " + right + " ]]")
+		}
 		switch x.Op {
 		case syntax.TsMatch, syntax.TsMatchShort, syntax.TsNoMatch:
 			pat, ok := r.pattern(rw)
