@@ -663,7 +663,7 @@ func mktemp(ctx context.Context, inv *commands.Invocation) int {
 // ---- du ----
 
 func (c *duConf) size(fi fs.FileInfo) int64 {
-	if st, ok := fi.Sys().(*vfs.Stat); ok && st.Nlink > 1 && !fi.IsDir() {
+	if st, ok := fi.Sys().(*vfs.Stat); ok && st.Nlink > 1 && !fi.IsDir() && !c.countLinks {
 		if c.seen[st.Ino] {
 			return 0
 		}

@@ -436,8 +436,37 @@ var localLayouts = []string{
 	"Mon Jan 2 15:04:05 2006",
 }
 
+// isoLoose is an ISO date and time with unpadded fields (1999-1-2 3:4:5)
+// and a zone letter glued on (…5Z), which GNU's parser takes too.
+var isoLoose = regexp.MustCompile(`^(\d{4})-(\d{1,2})-(\d{1,2})(?:([ T])(\d{1,2}):(\d{1,2})(?::(\d{1,2})(\.\d+)?)?(Z)?)?( .*)?$`)
+
+// padISO rewrites isoLoose text into the zero-padded form the layouts read.
+func padISO(s string) string {
+	m := isoLoose.FindStringSubmatch(s)
+	if m == nil {
+		return s
+	}
+	pad := func(x string) string {
+		if len(x) == 1 {
+			return "0" + x
+		}
+		return x
+	}
+	out := m[1] + "-" + pad(m[2]) + "-" + pad(m[3])
+	if m[4] != "" {
+		out += m[4] + pad(m[5]) + ":" + pad(m[6])
+		if m[7] != "" {
+			out += ":" + pad(m[7]) + m[8]
+		}
+		if m[9] != "" {
+			out += " Z"
+		}
+	}
+	return out + m[10]
+}
+
 func parseAbsolute(s string, base time.Time, loc *time.Location) (time.Time, bool) {
-	s = strings.Join(strings.Fields(s), " ")
+	s = padISO(strings.Join(strings.Fields(s), " "))
 	for _, l := range absLayouts {
 		if t, err := time.ParseInLocation(l, s, loc); err == nil {
 			return t, true

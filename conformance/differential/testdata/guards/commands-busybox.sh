@@ -1,0 +1,10 @@
+# command divergences the BusyBox suite found (issue 23), fixed from GNU's behaviour
+printf 'the cat\nThe Dog\ncat\n' > words; grep -F -E '\bcat' words; echo $?; grep -E -E cat words; echo $?
+echo 'scale=25; p=4*a(1); scale=20; s(131231); s(-16248506.847013148); c(3*p/4); e(7.5); l(0.001); a(13); j(3,7.5)' | bc -l
+echo 'ibase=16; s(1); obase=2; e(1)' | bc -l
+echo '0Zp 0.000Zp 100Zp 0.01Zp 0.00120Zp 0.0012 0.0012 - Zp' | dc
+echo '0 0 1|p 1 0 1|p _3 3 5|p _3 2 5|p 7 0 _4|p' | dc
+printf ' \n2\n\n4\n\n 6 6 \n \v \t 7\n\t\n\v\n' | xargs -I% echo '[%]'
+for d in '1999-1-2 3:4:5Z' '1999-1-2 3:4:5 +0600' '1999-1-2 3:4:5 -0600' '2024-2-9' '2024-02-29T1:2'; do TZ=UTC0 date -d "$d"; done
+mkdir dl && cd dl && head -c 65536 /dev/zero > f1 && ln f1 f1.1 && head -c 16384 /dev/zero > f2 && du -l . && du . && du -al . | sort -k2 && cd ..
+echo Ok > input; ln input input_hard; tar cf t.tar input_hard; echo WRONG > input; tar xf t.tar --overwrite && cat input; rm t.tar
