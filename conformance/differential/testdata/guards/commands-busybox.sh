@@ -8,3 +8,6 @@ printf ' \n2\n\n4\n\n 6 6 \n \v \t 7\n\t\n\v\n' | xargs -I% echo '[%]'
 for d in '1999-1-2 3:4:5Z' '1999-1-2 3:4:5 +0600' '1999-1-2 3:4:5 -0600' '2024-2-9' '2024-02-29T1:2'; do TZ=UTC0 date -d "$d"; done
 mkdir dl && cd dl && head -c 65536 /dev/zero > f1 && ln f1 f1.1 && head -c 16384 /dev/zero > f2 && du -l . && du . && du -al . | sort -k2 && cd ..
 echo Ok > input; ln input input_hard; tar cf t.tar input_hard; echo WRONG > input; tar xf t.tar --overwrite && cat input; rm t.tar
+echo 'ZZ; 0Z; 00Z; 1Z; Z.1; ibase=16; 0G; FZ' | bc
+echo 'x=1; (x=2)+1; ((x += 3)); x=5; (scale = 0); x' | bc
+printf 'define p(*a[], n) { auto i; for (i = 0; i < n; i++) a[i] *= 2 }\ndefine v(a[]) { a[0] = 99 }\nb[0]=1; b[1]=4; z=p(b[], 2); z=v(b[]); b[0]; b[1]\n' | bc
