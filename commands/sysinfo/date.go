@@ -114,12 +114,13 @@ func Strftime(format string, t time.Time) string {
 		}
 		i++
 		pad := byte(0)
-		upper := false
+		upper, swap := false, false
 		for i < len(format) && strings.IndexByte("-_0^#", format[i]) >= 0 {
 			switch format[i] {
 			case '^':
 				upper = true
 			case '#':
+				swap = true
 			default:
 				pad = format[i]
 			}
@@ -148,7 +149,24 @@ func Strftime(format string, t time.Time) string {
 			b.WriteByte(format[i])
 			continue
 		}
-		if upper {
+		if format[i] == 'N' && width > 0 {
+			// %3N is a precision: the leading digits of the nanoseconds,
+			// zeros after the ninth (%12N)
+			if width < len(s) {
+				s = s[:width]
+			} else {
+				s += strings.Repeat("0", min(width, 4096)-len(s))
+			}
+			width = -1
+		}
+		switch {
+		case upper:
+			s = strings.ToUpper(s)
+		case swap && strings.IndexByte("pZ", format[i]) >= 0:
+			// GNU's # is "the opposite case": names go up, AM/PM and
+			// the zone (already upper) come down
+			s = strings.ToLower(s)
+		case swap && strings.IndexByte("aAbBh", format[i]) >= 0:
 			s = strings.ToUpper(s)
 		}
 		if width < 0 {
