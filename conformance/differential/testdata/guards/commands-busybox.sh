@@ -11,3 +11,10 @@ echo Ok > input; ln input input_hard; tar cf t.tar input_hard; echo WRONG > inpu
 echo 'ZZ; 0Z; 00Z; 1Z; Z.1; ibase=16; 0G; FZ' | bc
 echo 'x=1; (x=2)+1; ((x += 3)); x=5; (scale = 0); x' | bc
 printf 'define p(*a[], n) { auto i; for (i = 0; i < n; i++) a[i] *= 2 }\ndefine v(a[]) { a[0] = 99 }\nb[0]=1; b[1]=4; z=p(b[], 2); z=v(b[]); b[0]; b[1]\n' | bc
+# found by the cmd:datefmt, cmd:findpred, cmd:stat, cmd:du and cmd:seqfmt producers
+date -u -d '2024-02-29 13:04:05.123456789' '+%#p %#a %#A %#b %#Z %^p|%3N|%6N|%12N|%-3N'
+mkdir -p nt/u && touch -d '2024-03-04 05:06:07' nt && touch -d '2020-01-01' nt/u; find nt -newermt '2023-01-01'; find nt -newermt 'bogus xx' 2>/dev/null; echo $?
+touch -d '2023-06-07 08:09:10.5' zz && stat -c '%y|%.3Y|%.9Y|%.Y|%15.2Y|%-14.1Y|%.0Y|' zz
+mkdir -p dd/e && head -c 5000 /dev/zero > dd/a && head -c 100 /dev/zero > dd/e/b && ln dd/a dd/e/h && du -ab dd/a dd/e/b dd/e/h
+for f in %x %% %d 'a%gb%gc' '%5.1f|' '%' '%5%'; do seq -f "$f" 2 2>/dev/null; echo $?; done
+sha224sum s1 2>/dev/null || { printf 'a\n' > s1; sha224sum s1; sha384sum s1; }
