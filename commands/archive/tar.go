@@ -46,6 +46,7 @@ type tarConf struct {
 	excludes                   []string
 	strip                      int
 	toStdout, keepOld, skipOld bool
+	overwrite                  bool // --overwrite: rewrite an existing regular file in place
 	preserve, deref, touch     bool
 	noSameOwner, numericOwner  bool
 	owner, group               string
@@ -98,6 +99,8 @@ func tarCmd(ctx context.Context, inv *commands.Invocation) int {
 			c.keepOld = true
 		case "skip-old-files":
 			c.skipOld = true
+		case "overwrite":
+			c.overwrite = true
 		case "p":
 			c.preserve = true
 		case "h":
@@ -657,6 +660,7 @@ func (c *tarConf) extract(x *extractor, tr *tar.Reader, hdr *tar.Header) func() 
 	if c.touch {
 		mtime = c.inv.Now()
 	}
+	inPlace := false
 	if existing, err := c.inv.FS.Lstat(abs); err == nil {
 		if c.keepOld {
 			c.fail("%s: Cannot open: File exists", hdr.Name)
@@ -665,7 +669,10 @@ func (c *tarConf) extract(x *extractor, tr *tar.Reader, hdr *tar.Header) func() 
 		if c.skipOld {
 			return nil
 		}
-		_ = existing
+		// GNU's --overwrite opens an existing regular file without
+		// unlinking it, so its other hard links see the new data; never
+		// through a symlink (O_NOFOLLOW), which could point outside.
+		inPlace = c.overwrite && existing.Mode().IsRegular()
 	}
 	switch hdr.Typeflag {
 	case tar.TypeDir:
@@ -683,11 +690,13 @@ func (c *tarConf) extract(x *extractor, tr *tar.Reader, hdr *tar.Header) func() 
 			c.inv.FS.Chtimes(abs, mtime, mtime)
 		}
 	case tar.TypeReg, tar.TypeRegA, tar.TypeGNUSparse:
-		if err := x.clear(abs, false); err != nil {
-			c.fail("%s: Cannot open: %s", hdr.Name, commands.Strerror(err))
-			return nil
+		var f *vfs.File
+		var err error
+		if inPlace {
+			f, err = c.inv.FS.OpenFile(abs, vfs.O_WRONLY|vfs.O_TRUNC|vfs.O_NOFOLLOW, perm)
+		} else if err = x.clear(abs, false); err == nil {
+			f, err = openWrite(c.inv, abs, perm)
 		}
-		f, err := openWrite(c.inv, abs, perm)
 		if err != nil {
 			c.fail("%s: Cannot open: %s", hdr.Name, commands.Strerror(err))
 			return nil

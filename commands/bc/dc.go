@@ -398,7 +398,12 @@ func (d *dc) exec(src string) error {
 			case c == 'Z' && v.isStr:
 				n = len(v.s)
 			case c == 'Z':
-				n = v.n.length()
+				// dc counts the digits of the value, leading fraction
+				// zeros not included (0.00120 is 3), unlike bc's length()
+				n = 1
+				if !v.n.isZero() {
+					n = len(new(big.Int).Abs(v.n.v).String())
+				}
 			case !v.isStr:
 				n = v.n.s
 			}
@@ -679,7 +684,16 @@ func (d *dc) arith(op byte) error {
 			d.stack = append(d.stack, b, e, m)
 			return nil
 		}
-		r := new(big.Int).Exp(b.n.trunc(), new(big.Int).Abs(e.n.trunc()), new(big.Int).Abs(m.n.trunc()))
+		// GNU dc: x^0 is 1 whatever the modulus, and the remainder takes
+		// the sign of the power (truncating, as %), so _3 3 5| is -2
+		ev, bv := new(big.Int).Abs(e.n.trunc()), b.n.trunc()
+		if ev.Sign() == 0 {
+			return d.push(dcValue{n: intNum(1)})
+		}
+		r := new(big.Int).Exp(new(big.Int).Abs(bv), ev, new(big.Int).Abs(m.n.trunc()))
+		if bv.Sign() < 0 && ev.Bit(0) == 1 {
+			r.Neg(r)
+		}
 		return d.push(dcValue{n: num{v: r}})
 	}
 	a, b, ok := d.pop2()

@@ -112,7 +112,7 @@ func (in *interp) exec(s stmt) (ctl, error) {
 		if err != nil {
 			return ctlNone, err
 		}
-		if _, ok := s.x.(*assign); !ok {
+		if a, ok := s.x.(*assign); !ok || a.shown {
 			in.out.number(format(v, in.obase))
 			in.out.WriteString("\n")
 			in.last = v
@@ -561,6 +561,10 @@ func (in *interp) call(c *callExpr) (num, error) {
 		if p.array != (a.array != "") {
 			return num{}, &runtimeError{fmt.Sprintf("Parameter type mismatch parameter %s.", p.name)}
 		}
+		if p.ref {
+			arrs[i] = in.arrayOf(a.array)
+			continue
+		}
 		if p.array {
 			cp, err := in.copyArray(in.arrayOf(a.array))
 			if err != nil {
@@ -607,7 +611,9 @@ func (in *interp) call(c *callExpr) (num, error) {
 		for _, p := range locals {
 			if p.array {
 				st := in.arrs[p.name]
-				in.releaseArray(st[len(st)-1])
+				if !p.ref { // a reference's elements stay the caller's
+					in.releaseArray(st[len(st)-1])
+				}
 				in.arrs[p.name] = st[:len(st)-1]
 				continue
 			}

@@ -235,7 +235,9 @@ func parseNum(lit string, ibase int) (num, error) {
 		// digit by digit is quadratic: long literals only in base 10
 		return num{}, &limitError{"number too long for ibase " + fmt.Sprint(ibase)}
 	}
-	single := len(lit) == 1
+	// GNU: a whole number that is one digit after its leading zeros keeps
+	// the digit's value (0Z is 35), as a lone digit does (ZZ is 99)
+	single := fp == "" && !strings.Contains(lit, ".") && len(strings.TrimLeft(ip, "0")) <= 1
 	b := big.NewInt(int64(ibase))
 	v := new(big.Int)
 	for i := 0; i < len(ip); i++ {

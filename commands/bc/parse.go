@@ -232,6 +232,9 @@ type (
 		op  string // "=", "+=", ...
 		lhs expr   // *varRef or *arrRef
 		rhs expr
+		// shown: written in parentheses, "(x = 1)", which GNU prints as
+		// a statement (a bare assignment prints nothing)
+		shown bool
 	}
 	incdec struct {
 		pre   bool
@@ -285,6 +288,7 @@ type printItem struct {
 type param struct {
 	name  string
 	array bool
+	ref   bool // *name[]: the caller's array itself (GNU), not a copy
 }
 
 type funcDef struct {
@@ -527,6 +531,9 @@ func (p *parser) funcDef() (*funcDef, error) {
 			return nil, err
 		}
 		t, err := p.take()
+		for i := range fn.autos {
+			fn.autos[i].ref = false // GNU takes auto *a[] as a local array
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -548,10 +555,19 @@ func (p *parser) paramList() ([]param, error) {
 		if err != nil {
 			return nil, err
 		}
+		ref := t.kind == tOp && t.text == "*"
+		if ref {
+			if t, err = p.take(); err != nil {
+				return nil, err
+			}
+		}
 		if t.kind != tName || keywords[t.text] {
 			return nil, p.fail(t, "syntax error")
 		}
-		pr := param{name: t.text}
+		pr := param{name: t.text, ref: ref}
+		if ref && !p.isOp("[") {
+			return nil, p.fail(t, "syntax error")
+		}
 		if p.isOp("[") {
 			p.take()
 			if err := p.expect("]"); err != nil {
@@ -910,7 +926,7 @@ func (p *parser) assignExpr() (expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &assign{t.text, l, r}, nil
+	return &assign{op: t.text, lhs: l, rhs: r}, nil
 }
 
 func lvalue(x expr) bool {
@@ -1006,6 +1022,9 @@ func (p *parser) primary() (expr, error) {
 			x, err := p.expr()
 			if err != nil {
 				return nil, err
+			}
+			if a, ok := x.(*assign); ok {
+				x = &assign{op: a.op, lhs: a.lhs, rhs: a.rhs, shown: true}
 			}
 			return x, p.expect(")")
 		}

@@ -179,6 +179,10 @@ var (
 	Sha256sum = sumCommand("SHA256", sha256.New)
 	// Sha512sum is sha512sum(1).
 	Sha512sum = sumCommand("SHA512", sha512.New)
+	// Sha224sum is sha224sum(1).
+	Sha224sum = sumCommand("SHA224", sha256.New224)
+	// Sha384sum is sha384sum(1).
+	Sha384sum = sumCommand("SHA384", sha512.New384)
 )
 
 func hashSum(ctx context.Context, inv *commands.Invocation, algo string, newHash func() hash.Hash) int {

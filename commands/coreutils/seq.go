@@ -67,6 +67,11 @@ func Seq(ctx context.Context, inv *commands.Invocation) int {
 			equal = true
 		}
 	}
+	if format != "" {
+		if msg := seqFormatError(format); msg != "" {
+			return r.fail(1, "format %s %s", quoteGNU(format), msg)
+		}
+	}
 	switch len(operands) {
 	case 0:
 		return r.usage(fmt.Errorf("missing operand"), 1)
@@ -164,4 +169,42 @@ func Seq(ctx context.Context, inv *commands.Invocation) int {
 		r.out.WriteString("\n")
 	}
 	return r.done()
+}
+
+// seqFormatError is why GNU seq refuses a -f format ("" if it takes it):
+// exactly one floating-point directive (%[-+ #0]W.P then one of aAeEfFgG)
+// besides %%. Go's Sprintf must not see anything else: its %x of a float
+// is hexadecimal floating point, where GNU refuses the format.
+func seqFormatError(f string) string {
+	n := 0
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			continue
+		}
+		if i+1 < len(f) && f[i+1] == '%' {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(f) && strings.IndexByte("-+ #0", f[j]) >= 0 {
+			j++
+		}
+		for j < len(f) && (f[j] >= '0' && f[j] <= '9' || f[j] == '.') {
+			j++
+		}
+		if j >= len(f) {
+			return "ends in %"
+		}
+		if strings.IndexByte("aAeEfFgG", f[j]) < 0 {
+			return "has unknown %" + f[j:j+1] + " directive"
+		}
+		if n++; n > 1 {
+			return "has too many % directives"
+		}
+		i = j
+	}
+	if n == 0 {
+		return "has no % directive"
+	}
+	return ""
 }

@@ -189,6 +189,29 @@ func statFormat(f, name, target string, fi fs.FileInfo, users, groups idNames, l
 			verb = f[j]
 		}
 		i = j
+		if w, prec, ok := strings.Cut(spec, "."); ok && strings.IndexByte("XYZ", verb) >= 0 {
+			// %.3Y: seconds with that many digits of the nanoseconds (9
+			// for a bare "."), right-aligned to the width
+			t := map[byte]time.Time{'X': st.Atime, 'Y': fi.ModTime(), 'Z': st.Ctime}[verb]
+			p, err := strconv.Atoi(prec)
+			if err != nil || p > 9 {
+				p = 9
+			}
+			v := strconv.FormatInt(t.Unix(), 10)
+			if p > 0 {
+				v += "." + fmt.Sprintf("%09d", t.Nanosecond())[:p]
+			}
+			width, _ := strconv.Atoi(strings.TrimLeft(w, "-+ #0'"))
+			if pad := min(width, 4096) - len(v); pad > 0 {
+				if strings.Contains(w, "-") {
+					v += strings.Repeat(" ", pad)
+				} else {
+					v = strings.Repeat(" ", pad) + v
+				}
+			}
+			b.WriteString(v)
+			continue
+		}
 		var s string
 		num := false
 		switch verb {
@@ -663,7 +686,7 @@ func mktemp(ctx context.Context, inv *commands.Invocation) int {
 // ---- du ----
 
 func (c *duConf) size(fi fs.FileInfo) int64 {
-	if st, ok := fi.Sys().(*vfs.Stat); ok && st.Nlink > 1 && !fi.IsDir() {
+	if st, ok := fi.Sys().(*vfs.Stat); ok && st.Nlink > 1 && !fi.IsDir() && !c.countLinks {
 		if c.seen[st.Ino] {
 			return 0
 		}
@@ -699,6 +722,10 @@ func (c *duConf) emit(bytes int64, name string) {
 func (c *duConf) walk(ctx context.Context, inv *commands.Invocation, abs, name string, fi fs.FileInfo, depth int) (int64, int) {
 	if ctx.Err() != nil {
 		return 0, 130
+	}
+	if st, ok := fi.Sys().(*vfs.Stat); ok && st.Nlink > 1 && !fi.IsDir() && !c.countLinks && c.seen[st.Ino] {
+		// GNU neither counts nor lists a hard link met before
+		return 0, 0
 	}
 	total := c.size(fi)
 	status := 0

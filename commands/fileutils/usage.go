@@ -22,6 +22,7 @@ type duConf struct {
 	blockSize                                       int64
 	exclude                                         []string
 	seen                                            map[uint64]bool
+	countLinks                                      bool // -l: a hard link's blocks count each time
 	w                                               *bufio.Writer
 }
 
@@ -70,6 +71,8 @@ func du(ctx context.Context, inv *commands.Invocation) int {
 			c.blockSize = n
 		case "0":
 			c.nullEnd = true
+		case "l":
+			c.countLinks = true
 		case "exclude":
 			c.exclude = append(c.exclude, o.Val)
 		}

@@ -712,6 +712,18 @@ func (p *parser) primary() (node, error) {
 			}
 			return cmp(n)
 		}), nil
+	case "-newermt", "-newerat", "-newerct":
+		// the reference is a date string, read as touch -d reads it
+		a, err := p.arg(tok)
+		if err != nil {
+			return nil, err
+		}
+		ref, err := sysinfo.ParseDate(a, f.now, sysinfo.Location(f.inv))
+		if err != nil {
+			return nil, perr("I cannot figure out how to interpret %s as a date or time", quote(a))
+		}
+		mine := tok[6]
+		return testFunc(func(f *finder, e *entry) bool { return fileTime(e.fi, mine).After(ref) }), nil
 	case "-newer", "-anewer", "-cnewer", "-newermm", "-newerma", "-newermc", "-neweram", "-newercm", "-neweraa", "-newercc":
 		a, err := p.arg(tok)
 		if err != nil {

@@ -311,7 +311,9 @@ func xargs(ctx context.Context, inv *commands.Invocation) int {
 			}
 			var words []string
 			if replace != "" {
-				w, perr := unquote(strings.TrimLeft(strings.TrimSuffix(line, "\n"), " \t"))
+				// GNU skips leading isspace() (\v and \f too), keeps
+				// trailing blanks, and a line is always one whole item
+				w, perr := unquote(strings.TrimLeft(strings.TrimSuffix(line, "\n"), " \t\v\f\r"))
 				if perr != nil {
 					inv.Errorf("%s", perr.Error())
 					return 1
@@ -338,7 +340,7 @@ func xargs(ctx context.Context, inv *commands.Invocation) int {
 					break
 				}
 				// -L counts lines; a trailing blank continues the line
-				endOfLine := k == len(words)-1 && !strings.HasSuffix(strings.TrimSuffix(line, "\n"), " ")
+				endOfLine := k == len(words)-1 && (replace != "" || !strings.HasSuffix(strings.TrimSuffix(line, "\n"), " "))
 				if !add(w, endOfLine) {
 					return status
 				}

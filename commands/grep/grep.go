@@ -114,10 +114,17 @@ func run(ctx context.Context, inv *commands.Invocation, mode byte) int {
 	var patterns []string
 	havePat := false
 	ctxNum := -1
+	// egrep and fgrep name their matcher already; GNU refuses a second,
+	// different one (grep -F -E) rather than letting the last win.
+	matcherSet := mode != 'G'
 	for _, op := range opts {
 		switch op.Key {
 		case "E", "F", "G", "P":
-			o.mode = op.Key[0]
+			if matcherSet && o.mode != op.Key[0] {
+				fmt.Fprintf(inv.Stderr, "grep: conflicting matchers specified\n")
+				return 2
+			}
+			o.mode, matcherSet = op.Key[0], true
 		case "i", "y":
 			o.icase = true
 		case "no-ignore-case":

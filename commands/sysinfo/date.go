@@ -114,12 +114,13 @@ func Strftime(format string, t time.Time) string {
 		}
 		i++
 		pad := byte(0)
-		upper := false
+		upper, swap := false, false
 		for i < len(format) && strings.IndexByte("-_0^#", format[i]) >= 0 {
 			switch format[i] {
 			case '^':
 				upper = true
 			case '#':
+				swap = true
 			default:
 				pad = format[i]
 			}
@@ -148,7 +149,24 @@ func Strftime(format string, t time.Time) string {
 			b.WriteByte(format[i])
 			continue
 		}
-		if upper {
+		if format[i] == 'N' && width > 0 {
+			// %3N is a precision: the leading digits of the nanoseconds,
+			// zeros after the ninth (%12N)
+			if width < len(s) {
+				s = s[:width]
+			} else {
+				s += strings.Repeat("0", min(width, 4096)-len(s))
+			}
+			width = -1
+		}
+		switch {
+		case upper:
+			s = strings.ToUpper(s)
+		case swap && strings.IndexByte("pZ", format[i]) >= 0:
+			// GNU's # is "the opposite case": names go up, AM/PM and
+			// the zone (already upper) come down
+			s = strings.ToLower(s)
+		case swap && strings.IndexByte("aAbBh", format[i]) >= 0:
 			s = strings.ToUpper(s)
 		}
 		if width < 0 {
@@ -436,8 +454,37 @@ var localLayouts = []string{
 	"Mon Jan 2 15:04:05 2006",
 }
 
+// isoLoose is an ISO date and time with unpadded fields (1999-1-2 3:4:5)
+// and a zone letter glued on (…5Z), which GNU's parser takes too.
+var isoLoose = regexp.MustCompile(`^(\d{4})-(\d{1,2})-(\d{1,2})(?:([ T])(\d{1,2}):(\d{1,2})(?::(\d{1,2})(\.\d+)?)?(Z)?)?( .*)?$`)
+
+// padISO rewrites isoLoose text into the zero-padded form the layouts read.
+func padISO(s string) string {
+	m := isoLoose.FindStringSubmatch(s)
+	if m == nil {
+		return s
+	}
+	pad := func(x string) string {
+		if len(x) == 1 {
+			return "0" + x
+		}
+		return x
+	}
+	out := m[1] + "-" + pad(m[2]) + "-" + pad(m[3])
+	if m[4] != "" {
+		out += m[4] + pad(m[5]) + ":" + pad(m[6])
+		if m[7] != "" {
+			out += ":" + pad(m[7]) + m[8]
+		}
+		if m[9] != "" {
+			out += " Z"
+		}
+	}
+	return out + m[10]
+}
+
 func parseAbsolute(s string, base time.Time, loc *time.Location) (time.Time, bool) {
-	s = strings.Join(strings.Fields(s), " ")
+	s = padISO(strings.Join(strings.Fields(s), " "))
 	for _, l := range absLayouts {
 		if t, err := time.ParseInLocation(l, s, loc); err == nil {
 			return t, true

@@ -8,7 +8,7 @@ import (
 // CommandFeatures are producers that run one resident command with
 // generated options over generated inputs, compared byte for byte with the
 // GNU/Debian tool of the same name (the reference for warren's commands).
-var CommandFeatures = []string{
+var CommandFeatures = append([]string{
 	"cmd:sort", "cmd:uniq", "cmd:cut", "cmd:tr", "cmd:sed", "cmd:awk", "cmd:grep",
 	"cmd:head", "cmd:tail", "cmd:wc", "cmd:seq", "cmd:printf", "cmd:od", "cmd:nl",
 	"cmd:paste", "cmd:fold", "cmd:tac", "cmd:rev", "cmd:expand", "cmd:comm",
@@ -17,7 +17,7 @@ var CommandFeatures = []string{
 	"cmd:odtrad", "cmd:xxd", "cmd:hexdump", "cmd:crlf", "cmd:envsubst", "cmd:dos2unix",
 	"cmd:file", "cmd:dd", "cmd:bc", "cmd:numfmt", "cmd:cp", "cmd:dc",
 	"cmd:uu",
-}
+}, CommandFeatures2...)
 
 // inputs writes the files every command statement may read: numbers,
 // fields, words with repeats, a file without a final newline, blank lines,
@@ -154,5 +154,5 @@ func (g *gen) cmdStmt(f string) string {
 	case "cmd:cp":
 		return g.pick("cp --parents t/u/s d 2>&1; mkdir d; cp --parents t/u/s d && find d | sort", "cp -r t d && find d | sort", "cp -a t d && ls -la d | cut -c1-10", "ln t/u/s h && cp -d h c; ls c", "ln s1 h && mkdir d && cp -d s1 h d && stat -c %h d/s1 d/h", "ln s1 h && cp -a s1 h t && stat -c %h t/h", "cp nope d; echo $?", "cp t d; echo $?")
 	}
-	return "echo unknown feature " + f
+	return g.cmdStmt2(f)
 }
