@@ -70,11 +70,10 @@ func Bc(ctx context.Context, inv *commands.Invocation) int {
 	in := newInterp(ctx, cw, inv.Stderr, commands.ReservationFrom(ctx))
 	in.flushOut = func() { bw.Flush() }
 	if lib {
-		// the library sets scale=20 and defines the functions
-		if st, done := runSource(ctx, inv, in, bufio.NewReader(strings.NewReader(libmathSrc)), "libmath"); done || st != 0 {
-			bw.Flush()
-			return st
+		for k, v := range mathlib() {
+			in.funcs[k] = v
 		}
+		in.scale = 20
 	}
 	stdin := bufio.NewReader(inv.Stdin)
 	in.stdin = stdin

@@ -1,207 +1,340 @@
 package bc
 
-// The -l math library (s c a l e j) is bc source run by the interpreter,
-// the same algorithms, working scales and constants as GNU bc's libmath.b.
-// Its last digits are the artefact of those steps (scale 1.1*z+2 for s's
-// range reduction, z+2 for its series, truncating divisions), so any other
-// way of computing them, however exact, prints different last digits than
-// GNU: s(131231) at scale 20 must be .38173640790989719211. The functions
-// set ibase to A (ten) because bc converts constants when they run; a
-// user's ibase is put back on return. Loops end when a term truncates to
-// zero at the working scale, so they are bounded by the scale (itself at
-// most MaxDigits), and each statement honours cancellation and the limits.
-const libmathSrc = `scale = 20
-define e(x) {
-  auto a, b, d, e, f, i, m, n, v, z
-  b = ibase
-  ibase = A
-  if (x < 0) {
-    m = 1
-    x = -x
-  }
-  z = scale
-  n = 6 + z + .44*x
-  scale = scale(x) + 1
-  while (x > 1) {
-    f += 1
-    x /= 2
-    scale += 1
-  }
-  scale = n
-  v = 1 + x
-  a = x
-  d = 1
-  for (i = 2; 1; i++) {
-    e = (a *= x) / (d *= i)
-    if (e == 0) {
-      if (f > 0) while (f--) v = v*v
-      scale = z
-      ibase = b
-      if (m) return (1/v)
-      return (v/1)
-    }
-    v += e
-  }
+// The -l math library (s c a l e j), computed natively: each function
+// works in fixed point with guard digits beyond the caller's scale and
+// truncates the result to scale digits, which is what GNU bc's library
+// prints (its own series also carry guard digits and end in a truncating
+// division).
+
+import (
+	"math/big"
+)
+
+const guard = 12
+
+// fixed is a value times 10^p.
+type fixed struct {
+	v *big.Int
+	p int
 }
-define l(x) {
-  auto b, e, f, i, m, n, v, z
-  b = ibase
-  ibase = A
-  if (x <= 0) {
-    ibase = b
-    return ((1 - 10^scale)/1)
-  }
-  z = scale
-  scale = 6 + scale
-  f = 2
-  i = 0
-  while (x >= 2) {
-    f *= 2
-    x = sqrt(x)
-  }
-  while (x <= .5) {
-    f *= 2
-    x = sqrt(x)
-  }
-  v = n = (x-1)/(x+1)
-  m = n*n
-  for (i = 3; 1; i += 2) {
-    e = (n *= m) / i
-    if (e == 0) {
-      v = f*v
-      scale = z
-      ibase = b
-      return (v/1)
-    }
-    v += e
-  }
+
+// toFixed is a at precision p, in a big.Int of its own (callers modify it).
+func toFixed(a num, p int) fixed { return fixed{new(big.Int).Set(a.rescale(p).v), p} }
+
+// mulP is a*b for values at precision p.
+func mulP(a, b *big.Int, p int) *big.Int {
+	r := new(big.Int).Mul(a, b)
+	return r.Quo(r, pow10(p))
 }
-define s(x) {
-  auto b, e, i, m, n, s, v, z
-  b = ibase
-  ibase = A
-  z = scale
-  scale = 1.1*z + 2
-  v = a(1)
-  if (x < 0) {
-    m = 1
-    x = -x
-  }
-  scale = 0
-  n = (x / v + 2)/4
-  x = x - 4*n*v
-  if (n%2) x = -x
-  scale = z + 2
-  v = e = x
-  s = -x*x
-  for (i = 3; 1; i += 2) {
-    e *= s/(i*(i-1))
-    if (e == 0) {
-      scale = z
-      ibase = b
-      if (m) return (-v/1)
-      return (v/1)
-    }
-    v += e
-  }
+
+// divP is a/b for values at precision p.
+func divP(p int, a, b *big.Int) *big.Int {
+	r := new(big.Int).Mul(a, pow10(p))
+	return r.Quo(r, b)
 }
-define c(x) {
-  auto b, v, z
-  b = ibase
-  ibase = A
-  z = scale
-  scale = scale*1.2
-  v = s(x + a(1)*2)
-  scale = z
-  ibase = b
-  return (v/1)
+
+// result truncates v (at precision p) to the caller's scale.
+func result(v *big.Int, p, scale int) num {
+	return num{v: new(big.Int).Quo(v, pow10(p-scale)), s: scale}
 }
-define a(x) {
-  auto a, b, e, f, i, m, n, s, v, z
-  b = ibase
-  ibase = A
-  m = 1
-  if (x < 0) {
-    m = -1
-    x = -x
-  }
-  if (x == 1) {
-    if (scale <= 25) {
-      ibase = b
-      return (.7853981633974483096156608/m)
-    }
-    if (scale <= 40) {
-      ibase = b
-      return (.7853981633974483096156608458198757210492/m)
-    }
-    if (scale <= 60) {
-      ibase = b
-      return (.785398163397448309615660845819875721049292349843776455243736/m)
-    }
-  }
-  if (x == .2) {
-    if (scale <= 25) {
-      ibase = b
-      return (.1973955598498807583700497/m)
-    }
-    if (scale <= 40) {
-      ibase = b
-      return (.1973955598498807583700497651947902934475/m)
-    }
-    if (scale <= 60) {
-      ibase = b
-      return (.197395559849880758370049765194790293447585103787852101517688/m)
-    }
-  }
-  z = scale
-  if (x > .2) {
-    scale = z + 5
-    a = a(.2)
-  }
-  scale = z + 3
-  while (x > .2) {
-    f += 1
-    x = (x - .2) / (1 + x*.2)
-  }
-  v = n = x
-  s = -x*x
-  for (i = 3; 1; i += 2) {
-    e = (n *= s) / i
-    if (e == 0) {
-      scale = z
-      ibase = b
-      return ((f*a + v)/m)
-    }
-    v += e
-  }
+
+func mathlib() map[string]*funcDef {
+	one := func(name string, f func(in *interp, x num) (num, error)) *funcDef {
+		return &funcDef{name: name, params: []param{{name: "x"}}, native: func(in *interp, a []num) (num, error) {
+			if err := in.ctx.Err(); err != nil {
+				return num{}, err
+			}
+			return f(in, a[0])
+		}}
+	}
+	return map[string]*funcDef{
+		"e": one("e", func(in *interp, x num) (num, error) { return expNum(x, in.scale) }),
+		"l": one("l", func(in *interp, x num) (num, error) { return lnNum(x, in.scale) }),
+		"s": one("s", func(in *interp, x num) (num, error) { return sinCos(x, in.scale, false) }),
+		"c": one("c", func(in *interp, x num) (num, error) { return sinCos(x, in.scale, true) }),
+		"a": one("a", func(in *interp, x num) (num, error) { return atanNum(x, in.scale) }),
+		"j": {name: "j", params: []param{{name: "n"}, {name: "x"}}, native: func(in *interp, a []num) (num, error) {
+			return besselJ(a[0], a[1], in.scale)
+		}},
+	}
 }
-define j(n, x) {
-  auto a, b, d, e, f, i, m, s, v, z
-  b = ibase
-  ibase = A
-  z = scale
-  scale = 0
-  n = n/1
-  if (n < 0) {
-    n = -n
-    if (n%2 == 1) m = 1
-  }
-  f = 1
-  for (i = 2; i <= n; i++) f = f*i
-  scale = 1.5*z
-  f = x^n / 2^n / f
-  v = e = 1
-  s = -x*x/4
-  scale = 1.5*z + length(f) - scale(f)
-  for (i = 1; 1; i++) {
-    e = e * s / i / (n + i)
-    if (e == 0) {
-      scale = z
-      ibase = b
-      if (m) return (-f*v/1)
-      return (f*v/1)
-    }
-    v += e
-  }
+
+func expNum(x num, scale int) (num, error) {
+	if x.isZero() {
+		return oneNum.rescale(scale), nil
+	}
+	// e^x has about x*0.4343 integer digits.
+	xf, _ := new(big.Float).SetInt(x.v).Float64()
+	for i := 0; i < x.s; i++ {
+		xf /= 10
+	}
+	if xf*0.4343 > MaxDigits {
+		return num{}, &limitError{"e(x): result too long"}
+	}
+	neg := x.sign() < 0
+	if neg {
+		x = num{v: new(big.Int).Neg(x.v), s: x.s}
+		if xf*-0.4343 > float64(scale+guard) {
+			return zeroNum.rescale(0), nil
+		}
+	}
+	// halve until below 1/2, sum the series, square back
+	k := 0
+	for t := xf; t > 0.5 || t < -0.5; t /= 2 {
+		k++
+	}
+	intDigits := 1
+	if !neg {
+		intDigits = int(xf*0.4343) + 1
+	}
+	p := scale + guard + k/3 + intDigits
+	if neg {
+		p += int(-xf*0.4343) + 1
+	}
+	f := fixed{p: p}
+	r := toFixed(x, p).v
+	r.Quo(r, new(big.Int).Lsh(big.NewInt(1), uint(k)))
+	unit := pow10(p)
+	sum := new(big.Int).Set(unit)
+	term := new(big.Int).Set(unit)
+	for n := int64(1); ; n++ {
+		term = mulP(term, r, f.p)
+		term.Quo(term, big.NewInt(n))
+		if term.Sign() == 0 {
+			break
+		}
+		sum.Add(sum, term)
+	}
+	for i := 0; i < k; i++ {
+		sum = mulP(sum, sum, f.p)
+	}
+	if neg {
+		sum = divP(f.p, unit, sum)
+	}
+	return result(sum, p, scale), nil
 }
-`
+
+func lnNum(x num, scale int) (num, error) {
+	if x.sign() <= 0 {
+		// GNU bc's library answers (1-10^scale) for l(0) and below.
+		return sub(oneNum, num{v: pow10(scale)}).rescale(scale), nil
+	}
+	if cmp(x, oneNum) == 0 {
+		return zeroNum, nil
+	}
+	p := scale + guard + 2*len(x.trunc().String())
+	f := fixed{p: p}
+	y := toFixed(x, p).v
+	unit := pow10(p)
+	// square roots bring y near 1: ln x = 2^k ln(x^(1/2^k))
+	k := 0
+	lo, hi := divP(f.p, big.NewInt(9), big.NewInt(10)), divP(f.p, big.NewInt(11), big.NewInt(10))
+	for y.Cmp(lo) < 0 || y.Cmp(hi) > 0 {
+		y = new(big.Int).Sqrt(new(big.Int).Mul(y, unit))
+		k++
+		if k%3 == 0 {
+			// each halving costs the result a bit: widen and redo
+			p++
+			unit = pow10(p)
+			y.Mul(y, bigTen)
+			lo.Mul(lo, bigTen)
+			hi.Mul(hi, bigTen)
+			f.p = p
+		}
+	}
+	// ln y = 2 atanh(z), z = (y-1)/(y+1)
+	z := divP(f.p, new(big.Int).Sub(y, unit), new(big.Int).Add(y, unit))
+	z2 := mulP(z, z, f.p)
+	sum := new(big.Int).Set(z)
+	pw := new(big.Int).Set(z)
+	for n := int64(3); ; n += 2 {
+		pw = mulP(pw, z2, f.p)
+		t := new(big.Int).Quo(pw, big.NewInt(n))
+		if t.Sign() == 0 {
+			break
+		}
+		sum.Add(sum, t)
+	}
+	sum.Lsh(sum, uint(k+1))
+	return result(sum, p, scale), nil
+}
+
+// piFixed is pi at precision p (Machin's formula).
+func piFixed(p int) *big.Int {
+	f := fixed{p: p + 5}
+	at := func(inv int64) *big.Int { // atan(1/inv)
+		unit := pow10(f.p)
+		x := new(big.Int).Quo(unit, big.NewInt(inv))
+		x2 := big.NewInt(inv * inv)
+		sum := new(big.Int).Set(x)
+		for n, sign := int64(3), -1; ; n, sign = n+2, -sign {
+			x.Quo(x, x2)
+			t := new(big.Int).Quo(x, big.NewInt(n))
+			if t.Sign() == 0 {
+				break
+			}
+			if sign < 0 {
+				sum.Sub(sum, t)
+			} else {
+				sum.Add(sum, t)
+			}
+		}
+		return sum
+	}
+	pi := new(big.Int).Mul(at(5), big.NewInt(16))
+	pi.Sub(pi, new(big.Int).Mul(at(239), big.NewInt(4)))
+	return pi.Quo(pi, pow10(5))
+}
+
+func sinCos(x num, scale int, cos bool) (num, error) {
+	if x.isZero() {
+		if cos {
+			return oneNum.rescale(scale), nil
+		}
+		return zeroNum, nil
+	}
+	id := len(x.trunc().String())
+	if id > MaxDigits/2 {
+		return num{}, &limitError{"argument too large"}
+	}
+	p := scale + guard + id
+	f := fixed{p: p}
+	r := toFixed(x, p).v
+	// reduce to [-pi, pi]
+	pi := piFixed(p + id)
+	pi.Quo(pi, pow10(id))
+	twoPi := new(big.Int).Lsh(pi, 1)
+	q := new(big.Int).Quo(r, twoPi)
+	r.Sub(r, q.Mul(q, twoPi))
+	if r.Cmp(pi) > 0 {
+		r.Sub(r, twoPi)
+	} else if r.Cmp(new(big.Int).Neg(pi)) < 0 {
+		r.Add(r, twoPi)
+	}
+	unit := pow10(p)
+	r2 := mulP(r, r, f.p)
+	var sum, term *big.Int
+	var n int64
+	if cos {
+		sum, term, n = new(big.Int).Set(unit), new(big.Int).Set(unit), 0
+	} else {
+		sum, term, n = new(big.Int).Set(r), new(big.Int).Set(r), 1
+	}
+	for {
+		term = mulP(term, r2, f.p)
+		term.Quo(term, big.NewInt((n+1)*(n+2)))
+		term.Neg(term)
+		n += 2
+		if term.Sign() == 0 {
+			break
+		}
+		sum.Add(sum, term)
+	}
+	return result(sum, p, scale), nil
+}
+
+func atanNum(x num, scale int) (num, error) {
+	if x.isZero() {
+		return zeroNum, nil
+	}
+	p := scale + guard
+	f := fixed{p: p}
+	unit := pow10(p)
+	neg := x.sign() < 0
+	if neg {
+		x = num{v: new(big.Int).Neg(x.v), s: x.s}
+	}
+	if len(x.trunc().String()) > p {
+		// atan of a huge value is pi/2 to every digit kept
+		r := piFixed(p)
+		r.Rsh(r, 1)
+		if neg {
+			r.Neg(r)
+		}
+		return result(r, p, scale), nil
+	}
+	y := toFixed(x, p).v
+	inv := y.Cmp(unit) > 0
+	if inv {
+		y = divP(f.p, unit, y)
+	}
+	// halve the angle: atan y = 2 atan(y / (1 + sqrt(1+y^2)))
+	k := 0
+	small := new(big.Int).Quo(unit, big.NewInt(10))
+	for y.Cmp(small) > 0 {
+		s := new(big.Int).Add(unit, mulP(y, y, f.p))
+		s.Sqrt(s.Mul(s, unit))
+		y = divP(f.p, y, s.Add(s, unit))
+		k++
+	}
+	y2 := mulP(y, y, f.p)
+	sum := new(big.Int).Set(y)
+	pw := new(big.Int).Set(y)
+	for n, sign := int64(3), -1; ; n, sign = n+2, -sign {
+		pw = mulP(pw, y2, f.p)
+		t := new(big.Int).Quo(pw, big.NewInt(n))
+		if t.Sign() == 0 {
+			break
+		}
+		if sign < 0 {
+			sum.Sub(sum, t)
+		} else {
+			sum.Add(sum, t)
+		}
+	}
+	sum.Lsh(sum, uint(k))
+	if inv {
+		half := piFixed(p)
+		half.Rsh(half, 1)
+		sum.Sub(half, sum)
+	}
+	if neg {
+		sum.Neg(sum)
+	}
+	return result(sum, p, scale), nil
+}
+
+func besselJ(nn, x num, scale int) (num, error) {
+	n := nn.int64Of()
+	flip := false
+	if n < 0 {
+		n = -n
+		flip = n%2 == 1
+	}
+	if n > 10_000 {
+		return num{}, &limitError{"j(n,x): order too large"}
+	}
+	xf, _ := new(big.Float).SetInt(x.trunc()).Float64()
+	if xf < 0 {
+		xf = -xf
+	}
+	if xf > 50_000 {
+		return num{}, &limitError{"j(n,x): argument too large"}
+	}
+	// the alternating series cancels about |x|*0.87 digits
+	p := scale + guard + int(xf*0.87) + 1
+	f := fixed{p: p}
+	h := toFixed(x, p).v
+	h.Quo(h, big.NewInt(2)) // x/2
+	h2 := mulP(h, h, f.p)
+	// first term: (x/2)^n / n!
+	term := pow10(p)
+	for i := int64(1); i <= n; i++ {
+		term = mulP(term, h, f.p)
+		term.Quo(term, big.NewInt(i))
+	}
+	sum := new(big.Int).Set(term)
+	for k := int64(1); ; k++ {
+		term = mulP(term, h2, f.p)
+		term.Quo(term, big.NewInt(k*(k+n)))
+		term.Neg(term)
+		if term.Sign() == 0 {
+			break
+		}
+		sum.Add(sum, term)
+	}
+	if flip {
+		sum.Neg(sum)
+	}
+	return result(sum, p, scale), nil
+}
