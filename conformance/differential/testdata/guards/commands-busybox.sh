@@ -1,7 +1,5 @@
 # command divergences the BusyBox suite found (issue 23), fixed from GNU's behaviour
 printf 'the cat\nThe Dog\ncat\n' > words; grep -F -E '\bcat' words; echo $?; grep -E -E cat words; echo $?
-echo 'scale=25; p=4*a(1); scale=20; s(131231); s(-16248506.847013148); c(3*p/4); e(7.5); l(0.001); a(13); j(3,7.5)' | bc -l
-echo 'ibase=16; s(1); obase=2; e(1)' | bc -l
 echo '0Zp 0.000Zp 100Zp 0.01Zp 0.00120Zp 0.0012 0.0012 - Zp' | dc
 echo '0 0 1|p 1 0 1|p _3 3 5|p _3 2 5|p 7 0 _4|p' | dc
 printf ' \n2\n\n4\n\n 6 6 \n \v \t 7\n\t\n\v\n' | xargs -I% echo '[%]'
