@@ -321,6 +321,9 @@ func rewriteCompat(src string, chars bool) (string, string) {
 		if close < 0 {
 			return src, ""
 		}
+		// A replacement covers the name up to its '(': awk allows blanks
+		// there for builtins (substr (s, 1, n)) but not for the functions
+		// they become, where the blank would make a concatenation.
 		commas := topCommas(toks, i+2, close)
 		switch {
 		case t.tok == lexer.F_SUBSTR && (len(commas) == 1 || len(commas) == 2):
@@ -368,17 +371,17 @@ func rewriteCompat(src string, chars bool) (string, string) {
 			if simple && len(conds) > 0 {
 				call := src[t.off : toks[close].off+1]
 				reps = append(reps, replacement{t.off, toks[close].off + 1,
-					"(" + strings.Join(conds, " && ") + " ? " + call + " : " + native + call[len("substr"):] + ")"})
+					"(" + strings.Join(conds, " && ") + " ? " + call + " : " + native + src[toks[i+1].off:toks[close].off+1] + ")"})
 				i = close
 				continue
 			}
-			reps = append(reps, replacement{t.off, t.off + len("substr"), native})
+			reps = append(reps, replacement{t.off, toks[i+1].off, native})
 		case t.tok == lexer.F_MATCH && len(commas) == 2:
 			if toks[commas[1]+1].tok != lexer.NAME || commas[1]+2 != close {
 				continue
 			}
 			needMatch = true
-			reps = append(reps, replacement{t.off, t.off + len("match"), matchAwkFunc})
+			reps = append(reps, replacement{t.off, toks[i+1].off, matchAwkFunc})
 			if r := toks[commas[0]+1]; r.tok == lexer.REGEX && commas[0]+2 == commas[1] {
 				reps = append(reps, replacement{r.off, toks[commas[1]].off, awkString(r.val)})
 			}
@@ -392,7 +395,7 @@ func rewriteCompat(src string, chars bool) (string, string) {
 				continue
 			}
 			needSplit = true
-			reps = append(reps, replacement{t.off, t.off + len("split"), splitAwkFunc})
+			reps = append(reps, replacement{t.off, toks[i+1].off, splitAwkFunc})
 			if len(commas) == 1 {
 				reps = append(reps, replacement{toks[close].off, toks[close].off, ", FS"})
 				continue
