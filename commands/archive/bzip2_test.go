@@ -84,3 +84,38 @@ func TestBzip2CompressRefused(t *testing.T) {
 		}
 	}
 }
+
+// gzHello is "hello\nworld\n" as Debian's gzip 1.12 compressed it (named
+// h, mtime 2024-03-05 06:07:08 UTC).
+const gzHello = "1f8b08088cb6e66500036800cb48cdc9c9e72acf2fca49e10200ff5dc5c40c000000"
+
+// TestGzipList: gzip -l and -lv of a file and of standard input, recorded
+// with Debian's gzip 1.12 (TZ=UTC). zforce greps -lv's "defl" method.
+func TestGzipList(t *testing.T) {
+	data, err := hex.DecodeString(gzHello)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const head = "         compressed        uncompressed  ratio uncompressed_name\n"
+	const vhead = "method  crc     date  time  " + head
+	for _, tt := range []struct {
+		argv  []string
+		stdin bool
+		want  string
+	}{
+		{[]string{"gzip", "-l", "h.gz"}, false, head + "                 34                  12 -16.7% h\n"},
+		{[]string{"gzip", "-lv", "h.gz"}, false, vhead + "defla c4c55dff Mar  5 06:07                  34                  12 -16.7% h\n"},
+		{[]string{"gzip", "-lv"}, true, vhead + "defla c4c55dff Mar  5 06:07                  34                  12 -16.7% stdout\n"},
+		{[]string{"gzip", "-l", "-"}, true, head + "                 34                  12 -16.7% stdout\n"},
+	} {
+		fsys := newSandbox(t, map[string]string{"h.gz": string(data)}, nil)
+		in := ""
+		if tt.stdin {
+			in = string(data)
+		}
+		out, errs, code := runIn(fsys, std.Table(), tt.argv, in)
+		if out != tt.want || errs != "" || code != 0 {
+			t.Errorf("%v:\n got %q %q %d\nwant %q", tt.argv, out, errs, code, tt.want)
+		}
+	}
+}

@@ -6,14 +6,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"path"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/internal/textio"
+	"github.com/warren-sandbox/warren/commands/sysinfo"
 	"github.com/warren-sandbox/warren/vfs"
 )
 
@@ -114,6 +117,10 @@ func ratio(comp, orig int64) string {
 func (c *gzConf) one(name string) {
 	inv := c.inv
 	if name == "-" {
+		if c.list {
+			c.list1("stdin", "stdout", inv.Stdin)
+			return
+		}
 		c.stream(inv.Stdin, inv.Stdout, "stdin", "")
 		return
 	}
@@ -277,23 +284,58 @@ func (c *gzConf) listOne(name, abs string) {
 		return
 	}
 	defer f.Close()
-	fi, _ := f.Stat()
-	zr, err := gzip.NewReader(bufio.NewReader(f))
+	c.list1(name, strings.TrimSuffix(name, c.suffix), f)
+}
+
+// countingReader counts what passes through it (gzip -l of standard
+// input: the compressed size is what was read).
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (cr *countingReader) Read(p []byte) (int, error) {
+	n, err := cr.r.Read(p)
+	cr.n += int64(n)
+	return n, err
+}
+
+// list1 prints the -l line of one compressed stream (uname "stdout" for
+// standard input, as GNU says); -v adds the method, the CRC and the
+// header's time.
+func (c *gzConf) list1(name, uname string, r io.Reader) {
+	cr := &countingReader{r: r}
+	zr, err := gzip.NewReader(bufio.NewReader(cr))
 	if err != nil {
 		c.errorf(1, "%s: not in gzip format", name)
 		return
 	}
-	n, _ := io.Copy(io.Discard, zr)
+	zr.Multistream(false)
+	crc := crc32.NewIEEE()
+	n, err := io.Copy(crc, zr)
+	if err != nil && c.ctx.Err() != nil {
+		return
+	}
+	io.Copy(io.Discard, cr) // a trailer or garbage after the member counts
 	if !c.listed {
+		if c.verbose {
+			fmt.Fprint(c.inv.Stdout, "method  crc     date  time  ")
+		}
 		fmt.Fprintln(c.inv.Stdout, "         compressed        uncompressed  ratio uncompressed_name")
 		c.listed = true
 	}
-	uname := strings.TrimSuffix(name, c.suffix)
-	comp := fi.Size()
+	comp := cr.n
 	// gzip's ratio leaves out the header and trailer
 	body := comp - 18
 	if zr.Name != "" {
 		body -= int64(len(zr.Name)) + 1
+	}
+	if c.verbose {
+		mt := zr.ModTime
+		if mt.IsZero() {
+			mt = time.Unix(0, 0)
+		}
+		fmt.Fprintf(c.inv.Stdout, "defla %08x %s ", crc.Sum32(), mt.In(sysinfo.Location(c.inv)).Format("Jan _2 15:04"))
 	}
 	fmt.Fprintf(c.inv.Stdout, "%19d %19d %5s %s\n", comp, n, ratio(body, n), uname)
 	c.totIn += comp
