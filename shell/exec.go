@@ -1125,7 +1125,8 @@ func (r *runner) declClauseRedir(c *syntax.DeclClause, rds []*syntax.Redirect) (
 		}
 		operands = append(operands, as)
 	}
-	if len(rds) > 0 {
+	trace := r.opts[optXtrace]
+	if len(rds) > 0 || trace {
 		for i, as := range operands {
 			if as.Value == nil || as.Array != nil {
 				continue
@@ -1138,6 +1139,11 @@ func (r *runner) declClauseRedir(c *syntax.DeclClause, rds []*syntax.Redirect) (
 			na.Value = &syntax.Word{Parts: []syntax.WordPart{&syntax.SglQuoted{Value: v}}}
 			operands[i] = &na
 		}
+	}
+	if trace {
+		r.xtraceDecl(variant, flags, operands)
+	}
+	if len(rds) > 0 {
 		var ok bool
 		saved, ok = r.redirects(rds)
 		if !ok {
@@ -1150,6 +1156,65 @@ func (r *runner) declClauseRedir(c *syntax.DeclClause, rds []*syntax.Redirect) (
 }
 
 var _ = strconv.Itoa
+
+// xtraceDecl traces declare & co. as bash does: the command's words after
+// expansion, each NAME=VALUE quoted as one word (+ local 'y=a b' z). A
+// compound value is shown as written.
+func (r *runner) xtraceDecl(variant string, flags []string, operands []*syntax.Assign) {
+	words := append([]string{variant}, flags...)
+	for _, as := range operands {
+		if as.Name == nil {
+			continue
+		}
+		w := as.Name.Value
+		if as.Index != nil {
+			w += "[" + arithText(as.Index) + "]"
+		}
+		op := "="
+		if as.Append {
+			op = "+="
+		}
+		switch {
+		case as.Array != nil:
+			w += op + arrayText(as.Array)
+		case as.Value != nil && len(as.Value.Parts) == 1:
+			if v, ok := as.Value.Parts[0].(*syntax.SglQuoted); ok {
+				w += op + v.Value
+			}
+		case !as.Naked:
+			w += op
+		}
+		words = append(words, w)
+	}
+	var b strings.Builder
+	for i, w := range words {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if i == 0 || strings.Contains(w, "=(") {
+			b.WriteString(w)
+			continue
+		}
+		b.WriteString(bashfmt.QuoteXtrace(w))
+	}
+	r.xtraceText(b.String())
+	if variant != "export" && variant != "readonly" {
+		return
+	}
+	// the special builtins' assignments are traced again, as assignments
+	for _, as := range operands {
+		if as.Name == nil || as.Naked || as.Index != nil || as.Array != nil {
+			continue
+		}
+		val := ""
+		if as.Value != nil && len(as.Value.Parts) == 1 {
+			if v, ok := as.Value.Parts[0].(*syntax.SglQuoted); ok {
+				val = v.Value
+			}
+		}
+		r.xtraceAssign(as.Name.Value, val)
+	}
+}
 
 func (r *runner) resident(name string) bool {
 	_, ok := r.sh.cfg.Commands[name]

@@ -50,9 +50,11 @@ func TestDoubleParenSubshellsPastQuotes(t *testing.T) {
 // set -x as bash 5.2 traces (recorded): assignments with the value quoted,
 // for and case headers as written, (( )) and each [[ ]] test, prefix
 // assignments on lines of their own, PS4 expanded and its first character
-// repeated per eval or command substitution level.
+// repeated per eval or command substitution level; declaration builtins
+// with their words as words (export and readonly trace the assignment too).
 func TestXtraceLikeBash(t *testing.T) {
 	checkRecorded(t, []recorded{
+		{"{ set -x; f() { local y=\"a b\" z; local q=5; declare -i k=1+2; readonly R=; export E=$HOME F; declare -x X=$((1+1)); }; f; set +x; } 2>&1", "+ f\n+ local 'y=a b' z\n+ local q=5\n+ declare -i k=1+2\n+ readonly R=\n+ R=\n+ export E=/home/user F\n+ E=/home/user\n+ declare -x X=2\n+ set +x\n", ""},
 		{"{ set -x; x='~'; y=\"a b\"; z=; echo \"$y\" $x; set +x; } 2>&1", "+ x='~'\n+ y='a b'\n+ z=\n+ echo 'a b' '~'\na b ~\n+ set +x\n", ""},
 		{"{ set -x; for i in \"a b\" c; do :; done; n=2; (( n++ )); (( n > 1 )); [[ -n $n && $n == [0-9] ]]; [[ ! -z $n ]]; [[ $n ]]; set +x; } 2>&1", "+ for i in \"a b\" c\n+ :\n+ for i in \"a b\" c\n+ :\n+ n=2\n+ ((  n++  ))\n+ ((  n > 1  ))\n+ [[ -n 3 ]]\n+ [[ 3 == [0-9] ]]\n+ [[ ! -z 3 ]]\n+ [[ -n 3 ]]\n+ set +x\n", ""},
 		{"{ set -x; case \"$HOME x\" in *) ;; esac; arr=( 1   \"2 3\" ); arr+=(z); z=1 true; set +x; } 2>&1", "+ case \"$HOME x\" in\n+ arr=(1 \"2 3\")\n+ arr+=(z)\n+ z=1\n+ true\n+ set +x\n", ""},
