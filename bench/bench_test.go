@@ -392,6 +392,19 @@ func TestReportSchema(t *testing.T) {
 			t.Errorf("report lacks %s", k)
 		}
 	}
+	// density's floor: the same ticks to an empty exec cost less than the
+	// heartbeat, and the difference is what the report says it is
+	if d, ok := m["density"].(map[string]any); ok {
+		cpu, _ := d["cpu_us_per_exec"].(float64)
+		floor, okf := d["floor_cpu_us_per_exec"].(float64)
+		above, oka := d["above_floor_cpu_us_per_exec"].(float64)
+		if !okf || !oka || floor <= 0 || math.Abs(cpu-floor-above) > 0.15 {
+			t.Errorf("density floor %v (ok %v), above %v (ok %v), cpu %v: want floor > 0 and cpu = floor + above", floor, okf, above, oka, cpu)
+		}
+		if _, ok := d["floor_sched_to_done"].(map[string]any); !ok {
+			t.Error("density lacks floor_sched_to_done")
+		}
+	}
 	if !strings.HasPrefix(m["peer"].(string), "warren ") {
 		t.Errorf("peer = %v", m["peer"])
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"time"
@@ -313,8 +314,26 @@ func runDensity(ctx context.Context, e *Env, r *Result) error {
 	})
 	o := d.Object()
 	o.Set("sandbox_create_total_ms", create.Milliseconds())
+	if d.Completed > 0 {
+		// The same ticks delivered to an empty exec, right after: what the
+		// harness, the Go scheduler's wake-ups and this machine cost per
+		// request at this rate with no sandbox work. It moves with the
+		// machine (its idle-wake-up cost) as much as the heartbeat does, so
+		// the difference is the figure that compares across runs.
+		fp := p
+		fp.Window = max(p.Window/3, min(p.Window, 2*time.Second))
+		e.Log("density: the same ticks to an empty exec for %v (the floor)", fp.Window)
+		f := RunDensity(ctx, fp, func(context.Context, int) error { return nil })
+		if f.Completed > 0 {
+			floor := Micros(f.ProcessCPU) / float64(f.Completed)
+			per := Micros(d.ProcessCPU) / float64(d.Completed)
+			o.Set("floor_cpu_us_per_exec", math.Round(floor*10)/10)
+			o.Set("above_floor_cpu_us_per_exec", math.Round((per-floor)*10)/10)
+			o.Set("floor_sched_to_done", f.SchedToDone)
+		}
+	}
 	r.Metrics.Set("density", o)
-	r.Notes.Set("density", "One Go process, N resident sandboxes created up front. The peer's tick model (agent i first fires at start+(i/N)*P, then every P, no skipped ticks, a late agent stays late, at most one exec in flight per agent, no exec starts after the window), driven by one dispatcher on its own OS thread (nanosleep at 1 ns timer slack, in due order) that hands due agents to `executors` goroutines; Go timers would add up to 1 ms of wake-up error per tick. exec_latency = Run call to return; start_lag = actual start minus scheduled start; sched_to_done = scheduled start to return. kept_up = completed >= 99% of scheduled and start_lag p99 <= period. Execs run in parallel on the executors (max_inflight <= executors), so exec_latency includes CPU contention among them. runtime: GC cycles, stop-the-world pauses and scheduler latency (runnable to running) over the run, from runtime/metrics (bucket upper bounds). Every heartbeat's output is checked; errors counts the wrong ones. dispatcher_cpu_us_per_exec: the dispatcher thread's own CPU (getrusage RUSAGE_THREAD: nanosleeps, clock reads, hand-offs and the futex wake-ups of executors they cause) per heartbeat, the harness's part of cpu_us_per_exec.")
+	r.Notes.Set("density", "One Go process, N resident sandboxes created up front. The peer's tick model (agent i first fires at start+(i/N)*P, then every P, no skipped ticks, a late agent stays late, at most one exec in flight per agent, no exec starts after the window), driven by one dispatcher on its own OS thread (nanosleep at 1 ns timer slack, in due order) that hands due agents to `executors` goroutines; Go timers would add up to 1 ms of wake-up error per tick. exec_latency = Run call to return; start_lag = actual start minus scheduled start; sched_to_done = scheduled start to return. kept_up = completed >= 99% of scheduled and start_lag p99 <= period. Execs run in parallel on the executors (max_inflight <= executors), so exec_latency includes CPU contention among them. runtime: GC cycles, stop-the-world pauses and scheduler latency (runnable to running) over the run, from runtime/metrics (bucket upper bounds). Every heartbeat's output is checked; errors counts the wrong ones. dispatcher_cpu_us_per_exec: the dispatcher thread's own CPU (getrusage RUSAGE_THREAD: nanosleeps, clock reads, hand-offs and the futex wake-ups of executors they cause) per heartbeat, the harness's part of cpu_us_per_exec. floor_cpu_us_per_exec: the same agents, period and dispatcher delivering ticks to an empty exec for a third of the window (at least 2 s) right after: the CPU per request of the harness, the Go scheduler's thread wake-ups and the machine's idle-wake-up cost with no sandbox work; above_floor_cpu_us_per_exec = cpu_us_per_exec minus it, the sandbox's own work per heartbeat, the figure that compares across runs and machines; floor_sched_to_done: that run's sched_to_done.")
 	if d.Errors > 0 {
 		return fmt.Errorf("density: %d heartbeats failed, first: %w", d.Errors, d.FirstError)
 	}
