@@ -13,7 +13,7 @@ FUZZTIME=${FUZZTIME:-10m}
 targets=(
   "./shell FuzzParse" "./shell FuzzArith" "./shell FuzzPattern" "./shell FuzzRun" "./shell FuzzRestore"
   "./server FuzzHandlers"
-  "./commands/archive FuzzTarExtract" "./commands/archive FuzzZipExtract"
+  "./commands/archive FuzzTarExtract" "./commands/archive FuzzZipExtract" "./commands/archive FuzzXzExtract"
   "./commands/internal/posixre FuzzTranslate"
   "./vfs FuzzDecodeNode" "./vfs FuzzResolve" "./vfs FuzzApplyChanges"
   "./wlog FuzzReplay"

@@ -26,6 +26,9 @@ func Register(t commands.Table) {
 	t.Register("bzip2", bzip2Cmd)
 	t.Register("bunzip2", bzip2Cmd)
 	t.Register("bzcat", bzip2Cmd)
+	for _, n := range []string{"xz", "unxz", "xzcat", "lzma", "unlzma", "lzcat"} {
+		t.Register(n, xzCmd)
+	}
 	t.Register("zip", zipCmd)
 	t.Register("unzip", unzipCmd)
 }

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ulikunitz/xz"
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/internal/textio"
 	"github.com/warren-sandbox/warren/commands/sysinfo"
@@ -251,8 +252,30 @@ func (c *tarConf) create(operands []string) {
 	case 'z':
 		zw = gzip.NewWriter(bw)
 		w = zw
-	case 'j', 'J', 'Z':
-		c.fatal("%s compression is not available in the sandbox (gzip is: use -z)", map[byte]string{'j': "bzip2", 'J': "xz", 'Z': "compress"}[c.comp])
+	case 'J':
+		mem := c.inv.Memory()
+		dict, cost, err := xzChargeDict(mem, xzPresetDict[6])
+		if err != nil {
+			if st, ok := c.inv.LimitExceeded(err); ok {
+				c.status = max(c.status, st)
+			}
+			if closer != nil {
+				closer.Close()
+			}
+			return
+		}
+		defer mem.Release(cost)
+		xw, err := xz.WriterConfig{DictCap: dict}.NewWriter(bw)
+		if err != nil {
+			c.fatal("xz: %v", err)
+			if closer != nil {
+				closer.Close()
+			}
+			return
+		}
+		zw, w = xw, xw
+	case 'j', 'Z':
+		c.fatal("%s compression is not available in the sandbox (gzip and xz are: use -z or -J)", map[byte]string{'j': "bzip2", 'Z': "compress"}[c.comp])
 		if closer != nil {
 			closer.Close()
 		}
@@ -507,9 +530,12 @@ func (c *tarConf) openArchive() (io.Reader, func(), bool) {
 		return textio.WithContext(c.ctx, zr), closeFn, true
 	case 'j':
 		return textio.WithContext(c.ctx, bzip2.NewReader(br)), closeFn, true
-	case 'J', 'Z':
+	case 'J':
+		x := newXzReader(br, c.inv.Memory(), false)
+		return textio.WithContext(c.ctx, x), func() { x.Close(); closeFn() }, true
+	case 'Z':
 		closeFn()
-		c.fatal("xz/compress archives are not supported in the sandbox")
+		c.fatal("compress (.Z) archives are not supported in the sandbox")
 		return nil, nil, false
 	}
 	return br, closeFn, true
@@ -556,6 +582,16 @@ func (c *tarConf) read(members []string) {
 		if err != nil {
 			if c.ctx.Err() != nil {
 				c.status = 130
+				return
+			}
+			if st, ok := c.inv.LimitExceeded(err); ok {
+				c.status, c.fatalSeen = st, true
+				return
+			}
+			if isXzErr(err) {
+				// as GNU tar reports its xz child's failure
+				fmt.Fprintf(c.inv.Stderr, "xz: (stdin): %v\n", err)
+				c.fatal("Child returned status 1")
 				return
 			}
 			if !sawAny {
