@@ -18,7 +18,9 @@ import (
 	"syscall"
 	"time"
 
+	dsbzip2 "github.com/dsnet/compress/bzip2"
 	"github.com/ulikunitz/xz"
+
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/internal/textio"
 	"github.com/warren-sandbox/warren/commands/sysinfo"
@@ -274,8 +276,30 @@ func (c *tarConf) create(operands []string) {
 			return
 		}
 		zw, w = xw, xw
-	case 'j', 'Z':
-		c.fatal("%s compression is not available in the sandbox (gzip and xz are: use -z or -J)", map[byte]string{'j': "bzip2", 'Z': "compress"}[c.comp])
+	case 'j':
+		mem := c.inv.Memory()
+		cost := bzEncoderCost(9)
+		if err := mem.Charge(cost); err != nil {
+			if st, ok := c.inv.LimitExceeded(err); ok {
+				c.status = max(c.status, st)
+			}
+			if closer != nil {
+				closer.Close()
+			}
+			return
+		}
+		defer mem.Release(cost)
+		bz, err := dsbzip2.NewWriter(bw, &dsbzip2.WriterConfig{Level: 9})
+		if err != nil {
+			c.fatal("bzip2: %v", err)
+			if closer != nil {
+				closer.Close()
+			}
+			return
+		}
+		zw, w = bz, bz
+	case 'Z':
+		c.fatal("compress (.Z) compression is not available in the sandbox (gzip, bzip2 and xz are: use -z, -j or -J)")
 		if closer != nil {
 			closer.Close()
 		}
