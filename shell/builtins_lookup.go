@@ -12,10 +12,7 @@ import (
 // pathLookupAny finds name in PATH as source does: any file that is not a
 // directory, executable or not.
 func (r *runner) pathLookupAny(name string) (string, bool) {
-	pathv := ""
-	if v := r.lookup("PATH"); v != nil {
-		pathv = v.str()
-	}
+	pathv := r.pathValue()
 	for _, dir := range strings.Split(pathv, ":") {
 		p := r.abs(dir + "/" + name)
 		if fi, err := r.sh.cfg.FS.Stat(p); err == nil && !fi.IsDir() {
@@ -66,14 +63,15 @@ func biType(r *runner, args []string) int {
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") && len(args[0]) > 1 {
 		for _, c := range args[0][1:] {
 			switch c {
+			// the last of -t, -p and -P decides (type -tP prints a path)
 			case 't':
-				tflag = true
+				tflag, pflag, Pflag = true, false, false
 			case 'p':
-				pflag = true
+				tflag, pflag, Pflag = false, true, false
 			case 'a':
 				aflag = true
 			case 'P':
-				Pflag = true
+				tflag, pflag, Pflag = false, false, true
 			case 'f':
 				fflag = true
 			default:
@@ -172,10 +170,7 @@ func biType(r *runner, args []string) int {
 // there, and as /bin/NAME when PATH has neither.
 func (r *runner) pathAll(name string) []string {
 	var out []string
-	pathv := ""
-	if v := r.lookup("PATH"); v != nil {
-		pathv = v.str()
-	}
+	pathv := r.pathValue()
 	for _, dir := range strings.Split(pathv, ":") {
 		p := strings.TrimSuffix(dir, "/") + "/" + name
 		fi, err := r.sh.cfg.FS.Stat(r.abs(p))
@@ -193,10 +188,10 @@ func (r *runner) pathAll(name string) []string {
 
 // biCommand runs a name bypassing functions (a builtin, else an external
 // command), or with -v or -V says what it is, as command -v and type do;
-// -p is accepted.
+// -p looks it up in the default path instead of $PATH.
 func biCommand(r *runner, args []string) int {
 	args = args[1:]
-	v, V := false, false
+	v, V, std := false, false, false
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") && len(args[0]) > 1 {
 		if args[0] == "--" {
 			args = args[1:]
@@ -209,6 +204,7 @@ func biCommand(r *runner, args []string) int {
 			case 'V':
 				V = true
 			case 'p':
+				std = true
 			default:
 				r.errf("command: -%c: invalid option", c)
 				r.usage("command: usage: command [-pVv] command [arg ...]")
@@ -219,6 +215,10 @@ func biCommand(r *runner, args []string) int {
 	}
 	if len(args) == 0 {
 		return 0
+	}
+	if std && !r.stdPath {
+		r.stdPath = true
+		defer func() { r.stdPath = false }()
 	}
 	if v || V {
 		st := 0

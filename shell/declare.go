@@ -290,7 +290,7 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 				st = 1
 				continue
 			}
-			v.Kind, v.Map, v.Str = expand.Associative, map[string]string{}, ""
+			v.Kind, v.Map, v.Str, v.ord = expand.Associative, map[string]string{}, "", nil
 			if op.Value == nil && op.Array == nil {
 				v.Set = false
 			}
@@ -404,6 +404,9 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 			case expand.Indexed:
 				v.setIndex(0, val)
 			case expand.Associative:
+				if _, had := v.Map["0"]; !had {
+					v.noteKey("0")
+				}
 				v.Map["0"] = val
 				v.Set = true
 			default:
@@ -614,22 +617,40 @@ func arrayLiteral(v *Var) string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		if v.Kind == expand.Associative {
-			// bash quotes a key only when set would (a shell
-			// metacharacter, a character that is not printable)
-			kq := k
-			if k == "" || shellMetas(k) || strings.HasPrefix(bashfmt.QuoteDouble(k), "$") {
-				kq = bashfmt.QuoteDouble(k)
-			}
-			b.WriteString("[" + kq + "]=" + bashfmt.QuoteDouble(vals[i]))
-		} else {
-			b.WriteString("[" + k + "]=" + bashfmt.QuoteDouble(vals[i]))
-		}
+		b.WriteString("[" + arrayKey(v, k) + "]=" + bashfmt.QuoteDouble(vals[i]))
 	}
 	if v.Kind == expand.Associative && len(keys) > 0 {
 		b.WriteByte(' ')
 	}
 	b.WriteByte(')')
+	return b.String()
+}
+
+// arrayKey is key k of array v as declare -p and ${a[@]@K} print it: bash
+// quotes an associative key only when set would (a shell metacharacter, a
+// character that is not printable).
+func arrayKey(v *Var, k string) string {
+	if v.Kind == expand.Associative && (k == "" || shellMetas(k) || strings.HasPrefix(bashfmt.QuoteDouble(k), "$")) {
+		return bashfmt.QuoteDouble(k)
+	}
+	return k
+}
+
+// keyValueList is ${a[@]@K}: key and value pairs quoted as declare -p
+// quotes them, and for an associative array the same trailing space.
+func keyValueList(v *Var) string {
+	var b strings.Builder
+	keys := v.keys()
+	vals := v.values()
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(arrayKey(v, k) + " " + bashfmt.QuoteDouble(vals[i]))
+	}
+	if v.Kind == expand.Associative && len(keys) > 0 {
+		b.WriteByte(' ')
+	}
 	return b.String()
 }
 

@@ -633,11 +633,20 @@ func (r *runner) external(args []string, extraEnv []string) {
 }
 
 // pathLookup searches $PATH in the vfs for an executable file.
-func (r *runner) pathLookup(name string) (string, bool) {
-	pathv := ""
-	if v := r.lookup("PATH"); v != nil {
-		pathv = v.str()
+// pathValue is the search path: $PATH, or during command -p the system's
+// default (getconf PATH on Debian).
+func (r *runner) pathValue() string {
+	if r.stdPath {
+		return "/bin:/usr/bin"
 	}
+	if v := r.lookup("PATH"); v != nil {
+		return v.str()
+	}
+	return ""
+}
+
+func (r *runner) pathLookup(name string) (string, bool) {
+	pathv := r.pathValue()
 	for _, dir := range strings.Split(pathv, ":") {
 		if dir == "" {
 			dir = "."

@@ -133,7 +133,7 @@ func (e env) Set(name string, vr expand.Variable) error {
 		if v == nil {
 			return errSilent
 		}
-		v.Kind, v.Map, v.Set = expand.Associative, vr.Map, true
+		v.Kind, v.Map, v.Set, v.ord = expand.Associative, vr.Map, true, nil
 	}
 	return nil
 }

@@ -119,7 +119,7 @@ func (r *runner) recharge(v *Var) bool {
 	if r.chargeVar(v, varCost(v)-v.mem) {
 		return true
 	}
-	v.Str, v.List, v.Idx, v.Map = "", nil, nil, nil
+	v.Str, v.List, v.Idx, v.Map, v.ord = "", nil, nil, nil, nil
 	r.releaseVar(v)
 	return false
 }
@@ -197,5 +197,8 @@ func (r *runner) storeKey(v *Var, k, s string) bool {
 		return false
 	}
 	v.Map[k] = s
+	if !had {
+		v.noteKey(k)
+	}
 	return true
 }

@@ -976,34 +976,36 @@ func (x *wexp) transform(pv pval, op string, quoted bool, name string) error {
 		return x.emitScalar(flags, quoted)
 	case "A":
 		if pv.v == nil {
-			return x.emitScalar("", quoted)
-		}
-		if pv.isArr || pv.isList {
-			f := pv.v.attrFlags()
-			return x.emitScalar("declare "+f+" "+pv.name+"="+arrayLiteral(pv.v), quoted)
-		}
-		if !pv.set {
+			if pv.isList && !pv.star {
+				return x.emit(pv, quoted) // like "${unset[@]}": no word
+			}
 			return x.emitScalar("", quoted)
 		}
 		f := pv.v.attrFlags()
+		if pv.isList && pv.isArr {
+			return x.emitScalar("declare "+f+" "+pv.name+"="+arrayLiteral(pv.v), quoted)
+		}
+		// ${a@A} of an array is its element 0, as $a is
+		if !pv.set {
+			if pv.isArr {
+				return x.emitScalar("declare "+f+" "+pv.name, quoted)
+			}
+			return x.emitScalar("", quoted)
+		}
 		if f == "--" {
 			return x.emitScalar(pv.name+"="+bashfmt.QuoteSingle(pv.vals[0]), quoted)
 		}
 		return x.emitScalar("declare "+f+" "+pv.name+"="+bashfmt.QuoteSingle(pv.vals[0]), quoted)
 	case "K", "k":
 		if pv.v != nil && pv.isList && pv.isArr {
+			if op == "K" {
+				return x.emitScalar(keyValueList(pv.v), quoted)
+			}
 			keys := pv.v.keys()
 			vals := pv.v.values()
-			var parts []string
+			parts := make([]string, 0, 2*len(keys))
 			for i, k := range keys {
-				if op == "K" {
-					parts = append(parts, k+" "+bashfmt.QuoteSingle(vals[i]))
-				} else {
-					parts = append(parts, k, vals[i])
-				}
-			}
-			if op == "K" {
-				return x.emitScalar(strings.Join(parts, " "), quoted)
+				parts = append(parts, k, vals[i])
 			}
 			pv.vals = parts
 			return x.emit(pv, quoted)

@@ -125,8 +125,9 @@ func (f *fdesc) name() string {
 // runner executes shell code. The session (vars, funcs, options...) lives in
 // it; subshells are clones sharing maps until they write (own()).
 type runner struct {
-	sh *Shell
-	rs *runState
+	stdPath bool // command -p: look commands up in the default path
+	sh      *Shell
+	rs      *runState
 
 	global  *scope
 	vars    *scope

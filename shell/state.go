@@ -153,7 +153,9 @@ func (s *Shell) MarshalState() ([]byte, error) {
 		for _, i := range v.Idx {
 			e.u(uint64(i))
 		}
-		keys := slices.Sorted(maps.Keys(v.Map))
+		// in insertion order: restoring inserts them again, which keeps
+		// the order bash lists them in (assocorder.go)
+		keys := v.insertionOrder()
 		e.u(uint64(len(keys)))
 		for _, k := range keys {
 			e.s(k)
@@ -229,6 +231,9 @@ func Restore(cfg Config, state []byte) (*Shell, error) {
 			for range k {
 				key := d.s()
 				v.Map[key] = d.s()
+				if v.Kind == expand.Associative {
+					v.noteKey(key)
+				}
 			}
 		}
 		if v.Kind == expand.Indexed && v.List == nil {

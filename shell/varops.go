@@ -1,6 +1,8 @@
 package shell
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -154,10 +156,10 @@ func (r *runner) setElemKey(name, key, val string, appendTo, expandKey bool) boo
 	}
 	if v.Kind == expand.Associative || v.Attr&attrAssoc != 0 {
 		if v.Kind != expand.Associative {
-			v.Kind, v.Map = expand.Associative, map[string]string{}
+			v.Kind, v.Map, v.ord = expand.Associative, map[string]string{}, nil
 		}
 		if v.Map == nil {
-			v.Map = map[string]string{}
+			v.Map, v.ord = map[string]string{}, nil
 		}
 		k, ok := key, true
 		if expandKey {
@@ -279,6 +281,9 @@ func (r *runner) unsetVar(name string) bool {
 				r.chargeVar(v, -(strCost(k) + strCost(old) + 16))
 			}
 			delete(v.Map, k)
+			if v.ord != nil {
+				v.ord.remove(k)
+			}
 			return true
 		}
 		n, err := r.arithString(key)
@@ -426,7 +431,7 @@ func (r *runner) assign(as *syntax.Assign, local bool) bool {
 				return false
 			}
 			if v.Kind != expand.Associative {
-				v.Kind, v.Map = expand.Associative, map[string]string{}
+				v.Kind, v.Map, v.ord = expand.Associative, map[string]string{}, nil
 			}
 			if as.Append {
 				val = v.Map[k] + val
@@ -493,10 +498,27 @@ func (r *runner) assignArray(name string, arr *syntax.ArrayExpr, appendTo bool, 
 	assoc := v.Kind == expand.Associative || v.Attr&attrAssoc != 0 || forceAttr&attrAssoc != 0
 	if assoc {
 		m := map[string]string{}
+		// a=(...) empties the table and keeps its size (bash's
+		// assoc_flush), a+=(...) adds to it
+		var ord *keyOrder
+		if v.Kind == expand.Associative {
+			ord = v.ord.clone()
+		}
 		if appendTo && v.Kind == expand.Associative {
 			for k, x := range v.Map {
 				m[k] = x
 			}
+			if ord == nil {
+				ord = newKeyOrder()
+				for _, k := range slices.Sorted(maps.Keys(m)) {
+					ord.insert(k)
+				}
+			}
+		} else if ord != nil {
+			ord.flush()
+		}
+		if ord == nil {
+			ord = newKeyOrder()
 		}
 		for _, e := range arr.Elems {
 			if e.Index == nil {
@@ -521,8 +543,9 @@ func (r *runner) assignArray(name string, arr *syntax.ArrayExpr, appendTo bool, 
 				continue
 			}
 			m[k] = val
+			ord.insert(k)
 		}
-		v.Kind, v.Map, v.Set, v.List, v.Idx = expand.Associative, m, true, nil, nil
+		v.Kind, v.Map, v.Set, v.List, v.Idx, v.ord = expand.Associative, m, true, nil, nil, ord
 		if !r.recharge(v) {
 			return false
 		}
@@ -557,7 +580,7 @@ func (r *runner) assignArray(name string, arr *syntax.ArrayExpr, appendTo bool, 
 		items = append(items, item{nil, fs})
 	}
 	if !(appendTo && v.Set) {
-		v.Kind, v.List, v.Idx, v.Map, v.Str = expand.Indexed, []string{}, nil, nil, ""
+		v.Kind, v.List, v.Idx, v.Map, v.Str, v.ord = expand.Indexed, []string{}, nil, nil, "", nil
 		r.releaseVar(v)
 	} else if v.Kind == expand.String {
 		v.Kind, v.List, v.Str = expand.Indexed, []string{v.Str}, ""

@@ -32,7 +32,8 @@ type Var struct {
 	Idx  []int
 	Map  map[string]string
 	Attr uint16
-	mem  int64 // bytes charged to the memory budget for this value (memory.go)
+	mem  int64     // bytes charged to the memory budget for this value (memory.go)
+	ord  *keyOrder // an associative array's key order, as bash lists it (assocorder.go)
 }
 
 func (v *Var) clone() *Var {
@@ -47,6 +48,7 @@ func (v *Var) clone() *Var {
 	if v.Map != nil {
 		n.Map = maps.Clone(v.Map)
 	}
+	n.ord = v.ord.clone()
 	return &n
 }
 
@@ -167,6 +169,9 @@ func (v *Var) keys() []string {
 		}
 		return out
 	case expand.Associative:
+		if v.ord != nil {
+			return v.ord.sortKeys(slices.Collect(maps.Keys(v.Map)))
+		}
 		return slices.Sorted(maps.Keys(v.Map))
 	}
 	if v.Set {

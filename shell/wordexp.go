@@ -209,6 +209,9 @@ func (r *runner) fields(words ...*syntax.Word) ([]string, bool) {
 				}
 				safeSequences(&cp)
 				ws = expand.Braces(&cp)
+				for i, bw := range ws {
+					ws[i] = rejoinNames(bw)
+				}
 				if len(ws) > r.rs.lim.MaxExpansion {
 					r.rs.fail(limitf("brace expansion limit exceeded (%d fields, max %d)", len(ws), r.rs.lim.MaxExpansion))
 					r.exiting = true
@@ -583,6 +586,9 @@ func (x *wexp) litUnquoted(s string) {
 			i += sz
 			start = i + 1
 		} else {
+			// a backslash that ends the word quotes nothing but still
+			// quotes: bash keeps the (empty) field ({Z..a} has one)
+			x.add("", true)
 			start = i + 1
 		}
 	}
