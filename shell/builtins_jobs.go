@@ -130,8 +130,10 @@ func (r *runner) currentJob() *Job {
 			return r.jobs[i]
 		}
 	}
-	if len(r.jobs) > 0 {
-		return r.jobs[len(r.jobs)-1]
+	for i := len(r.jobs) - 1; i >= 0; i-- {
+		if !r.jobs[i].cleaned.Load() {
+			return r.jobs[i]
+		}
 	}
 	return nil
 }
@@ -156,6 +158,9 @@ func (r *runner) findJob(spec string) *Job {
 		n, err := strconv.Atoi(s)
 		for i := len(r.jobs) - 1; i >= 0; i-- {
 			j := r.jobs[i]
+			if j.cleaned.Load() {
+				continue
+			}
 			switch {
 			case err == nil && j.id == n,
 				err != nil && strings.HasPrefix(s, "?") && strings.Contains(j.cmd, s[1:]),
@@ -202,7 +207,9 @@ func biWait(r *runner, args []string) int {
 	if waitN {
 		var live []*Job
 		for _, j := range r.jobs {
-			live = append(live, j)
+			if !j.cleaned.Load() {
+				live = append(live, j)
+			}
 		}
 		if len(live) == 0 {
 			return 127
@@ -249,6 +256,7 @@ func biWait(r *runner, args []string) int {
 		case <-r.context().Done():
 			return 1
 		}
+		j.cleaned.Store(true)
 		st = j.status
 	}
 	return st

@@ -592,6 +592,9 @@ func (r *runner) execDirHook(ctx context.Context, dir string, argv []string, std
 
 // external runs a non-builtin command.
 func (r *runner) external(args []string, extraEnv []string) {
+	if len(r.jobs) > 0 {
+		defer r.noteEndedJobs()
+	}
 	name := args[0]
 	if r.execArgv0 != "" {
 		// exec -a/-l: the command is found by its name, runs with this

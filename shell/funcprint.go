@@ -20,6 +20,9 @@ type bashLayout struct {
 	docs  []*syntax.Redirect // here-documents waiting for the end of the line
 	step  int                // spaces a level: 4, 1 in an exported function
 	ndocs int                // here-documents queued so far
+	// outsideFunc prints brace groups on one line, as bash does outside
+	// a function definition
+	outsideFunc bool
 }
 
 func newBashLayout() *bashLayout {
@@ -326,6 +329,19 @@ func (p *bashLayout) command(cmd syntax.Command, ind int) {
 		}
 		p.words(c.Args)
 	case *syntax.Block:
+		if p.outsideFunc {
+			// bash's print_group_command: on one line outside a
+			// function definition (a job's text)
+			p.str("{ ")
+			p.inline(c.Stmts)
+			p.flushDocs()
+			if n := len(c.Stmts); n > 0 && c.Stmts[n-1].Background {
+				p.str(" }")
+			} else {
+				p.str("; }")
+			}
+			return
+		}
 		p.str("{ ")
 		p.nl(ind + p.step)
 		p.list(c.Stmts, ind+p.step)
@@ -334,7 +350,11 @@ func (p *bashLayout) command(cmd syntax.Command, ind int) {
 		p.str("}")
 	case *syntax.Subshell:
 		p.str("( ")
-		p.list(c.Stmts, ind)
+		if p.outsideFunc {
+			p.inline(c.Stmts)
+		} else {
+			p.list(c.Stmts, ind)
+		}
 		p.flushDocs() // the bodies come before the )
 		p.str(" )")
 	case *syntax.BinaryCmd:

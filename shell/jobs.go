@@ -49,6 +49,12 @@ type Job struct {
 	done    chan struct{}
 	cancel  context.CancelCauseFunc
 	holds   io.Writer // its stdout when it started (command substitution waits for the jobs holding its capture)
+	// cleaned is set once bash would have reaped the ended job: wait
+	// collected it, or a foreground command ran while it ended (bash
+	// reaps dead children while it waits for one, noteEndedJobs). It is
+	// no longer a job (%N, wait -n); wait PID still finds it, as bash
+	// remembers the statuses of its background pids.
+	cleaned atomic.Bool
 
 	// set before done is closed
 	status int
@@ -416,6 +422,17 @@ func (r *runner) nextJobID() int {
 		}
 	}
 	return n + 1
+}
+
+// noteEndedJobs marks the jobs that have ended as reaped, after a
+// foreground command that bash would have forked and waited for (it
+// collects its dead background children then; builtins do not).
+func (r *runner) noteEndedJobs() {
+	for _, j := range r.jobs {
+		if !j.Running() {
+			j.cleaned.Store(true)
+		}
+	}
 }
 
 // reapJobs forgets ended jobs beyond keep (the oldest first); bash reaps

@@ -224,7 +224,7 @@ func TestNohupSetsidDisown(t *testing.T) {
 	}{
 		{"nohup runs the command", "nohup echo hi", "hi\n", 0},
 		{"nohup without a command", "nohup", "", 125},
-		{"nohup job", "nohup sleep 30 > /dev/null 2>&1 & jobs; kill %1; wait", "[1]+  Running                 nohup sleep 30 >/dev/null 2>&1 &\n", 0},
+		{"nohup job", "nohup sleep 30 > /dev/null 2>&1 & jobs; kill %1; wait", "[1]+  Running                 nohup sleep 30 > /dev/null 2>&1 &\n", 0},
 		{"setsid detaches", "setsid sleep 30; echo $?; jobs; ps | grep -c 'sleep 30'", "0\n1\n", 0},
 		{"setsid -w waits", "setsid -w sh -c 'exit 4' 2>/dev/null || setsid -w false; echo $?", "1\n", 0},
 		{"setsid without a command", "setsid", "", 1},
@@ -364,4 +364,24 @@ func TestJobExitTrapOnSignal(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", tt.script, out, tt.want)
 		}
 	}
+}
+
+// TestJobsReapedLikeBash: a job that ends while a foreground command runs
+// is reaped then, as bash collects dead children while it waits for one
+// (no longer %N or wait -n's; wait PID still finds its status); builtins
+// reap nothing. Job text is bash's layout. Recorded from bash 5.2.
+func TestJobsReapedLikeBash(t *testing.T) {
+	tests := []recorded{
+		{`(exit 7) & p=$!; wait $p; echo $?; wait $p; echo $?; wait -n; echo $?`, "7\n7\n127\n", ""},
+		{`(exit 3)& sleep 0.1; jobs; wait -n; echo $?`, "127\n", ""},
+		{`(exit 3)& true; true; wait -n; echo $?`, "3\n", ""},
+		{`(exit 3) & p=$!; sleep 0.1; wait $p; echo $?; wait %1; echo $?`, "3\n127\n", ""},
+		{`sleep 5 & kill %1; wait %1; echo $?`, "143\n", ""},
+		{`sleep 5 2>/dev/null >>/dev/null </dev/null & { sleep 4; sleep 3 & } & ( sleep 3; sleep 2 ) & jobs; kill %1 %2 %3`,
+			"[1]   Running                 sleep 5 2> /dev/null >> /dev/null < /dev/null &\n" +
+				"[2]-  Running                 { sleep 4; sleep 3 & } &\n" +
+				"[3]+  Running                 ( sleep 3; sleep 2 ) &\n", ""},
+		{`while true; do sleep 1; done & jobs; kill %1`, "[1]+  Running                 while true; do\n    sleep 1;\ndone &\n", ""},
+	}
+	checkRecorded(t, tests, false)
 }

@@ -910,9 +910,13 @@ func (r *runner) context() context.Context {
 }
 
 func jobText(st *syntax.Stmt) string {
-	var b strings.Builder
-	syntax.NewPrinter(syntax.SingleLine(true)).Print(&b, st)
-	return b.String()
+	// bash shows a job in the layout declare -f prints a body in
+	// (`sleep 5 > /dev/null`, `( exit 4 )`, compound commands over lines)
+	p := newBashLayout()
+	p.outsideFunc = true
+	p.stmt(st, 0)
+	p.flushDocs()
+	return p.b.String()
 }
 
 // debugPanics re-raises recovered panics (tests flip it to get stacks).
