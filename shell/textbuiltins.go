@@ -373,6 +373,7 @@ func biMapfile(r *runner, args []string) int {
 	delim := byte('\n')
 	trim := false
 	count, origin, skip := 0, 0, 0
+	originSet := false // with -O the array is not emptied first, even -O 0
 	fd := 0
 	callback, quantum := "", 5000
 	for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' {
@@ -412,6 +413,7 @@ func biMapfile(r *runner, args []string) int {
 			count, ok = num("invalid line count")
 		case 'O':
 			origin, ok = num("invalid array origin")
+			originSet = true
 		case 's':
 			skip, ok = num("invalid line count")
 		case 'u':
@@ -439,7 +441,15 @@ func biMapfile(r *runner, args []string) int {
 		r.errf("mapfile: %d: invalid file descriptor: Bad file descriptor", fd)
 		return 1
 	}
-	data, err := io.ReadAll(io.LimitReader(r.fds[fd].r, int64(r.rs.lim.MaxStringBytes)+1))
+	var data []byte
+	var err error
+	if count > 0 {
+		// bash reads -n's lines a byte at a time and leaves the rest of
+		// the input to whoever reads it next (read, another mapfile)
+		data, err = readDelimited(r.fds[fd].r, delim, skip+count, r.rs.lim.MaxStringBytes+1)
+	} else {
+		data, err = io.ReadAll(io.LimitReader(r.fds[fd].r, int64(r.rs.lim.MaxStringBytes)+1))
+	}
 	if err != nil && len(data) == 0 && err != io.EOF {
 		return 1
 	}
@@ -451,7 +461,7 @@ func biMapfile(r *runner, args []string) int {
 	if !r.memFits(int64(len(data))) {
 		return StatusLimit
 	}
-	if v := r.lookupRef(name); origin == 0 && (v == nil || v.Attr&attrReadonly == 0) {
+	if v := r.lookupRef(name); !originSet && (v == nil || v.Attr&attrReadonly == 0) {
 		r.unsetVar(name) // a readonly one: varForWrite says so
 	}
 	v := r.varForWrite(name)
@@ -524,4 +534,30 @@ func utf8Tail(c byte) int {
 		return 1
 	}
 	return 0
+}
+
+// readDelimited reads from in one byte at a time until it has n delim
+// bytes, max bytes or the end of the input, so that nothing after the
+// n-th delimiter is consumed.
+func readDelimited(in io.Reader, delim byte, n, max int) ([]byte, error) {
+	var out []byte
+	var one [1]byte
+	for len(out) < max {
+		k, err := in.Read(one[:])
+		if k == 1 {
+			out = append(out, one[0])
+			if one[0] == delim {
+				if n--; n == 0 {
+					return out, nil
+				}
+			}
+		}
+		if err != nil {
+			if err == io.EOF {
+				return out, nil
+			}
+			return out, err
+		}
+	}
+	return out, nil
 }
