@@ -564,12 +564,63 @@ func (s *session) pathFilter(paths []string) (func(string) bool, error) {
 			if r == "." || n == r || strings.HasPrefix(n, r+"/") {
 				return true
 			}
-			if ok, _ := path.Match(r, n); ok {
+			if pathspecGlob(r, n) {
 				return true
 			}
 		}
 		return false
 	}, nil
+}
+
+// pathspecGlob matches a pathspec with wildcards as git does: '*' and '?'
+// match '/' too (git's pathspecs are not FNM_PATHNAME), and a bracket
+// expression is path.Match's.
+func pathspecGlob(pat, name string) bool {
+	return strings.ContainsAny(pat, "*?[") && globMatch(pat, name)
+}
+
+func globMatch(pat, name string) bool {
+	for len(pat) > 0 {
+		switch pat[0] {
+		case '*':
+			for len(pat) > 0 && pat[0] == '*' {
+				pat = pat[1:]
+			}
+			if pat == "" {
+				return true
+			}
+			for i := 0; i <= len(name); i++ {
+				if globMatch(pat, name[i:]) {
+					return true
+				}
+			}
+			return false
+		case '?':
+			if name == "" {
+				return false
+			}
+			pat, name = pat[1:], name[1:]
+		case '[':
+			end := strings.IndexByte(pat[1:], ']')
+			if end < 0 || name == "" {
+				return false
+			}
+			cls := pat[:end+2]
+			if ok, err := path.Match(cls, name[:1]); err != nil || !ok {
+				return false
+			}
+			pat, name = pat[end+2:], name[1:]
+		default:
+			if pat[0] == '\\' && len(pat) > 1 {
+				pat = pat[1:]
+			}
+			if name == "" || name[0] != pat[0] {
+				return false
+			}
+			pat, name = pat[1:], name[1:]
+		}
+	}
+	return name == ""
 }
 
 func cmdDiff(s *session, args []string) error {

@@ -79,7 +79,7 @@ var gitCommands = map[string]bool{
 	"cherry": true, "cherry-pick": true, "citool": true, "clean": true, "commit-tree": true,
 	"count-objects": true, "credential": true, "diff-files": true, "diff-index": true,
 	"diff-tree": true, "fast-export": true, "fast-import": true, "filter-branch": true, "for-each-ref": true, "fsck": true, "gc": true,
-	"grep": true, "hash-object": true, "help": true, "init-db": true, "interpret-trailers": true,
+	"hash-object": true, "help": true, "init-db": true, "interpret-trailers": true,
 	"ls-tree": true, "mailinfo": true, "mailsplit": true, "maintenance": true,
 	"merge-base": true, "merge-file": true, "mktag": true, "mktree": true, "name-rev": true,
 	"notes": true, "pack-objects": true, "prune": true, "range-diff": true, "read-tree": true, "rebase": true, "reflog": true, "repack": true, "replace": true, "request-pull": true, "rerere": true, "revert": true,
@@ -121,7 +121,7 @@ func init() {
 		"branch": cmdBranch, "checkout": cmdCheckout, "switch": cmdSwitch, "restore": cmdRestore,
 		"reset": cmdReset, "tag": cmdTag, "merge": cmdMerge, "rev-parse": cmdRevParse,
 		"ls-files": cmdLsFiles, "clone": cmdClone, "version": cmdVersion, "rev-list": cmdRevList,
-		"cat-file": cmdCatFile, "stash": cmdStash, "describe": cmdDescribe,
+		"cat-file": cmdCatFile, "grep": cmdGrep, "stash": cmdStash, "describe": cmdDescribe,
 		"apply": cmdApply, "am": cmdAm, "format-patch": cmdFormatPatch, "fetch": cmdFetch, "pull": cmdPull, "push": cmdPush, "ls-remote": cmdLsRemote, "remote": cmdRemote,
 	}
 }
@@ -196,7 +196,7 @@ var shortWithArg = map[string]string{
 	"commit": "mFCc", "checkout": "bB", "switch": "cC", "tag": "mF", "log": "n", "merge": "m",
 	"clone": "b", "init": "b", "restore": "s", "show": "n", "branch": "", "add": "", "rm": "",
 	"reset": "", "status": "", "diff": "", "mv": "", "ls-files": "", "stash": "m",
-	"apply": "pC", "am": "p", "format-patch": "o", "fetch": "", "pull": "", "push": "", "ls-remote": "", "remote": "",
+	"grep": "e", "apply": "pC", "am": "p", "format-patch": "o", "fetch": "", "pull": "", "push": "", "ls-remote": "", "remote": "",
 }
 
 // expandShort splits bundled short options ("-qam msg" -> "-q -a -m msg"),
