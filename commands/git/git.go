@@ -76,7 +76,7 @@ func unsupported(what string) error { return &refusal{what} }
 // git); any other name gets git's "is not a git command".
 var gitCommands = map[string]bool{
 	"archive": true, "bisect": true, "blame": true, "bundle": true,
-	"cherry": true, "cherry-pick": true, "citool": true, "clean": true, "commit-tree": true,
+	"cherry": true, "cherry-pick": true, "citool": true, "commit-tree": true,
 	"count-objects": true, "credential": true, "diff-files": true, "diff-index": true,
 	"diff-tree": true, "fast-export": true, "fast-import": true, "filter-branch": true, "for-each-ref": true, "fsck": true, "gc": true,
 	"hash-object": true, "help": true, "init-db": true, "interpret-trailers": true,
@@ -121,7 +121,7 @@ func init() {
 		"branch": cmdBranch, "checkout": cmdCheckout, "switch": cmdSwitch, "restore": cmdRestore,
 		"reset": cmdReset, "tag": cmdTag, "merge": cmdMerge, "rev-parse": cmdRevParse,
 		"ls-files": cmdLsFiles, "clone": cmdClone, "version": cmdVersion, "rev-list": cmdRevList,
-		"cat-file": cmdCatFile, "grep": cmdGrep, "stash": cmdStash, "describe": cmdDescribe,
+		"cat-file": cmdCatFile, "grep": cmdGrep, "clean": cmdClean, "stash": cmdStash, "describe": cmdDescribe,
 		"apply": cmdApply, "am": cmdAm, "format-patch": cmdFormatPatch, "fetch": cmdFetch, "pull": cmdPull, "push": cmdPush, "ls-remote": cmdLsRemote, "remote": cmdRemote,
 	}
 }
@@ -196,7 +196,7 @@ var shortWithArg = map[string]string{
 	"commit": "mFCc", "checkout": "bB", "switch": "cC", "tag": "mF", "log": "n", "merge": "m",
 	"clone": "b", "init": "b", "restore": "s", "show": "n", "branch": "", "add": "", "rm": "",
 	"reset": "", "status": "", "diff": "", "mv": "", "ls-files": "", "stash": "m",
-	"grep": "e", "apply": "pC", "am": "p", "format-patch": "o", "fetch": "", "pull": "", "push": "", "ls-remote": "", "remote": "",
+	"grep": "e", "clean": "e", "apply": "pC", "am": "p", "format-patch": "o", "fetch": "", "pull": "", "push": "", "ls-remote": "", "remote": "",
 }
 
 // expandShort splits bundled short options ("-qam msg" -> "-q -a -m msg"),

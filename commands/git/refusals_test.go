@@ -24,6 +24,8 @@ func TestNewFormsRefused(t *testing.T) {
 		{[]string{"grep", "--untracked", "foo"}, "grep --untracked"},
 		{[]string{"grep", "foo", "HEAD:sub"}, "grep REV:PATH"},
 		{[]string{"grep", "\\(a\\)\\1"}, "grep back-references"},
+		{[]string{"clean", "-i"}, "clean -i"},
+		{[]string{"clean", "-fdi"}, "clean -i"},
 	} {
 		fsys := newSandbox(t, map[string]string{"r/f": "foo\n", "r/sub/g": "foo\n"}, nil)
 		for _, s := range [][]string{{"git", "init", "-q", "r"}, {"git", "-C", "r", "add", "."}, {"git", "-C", "r", "commit", "-qm", "one"}} {
