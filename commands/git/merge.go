@@ -306,12 +306,12 @@ const unmergedFile = "WARREN_UNMERGED"
 
 // mergeState reports a merge in progress: the other parent and the paths
 // still unmerged.
+// The paths are also those of a conflicted revert (no MERGE_HEAD, ok false).
 func (s *session) mergeState() (plumbing.Hash, []string, bool) {
-	data, err := s.inv.FS.ReadFile(s.root + "/.git/MERGE_HEAD")
-	if err != nil {
-		return plumbing.ZeroHash, nil, false
+	h, ok := plumbing.ZeroHash, false
+	if data, err := s.inv.FS.ReadFile(s.root + "/.git/MERGE_HEAD"); err == nil {
+		h, ok = plumbing.NewHash(strings.TrimSpace(string(data))), true
 	}
-	h := plumbing.NewHash(strings.TrimSpace(string(data)))
 	var paths []string
 	if u, err := s.inv.FS.ReadFile(s.root + "/.git/" + unmergedFile); err == nil {
 		for _, p := range strings.Split(strings.TrimSpace(string(u)), "\n") {
@@ -320,13 +320,13 @@ func (s *session) mergeState() (plumbing.Hash, []string, bool) {
 			}
 		}
 	}
-	return h, paths, true
+	return h, paths, ok
 }
 
 // resolved drops paths from the unmerged list (git add / git rm).
 func (s *session) resolved(paths ...string) {
-	_, un, ok := s.mergeState()
-	if !ok || len(un) == 0 {
+	_, un, _ := s.mergeState()
+	if len(un) == 0 {
 		return
 	}
 	drop := map[string]bool{}
@@ -353,7 +353,7 @@ func (s *session) resolved(paths ...string) {
 }
 
 func (s *session) clearMerge() {
-	for _, f := range []string{"MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", unmergedFile} {
+	for _, f := range []string{"MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", revertHead, unmergedFile} {
 		s.inv.FS.Remove(s.root + "/.git/" + f)
 	}
 }

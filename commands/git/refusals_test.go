@@ -26,6 +26,11 @@ func TestNewFormsRefused(t *testing.T) {
 		{[]string{"grep", "\\(a\\)\\1"}, "grep back-references"},
 		{[]string{"clean", "-i"}, "clean -i"},
 		{[]string{"clean", "-fdi"}, "clean -i"},
+		{[]string{"revert", "HEAD"}, "revert without --no-edit"},
+		{[]string{"revert", "-m", "1", "HEAD"}, "revert -m"},
+		{[]string{"revert", "--no-edit", "HEAD", "HEAD"}, "revert of several commits"},
+		{[]string{"revert", "--skip"}, "revert --skip"},
+		{[]string{"root", "HEAD"}, "revert where f was added, deleted or changed in kind on both sides"},
 	} {
 		fsys := newSandbox(t, map[string]string{"r/f": "foo\n", "r/sub/g": "foo\n"}, nil)
 		for _, s := range [][]string{{"git", "init", "-q", "r"}, {"git", "-C", "r", "add", "."}, {"git", "-C", "r", "commit", "-qm", "one"}} {
@@ -33,12 +38,20 @@ func TestNewFormsRefused(t *testing.T) {
 				t.Fatalf("%v: %d %s", s, code, errs)
 			}
 		}
+		if tc.argv[0] == "root" {
+			// f changed after the root commit: reverting the root is a
+			// modify/delete conflict
+			fsys.WriteFile(caseDir+"/r/f", []byte("changed\n"), 0o644)
+			runIn(fsys, std.Table(), []string{"git", "-C", "r", "commit", "-qam", "two"}, "", ident...)
+			tc.argv = []string{"revert", "--no-edit", "HEAD~1"}
+		}
+		want, _ := fsys.ReadFile(caseDir + "/r/f")
 		argv := append([]string{"git", "-C", "r"}, tc.argv...)
 		out, errs, code := runIn(fsys, std.Table(), argv, "", ident...)
 		if code != 2 || out != "" || !strings.Contains(errs, "git "+tc.what) || !strings.Contains(errs, "not supported here") {
 			t.Errorf("%v: status %d stdout %q stderr %q", argv, code, out, errs)
 		}
-		if b, _ := fsys.ReadFile(caseDir + "/r/f"); string(b) != "foo\n" {
+		if b, _ := fsys.ReadFile(caseDir + "/r/f"); string(b) != string(want) {
 			t.Errorf("%v changed f to %q", argv, b)
 		}
 	}

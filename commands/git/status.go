@@ -201,6 +201,15 @@ func (s *session) longStatus(st gogit.Status, forCommit bool) {
 			w.WriteString("All conflicts fixed but you are still merging.\n  (use \"git commit\" to conclude merge)\n\n")
 		}
 	}
+	if data, err := s.inv.FS.ReadFile(s.root + "/.git/" + revertHead); err == nil && len(data) >= 7 {
+		fmt.Fprintf(w, "You are currently reverting commit %s.\n", data[:7])
+		if len(unmergedPaths) > 0 {
+			w.WriteString("  (fix conflicts and run \"git revert --continue\")\n")
+		} else {
+			w.WriteString("  (all conflicts fixed: run \"git revert --continue\")\n")
+		}
+		w.WriteString("  (use \"git revert --skip\" to skip this patch)\n  (use \"git revert --abort\" to cancel the revert operation)\n\n")
+	}
 	entries := s.statusEntries(st)
 	var staged, unstaged, untracked, unmerged []statusEntry
 	anyDeleted := false
@@ -241,7 +250,11 @@ func (s *session) longStatus(st gogit.Status, forCommit bool) {
 		w.WriteString("\n")
 	}
 	if len(unmerged) > 0 {
-		w.WriteString("Unmerged paths:\n  (use \"git add <file>...\" to mark resolution)\n")
+		w.WriteString("Unmerged paths:\n")
+		if _, err := s.inv.FS.Stat(s.root + "/.git/" + revertHead); err == nil {
+			w.WriteString("  (use \"git restore --staged <file>...\" to unstage)\n")
+		}
+		w.WriteString("  (use \"git add <file>...\" to mark resolution)\n")
 		for _, e := range unmerged {
 			fmt.Fprintf(w, "\tboth modified:   %s\n", s.display(e.name))
 		}
