@@ -29,7 +29,10 @@ type side struct {
 // fileChange is one file that differs between two snapshots.
 type fileChange struct {
 	from, to *side
-	ops      []lineOp
+	// noIndex: a side missing from a diff --no-index is named /dev/null in
+	// --stat, --numstat and --name-only, as git's are
+	noIndex bool
+	ops     []lineOp
 	binary   bool
 	done     bool
 	adds     int
@@ -269,6 +272,64 @@ func (ch *fileChange) stat() (int, int) {
 	return ch.adds, ch.dels
 }
 
+// statName is the name --stat and --numstat show: "old => new" (with
+// the common directories outside braces) when the sides' names differ.
+func (ch *fileChange) statName() string {
+	a, b := ch.name(), ch.name()
+	if ch.from != nil {
+		a = ch.from.name
+	} else if ch.noIndex {
+		a = "/dev/null"
+	}
+	if ch.to != nil {
+		b = ch.to.name
+	} else if ch.noIndex {
+		b = "/dev/null"
+	}
+	if a == b {
+		return a
+	}
+	return renameName(a, b)
+}
+
+// renameName joins two paths as git's diffstat does: "a/{x => y}/z".
+func renameName(a, b string) string {
+	// the common prefix, up to and including its last '/'
+	pfx := 0
+	for i := 0; i < len(a) && i < len(b) && a[i] == b[i]; i++ {
+		if a[i] == '/' {
+			pfx = i + 1
+		}
+	}
+	// the common suffix, from a '/', not reaching into the prefix (but
+	// it may share the prefix's final '/')
+	sfx := 0
+	adj := 0
+	if pfx > 0 {
+		adj = 1
+	}
+	for i, j := len(a), len(b); i >= pfx-adj && j >= pfx-adj; i, j = i-1, j-1 {
+		var ca, cb byte
+		if i < len(a) {
+			ca = a[i]
+		}
+		if j < len(b) {
+			cb = b[j]
+		}
+		if ca != cb {
+			break
+		}
+		if ca == '/' {
+			sfx = len(a) - i
+		}
+	}
+	am, bm := max(0, len(a)-pfx-sfx), max(0, len(b)-pfx-sfx)
+	if pfx+sfx == 0 {
+		return a + " => " + b
+	}
+	return a[:pfx] + "{" + a[pfx:pfx+am] + " => " + b[pfx:pfx+bm] + "}" + a[len(a)-sfx:]
+}
+
 func (ch *fileChange) name() string {
 	if ch.to != nil {
 		return ch.to.name
@@ -435,7 +496,7 @@ func writeStatWidth(w *bytes.Buffer, changes []*fileChange, width int) {
 	binary := false
 	for _, ch := range changes {
 		ch.compute()
-		nameW = max(nameW, len(ch.name()))
+		nameW = max(nameW, len(ch.statName()))
 		if ch.binary {
 			binary = true
 		}
@@ -459,7 +520,7 @@ func writeStatWidth(w *bytes.Buffer, changes []*fileChange, width int) {
 		return 1 + v*(graphW-1)/maxChange
 	}
 	for _, ch := range changes {
-		name := ch.name()
+		name := ch.statName()
 		if len(name) > nameW {
 			name = "..." + name[len(name)-nameW+3:]
 		}
@@ -624,7 +685,14 @@ func globMatch(pat, name string) bool {
 }
 
 func cmdDiff(s *session, args []string) error {
+	if hasNoIndex(args) {
+		return s.diffNoIndex(args)
+	}
 	if err := s.open(); err != nil {
+		// outside a repository two paths are compared as with --no-index
+		if _, revs, paths, perr := parseDiffOpts(args); perr == nil && len(revs)+len(paths) == 2 {
+			return s.diffNoIndex(args)
+		}
 		return err
 	}
 	o, revs, paths, err := parseDiffOpts(args)
@@ -729,25 +797,32 @@ func (s *session) printChanges(changes []*fileChange, o diffOpts) {
 	switch {
 	case o.nameOnly:
 		for _, ch := range changes {
-			fmt.Fprintln(s.out, ch.name())
+			if ch.noIndex && ch.to == nil {
+				fmt.Fprintln(s.out, "/dev/null")
+			} else {
+				fmt.Fprintln(s.out, ch.name())
+			}
 		}
 	case o.nameStatus:
 		for _, ch := range changes {
-			st := "M"
+			st, name := "M", ch.name()
 			if ch.from == nil {
 				st = "A"
-			} else if ch.to == nil {
-				st = "D"
+			} else {
+				name = ch.from.name
+				if ch.to == nil {
+					st = "D"
+				}
 			}
-			fmt.Fprintf(s.out, "%s\t%s\n", st, ch.name())
+			fmt.Fprintf(s.out, "%s\t%s\n", st, name)
 		}
 	case o.numstat:
 		for _, ch := range changes {
 			a, d := ch.stat()
 			if ch.binary {
-				fmt.Fprintf(s.out, "-\t-\t%s\n", ch.name())
+				fmt.Fprintf(s.out, "-\t-\t%s\n", ch.statName())
 			} else {
-				fmt.Fprintf(s.out, "%d\t%d\t%s\n", a, d, ch.name())
+				fmt.Fprintf(s.out, "%d\t%d\t%s\n", a, d, ch.statName())
 			}
 		}
 	case o.stat:

@@ -71,7 +71,7 @@ func bigRepo(t *testing.T) *vfs.FS {
 // Files read whole by the new subcommands are charged to the budget first.
 func TestNewFormsCharged(t *testing.T) {
 	for _, args := range [][]string{
-		{"grep", "a"}, {"grep", "--cached", "a"}, {"grep", "-c", "a", "HEAD"},
+		{"grep", "a"}, {"grep", "--cached", "a"}, {"grep", "-c", "a", "HEAD"}, {"diff", "--no-index", "big", "big"},
 	} {
 		fsys := bigRepo(t)
 		mem := commands.NewMemory(1 << 20)
