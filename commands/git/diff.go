@@ -32,7 +32,9 @@ type fileChange struct {
 	// noIndex: a side missing from a diff --no-index is named /dev/null in
 	// --stat, --numstat and --name-only, as git's are
 	noIndex bool
-	ops     []lineOp
+	// score is a rename's similarity (renames.go), 0 for other changes
+	score int
+	ops   []lineOp
 	binary   bool
 	done     bool
 	adds     int
@@ -371,6 +373,18 @@ func writePatch(w *bytes.Buffer, ch *fileChange, context int) {
 		fmt.Fprintf(w, "new file mode %s\nindex %s..%s\n", modeOf(ch.to.mode), zero, short(ch.to.hash))
 	case ch.to == nil:
 		fmt.Fprintf(w, "deleted file mode %s\nindex %s..%s\n", modeOf(ch.from.mode), short(ch.from.hash), zero)
+	case ch.score > 0:
+		if ch.from.mode != ch.to.mode {
+			fmt.Fprintf(w, "old mode %s\nnew mode %s\n", modeOf(ch.from.mode), modeOf(ch.to.mode))
+		}
+		fmt.Fprintf(w, "similarity index %d%%\nrename from %s\nrename to %s\n", ch.similarity(), an, bn)
+		switch {
+		case ch.from.hash == ch.to.hash:
+		case ch.from.mode != ch.to.mode:
+			fmt.Fprintf(w, "index %s..%s\n", short(ch.from.hash), short(ch.to.hash))
+		default:
+			fmt.Fprintf(w, "index %s..%s %s\n", short(ch.from.hash), short(ch.to.hash), modeOf(ch.to.mode))
+		}
 	case ch.from.mode != ch.to.mode:
 		fmt.Fprintf(w, "old mode %s\nnew mode %s\n", modeOf(ch.from.mode), modeOf(ch.to.mode))
 		if ch.from.hash != ch.to.hash {
@@ -562,6 +576,7 @@ func writeStatWidth(w *bytes.Buffer, changes []*fileChange, width int) {
 
 type diffOpts struct {
 	stat, nameOnly, nameStatus, quiet, exitCode, numstat bool
+	noRenames                                            bool
 	context                                              int
 }
 
@@ -583,6 +598,10 @@ func parseDiffOpts(args []string) (diffOpts, []string, []string, error) {
 			o.nameStatus = true
 		case a == "--numstat":
 			o.numstat = true
+		case a == "--no-renames":
+			o.noRenames = true
+		case a == "-M" || a == "--find-renames" || a == "-M50%" || a == "--find-renames=50%":
+			o.noRenames = false
 		case a == "--quiet":
 			o.quiet, o.exitCode = true, true
 		case a == "--exit-code":
@@ -783,6 +802,11 @@ func cmdDiff(s *session, args []string) error {
 		}
 	}
 	changes := compare(a, b, filter)
+	if !o.noRenames {
+		if changes, err = s.findRenames(changes); err != nil {
+			return err
+		}
+	}
 	s.printChanges(changes, o)
 	if o.exitCode && len(changes) > 0 {
 		return &exitError{1, ""}
@@ -806,6 +830,10 @@ func (s *session) printChanges(changes []*fileChange, o diffOpts) {
 	case o.nameStatus:
 		for _, ch := range changes {
 			st, name := "M", ch.name()
+			if ch.score > 0 {
+				fmt.Fprintf(s.out, "R%03d\t%s\t%s\n", ch.similarity(), ch.from.name, ch.to.name)
+				continue
+			}
 			if ch.from == nil {
 				st = "A"
 			} else {

@@ -914,20 +914,14 @@ func (s *session) commitSummary(c *object.Commit) error {
 	if err != nil {
 		return err
 	}
+	if changes, err = s.findRenames(changes); err != nil {
+		return err
+	}
 	if len(changes) == 0 {
 		return nil
 	}
 	s.out.WriteString(summaryLine(changes))
-	for _, ch := range changes {
-		switch {
-		case ch.from == nil:
-			fmt.Fprintf(s.out, " create mode %s %s\n", modeOf(ch.to.mode), ch.to.name)
-		case ch.to == nil:
-			fmt.Fprintf(s.out, " delete mode %s %s\n", modeOf(ch.from.mode), ch.from.name)
-		case ch.from.mode != ch.to.mode:
-			fmt.Fprintf(s.out, " mode change %s => %s %s\n", modeOf(ch.from.mode), modeOf(ch.to.mode), ch.to.name)
-		}
-	}
+	writeSummary(s.out, changes)
 	return nil
 }
 

@@ -93,6 +93,9 @@ func cmdMerge(s *session, args []string) error {
 		if err != nil {
 			return err
 		}
+		if changes, err = s.findRenames(changes); err != nil {
+			return err
+		}
 		writeStat(s.out, changes)
 		modeLines(s, changes)
 		return nil
@@ -179,6 +182,9 @@ func cmdMerge(s *session, args []string) error {
 	if err != nil {
 		return err
 	}
+	if changes, err = s.findRenames(changes); err != nil {
+		return err
+	}
 	writeStat(s.out, changes)
 	modeLines(s, changes)
 	return nil
@@ -187,6 +193,8 @@ func cmdMerge(s *session, args []string) error {
 func modeLines(s *session, changes []*fileChange) {
 	for _, ch := range changes {
 		switch {
+		case ch.score > 0:
+			fmt.Fprintf(s.out, " rename %s (%d%%)\n", renameName(ch.from.name, ch.to.name), ch.similarity())
 		case ch.from == nil:
 			fmt.Fprintf(s.out, " create mode %s %s\n", modeOf(ch.to.mode), ch.to.name)
 		case ch.to == nil:
