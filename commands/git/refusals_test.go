@@ -30,6 +30,10 @@ func TestNewFormsRefused(t *testing.T) {
 		{[]string{"revert", "-m", "1", "HEAD"}, "revert -m"},
 		{[]string{"revert", "--no-edit", "HEAD", "HEAD"}, "revert of several commits"},
 		{[]string{"revert", "--skip"}, "revert --skip"},
+		{[]string{"shortlog"}, "shortlog without a revision (reads a log from stdin)"},
+		{[]string{"shortlog", "-sn"}, "shortlog without a revision"},
+		{[]string{"shortlog", "-c", "HEAD"}, "shortlog -c"},
+		{[]string{"shortlog", "HEAD", "HEAD~1"}, "shortlog of several revisions"},
 		{[]string{"root", "HEAD"}, "revert where f was added, deleted or changed in kind on both sides"},
 	} {
 		fsys := newSandbox(t, map[string]string{"r/f": "foo\n", "r/sub/g": "foo\n"}, nil)
