@@ -33,12 +33,12 @@ type fileChange struct {
 	// --stat, --numstat and --name-only, as git's are
 	noIndex bool
 	// score is a rename's similarity (renames.go), 0 for other changes
-	score int
-	ops   []lineOp
-	binary   bool
-	done     bool
-	adds     int
-	dels     int
+	score  int
+	ops    []lineOp
+	binary bool
+	done   bool
+	adds   int
+	dels   int
 }
 
 func modeOf(m filemode.FileMode) string { return fmt.Sprintf("%06o", uint32(m)) }

@@ -75,14 +75,14 @@ func unsupported(what string) error { return &refusal{what} }
 // are refused with the "not supported here" line (or run by the image's
 // git); any other name gets git's "is not a git command".
 var gitCommands = map[string]bool{
-	"archive": true, "bisect": true, "blame": true, "bundle": true,
+	"archive": true, "bisect": true, "bundle": true,
 	"cherry": true, "cherry-pick": true, "citool": true, "commit-tree": true,
 	"count-objects": true, "credential": true, "diff-files": true, "diff-index": true,
 	"diff-tree": true, "fast-export": true, "fast-import": true, "filter-branch": true, "for-each-ref": true, "fsck": true, "gc": true,
 	"hash-object": true, "help": true, "init-db": true, "interpret-trailers": true,
 	"ls-tree": true, "mailinfo": true, "mailsplit": true, "maintenance": true,
 	"merge-base": true, "merge-file": true, "mktag": true, "mktree": true, "name-rev": true,
-	"notes": true, "pack-objects": true, "prune": true, "range-diff": true, "read-tree": true, "rebase": true, "reflog": true, "repack": true, "replace": true, "request-pull": true, "rerere": true, 
+	"notes": true, "pack-objects": true, "prune": true, "range-diff": true, "read-tree": true, "rebase": true, "reflog": true, "repack": true, "replace": true, "request-pull": true, "rerere": true,
 	"send-email": true, "show-branch": true, "show-ref": true,
 	"sparse-checkout": true, "stripspace": true, "submodule": true, "symbolic-ref": true,
 	"update-index": true, "update-ref": true, "var": true, "verify-commit": true,
@@ -121,7 +121,7 @@ func init() {
 		"branch": cmdBranch, "checkout": cmdCheckout, "switch": cmdSwitch, "restore": cmdRestore,
 		"reset": cmdReset, "tag": cmdTag, "merge": cmdMerge, "rev-parse": cmdRevParse,
 		"ls-files": cmdLsFiles, "clone": cmdClone, "version": cmdVersion, "rev-list": cmdRevList,
-		"cat-file": cmdCatFile, "grep": cmdGrep, "shortlog": cmdShortlog, "revert": cmdRevert, "clean": cmdClean, "stash": cmdStash, "describe": cmdDescribe,
+		"cat-file": cmdCatFile, "grep": cmdGrep, "blame": cmdBlame, "shortlog": cmdShortlog, "revert": cmdRevert, "clean": cmdClean, "stash": cmdStash, "describe": cmdDescribe,
 		"apply": cmdApply, "am": cmdAm, "format-patch": cmdFormatPatch, "fetch": cmdFetch, "pull": cmdPull, "push": cmdPush, "ls-remote": cmdLsRemote, "remote": cmdRemote,
 	}
 }
@@ -196,7 +196,7 @@ var shortWithArg = map[string]string{
 	"commit": "mFCc", "checkout": "bB", "switch": "cC", "tag": "mF", "log": "n", "merge": "m",
 	"clone": "b", "init": "b", "restore": "s", "show": "n", "branch": "", "add": "", "rm": "",
 	"reset": "", "status": "", "diff": "", "mv": "", "ls-files": "", "stash": "m",
-	"grep": "e", "shortlog": "", "revert": "", "clean": "e", "apply": "pC", "am": "p", "format-patch": "o", "fetch": "", "pull": "", "push": "", "ls-remote": "", "remote": "",
+	"grep": "e", "blame": "L", "shortlog": "", "revert": "", "clean": "e", "apply": "pC", "am": "p", "format-patch": "o", "fetch": "", "pull": "", "push": "", "ls-remote": "", "remote": "",
 }
 
 // expandShort splits bundled short options ("-qam msg" -> "-q -a -m msg"),

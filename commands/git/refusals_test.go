@@ -34,6 +34,9 @@ func TestNewFormsRefused(t *testing.T) {
 		{[]string{"shortlog", "-sn"}, "shortlog without a revision"},
 		{[]string{"shortlog", "-c", "HEAD"}, "shortlog -c"},
 		{[]string{"shortlog", "HEAD", "HEAD~1"}, "shortlog of several revisions"},
+		{[]string{"blame", "--porcelain", "f"}, "blame --porcelain"},
+		{[]string{"blame", "-L", "/foo/,+2", "f"}, "blame -L /foo/,+2"},
+		{[]string{"blame", "-w", "f"}, "blame -w"},
 		{[]string{"root", "HEAD"}, "revert where f was added, deleted or changed in kind on both sides"},
 	} {
 		fsys := newSandbox(t, map[string]string{"r/f": "foo\n", "r/sub/g": "foo\n"}, nil)
@@ -75,7 +78,7 @@ func bigRepo(t *testing.T) *vfs.FS {
 // Files read whole by the new subcommands are charged to the budget first.
 func TestNewFormsCharged(t *testing.T) {
 	for _, args := range [][]string{
-		{"grep", "a"}, {"grep", "--cached", "a"}, {"grep", "-c", "a", "HEAD"}, {"diff", "--no-index", "big", "big"},
+		{"grep", "a"}, {"grep", "--cached", "a"}, {"grep", "-c", "a", "HEAD"}, {"diff", "--no-index", "big", "big"}, {"blame", "big"},
 	} {
 		fsys := bigRepo(t)
 		mem := commands.NewMemory(1 << 20)
