@@ -42,6 +42,31 @@ func (s *session) diffNoIndex(args []string) error {
 		return errorf(129, "usage: git diff --no-index [<options>] <path> <path>")
 	}
 	a, b := ops[0], ops[1]
+	if a == "/dev/null" || b == "/dev/null" {
+		// one side absent: a creation or a deletion
+		var ch *fileChange
+		if a == "/dev/null" && b == "/dev/null" {
+			return nil
+		}
+		other := a
+		if a == "/dev/null" {
+			other = b
+		}
+		if fi, err := s.inv.FS.Stat(s.abs(other)); err != nil || fi.IsDir() {
+			return errorf(1, "error: Could not access '%s'", other)
+		}
+		sd, err := s.fileSide(other)
+		if err != nil {
+			return err
+		}
+		if a == "/dev/null" {
+			ch = &fileChange{to: sd, noIndex: true}
+		} else {
+			ch = &fileChange{from: sd, noIndex: true}
+		}
+		s.printChanges([]*fileChange{ch}, o)
+		return &exitError{1, ""}
+	}
 	ai, aerr := s.inv.FS.Stat(s.abs(a))
 	bi, berr := s.inv.FS.Stat(s.abs(b))
 	switch {

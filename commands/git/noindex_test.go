@@ -11,7 +11,9 @@ func TestDiffNoIndexDifferential(t *testing.T) {
 	cases := []dcase{
 		{name: "two files", files: files, steps: []dstep{nd("x", "y"), nd("x", "same"), nd("--stat", "x", "y"),
 			nd("--numstat", "x", "y"), nd("--name-only", "x", "y"), nd("--name-status", "x", "y"), nd("--quiet", "x", "y"),
-			nd("-U1", "x", "y"), nd("./x", "d1/../y"), nd("bin1", "bin2"), nd("--stat", "e1/f", "e2/f")}},
+			nd("-U1", "x", "y"), nd("./x", "d1/../y"), nd("bin1", "bin2"), nd("--stat", "e1/f", "e2/f"),
+			nd("x", "/dev/null"), nd("/dev/null", "x"), nd("--stat", "/dev/null", "x"), nd("--name-status", "x", "/dev/null"),
+			nd("--name-only", "x", "/dev/null"), nd("--numstat", "x", "/dev/null")}},
 		{name: "directories", files: files, steps: []dstep{
 			{argv: []string{"chmod", "755", "d2/a"}}, nd("d1", "d2"), nd("--stat", "d1", "d2"), nd("--numstat", "d1", "d2"),
 			nd("--name-only", "d1", "d2"), nd("--name-status", "d1", "d2"), nd("--stat", "e1", "e2"), nd("d1/", "d2/")}},
