@@ -49,3 +49,26 @@ func TestBlameNotCommitted(t *testing.T) {
 		t.Errorf("status %d stderr %q stdout:\n%s", code, errs, out)
 	}
 }
+
+// A merge whose file differs from each parent is refused loudly: git
+// splits the blame between the parents, which warren does not do.
+func TestBlameMergeRefused(t *testing.T) {
+	fsys := newSandbox(t, map[string]string{"r/f": "1\n2\n3\n4\n5\n6\n7\n8\n"}, nil)
+	steps := [][]string{{"git", "init", "-q", "r"}, {"git", "-C", "r", "add", "."}, {"git", "-C", "r", "commit", "-qm", "one"},
+		{"git", "-C", "r", "checkout", "-qb", "side"}, {"write", "1\n2\n3\n4\n5\n6\n7\nEIGHT\n"}, {"git", "-C", "r", "commit", "-qam", "side"},
+		{"git", "-C", "r", "checkout", "-q", "master"}, {"write", "ONE\n2\n3\n4\n5\n6\n7\n8\n"}, {"git", "-C", "r", "commit", "-qam", "main"},
+		{"git", "-C", "r", "merge", "-q", "-m", "m", "side"}}
+	for _, s := range steps {
+		if s[0] == "write" {
+			fsys.WriteFile(caseDir+"/r/f", []byte(s[1]), 0o644)
+			continue
+		}
+		if _, errs, code := runIn(fsys, std.Table(), s, "", ident...); code != 0 {
+			t.Fatalf("%v: %d %s", s, code, errs)
+		}
+	}
+	out, errs, code := runIn(fsys, std.Table(), []string{"git", "-C", "r", "blame", "f"}, "", ident...)
+	if code != 2 || out != "" || !strings.Contains(errs, "git blame through a merge that changed the file against each parent: not supported here") {
+		t.Errorf("status %d stdout %q stderr %q", code, out, errs)
+	}
+}
