@@ -32,6 +32,8 @@ func TestGrepDifferential(t *testing.T) {
 		c("pathspecs", gr("foo", "--", "sub"), gr("foo", "sub"), gr("foo", "a.txt", "sub/b.txt"), gr("foo", "--", "*.txt"), gr("foo", "nope")),
 		c("in a subdirectory", g("-C", "r/sub", "grep", "foo"), g("-C", "r/sub", "grep", "-n", "foo", "HEAD"),
 			g("-C", "r/sub", "grep", "foo", "--", ".."), g("-C", "r/sub", "grep", "-l", "foo", "HEAD", "--", "..")),
+		c("combined", gr("-c", "-h", "foo"), gr("-ln", "-e", "foo", "-e", "hello"), gr("-nw", "foo", "--", "*.txt"),
+			gr("-l", "foo", "HEAD~1"), gr("-vc", "-e", "o"), gr("-L", "-i", "HELLO", "HEAD")),
 		c("errors", gr(), gr("--cached", "foo", "HEAD"), gr("-e")),
 		c("deleted in worktree", dstep{argv: []string{"rm", "r/sub/b.txt"}}, gr("foo"), gr("--cached", "-c", "foo")),
 	}

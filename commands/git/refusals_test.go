@@ -30,6 +30,7 @@ func TestNewFormsRefused(t *testing.T) {
 		{[]string{"revert", "-m", "1", "HEAD"}, "revert -m"},
 		{[]string{"revert", "--no-edit", "HEAD", "HEAD"}, "revert of several commits"},
 		{[]string{"revert", "--skip"}, "revert --skip"},
+		{[]string{"revert", "--no-edit", "HEAD~1..HEAD"}, "revert of a range"},
 		{[]string{"shortlog"}, "shortlog without a revision (reads a log from stdin)"},
 		{[]string{"shortlog", "-sn"}, "shortlog without a revision"},
 		{[]string{"shortlog", "-c", "HEAD"}, "shortlog -c"},

@@ -51,6 +51,8 @@ func TestRenamesDifferential(t *testing.T) {
 		c("two candidates", g("-C", "r", "commit", "-qm", "move"), write("r/k2", "keep\n"), g("-C", "r", "add", "k2"),
 			g("-C", "r", "commit", "-qm", "copy"), g("-C", "r", "rm", "-q", "keep", "k2"), write("r/x/keep", "keep\n"), write("r/x/k3", "keep\n"),
 			g("-C", "r", "add", "-A"), g("-C", "r", "diff", "--cached", "--name-status")),
+		c("flags", g("-C", "r", "commit", "-qm", "move"), g("-C", "r", "log", "-M", "--oneline", "--stat"),
+			g("-C", "r", "diff", "-M", "--stat", "HEAD~1"), g("-C", "r", "log", "--no-renames", "--stat", "-1", "--format=%h")),
 		c("mv into a missing directory", g("-C", "r", "mv", "keep", "no/such/keep"), g("-C", "r", "mv", "keep", "d1")),
 	}
 	runDifferential(t, cases)

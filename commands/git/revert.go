@@ -47,6 +47,9 @@ func cmdRevert(s *session, args []string) error {
 		}
 		return unsupported("of several commits")
 	}
+	if action == "" && (strings.Contains(operands[0], "..") || strings.HasPrefix(operands[0], "^")) {
+		return unsupported("of a range")
+	}
 	if action == "" && !noEdit && !noCommit && !s.editorAccepts() {
 		// git would open an editor on the message; the sandbox has none
 		return unsupported("without --no-edit (needs an editor)")
