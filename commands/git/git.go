@@ -1,8 +1,9 @@
 // Package git is git over the sandbox vfs, built on go-git with a go-billy
 // adapter (billy.go). It covers the everyday workflow (init, config, add,
 // rm, mv, commit, status, log, diff, show, branch, checkout, switch,
-// restore, reset, tag, merge, stash, rev-parse, ls-files, apply,
-// format-patch, am, clone from a sandbox path; clone, fetch, pull, push, ls-remote and remote over
+// restore, reset, tag, merge, revert, stash, rev-parse, ls-files, grep,
+// clean, blame, shortlog, apply, format-patch, am, diff --no-index, clone
+// from a sandbox path; clone, fetch, pull, push, ls-remote and remote over
 // https:// and http:// through the sandbox's egress client, package
 // smarthttp) with git's output formats, checked against recordings of
 // git 2.39. Merges fast-forward or merge line by line; conflicts get git's
