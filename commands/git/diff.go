@@ -29,11 +29,16 @@ type side struct {
 // fileChange is one file that differs between two snapshots.
 type fileChange struct {
 	from, to *side
-	ops      []lineOp
-	binary   bool
-	done     bool
-	adds     int
-	dels     int
+	// noIndex: a side missing from a diff --no-index is named /dev/null in
+	// --stat, --numstat and --name-only, as git's are
+	noIndex bool
+	// score is a rename's similarity (renames.go), 0 for other changes
+	score  int
+	ops    []lineOp
+	binary bool
+	done   bool
+	adds   int
+	dels   int
 }
 
 func modeOf(m filemode.FileMode) string { return fmt.Sprintf("%06o", uint32(m)) }
@@ -269,6 +274,64 @@ func (ch *fileChange) stat() (int, int) {
 	return ch.adds, ch.dels
 }
 
+// statName is the name --stat and --numstat show: "old => new" (with
+// the common directories outside braces) when the sides' names differ.
+func (ch *fileChange) statName() string {
+	a, b := ch.name(), ch.name()
+	if ch.from != nil {
+		a = ch.from.name
+	} else if ch.noIndex {
+		a = "/dev/null"
+	}
+	if ch.to != nil {
+		b = ch.to.name
+	} else if ch.noIndex {
+		b = "/dev/null"
+	}
+	if a == b {
+		return a
+	}
+	return renameName(a, b)
+}
+
+// renameName joins two paths as git's diffstat does: "a/{x => y}/z".
+func renameName(a, b string) string {
+	// the common prefix, up to and including its last '/'
+	pfx := 0
+	for i := 0; i < len(a) && i < len(b) && a[i] == b[i]; i++ {
+		if a[i] == '/' {
+			pfx = i + 1
+		}
+	}
+	// the common suffix, from a '/', not reaching into the prefix (but
+	// it may share the prefix's final '/')
+	sfx := 0
+	adj := 0
+	if pfx > 0 {
+		adj = 1
+	}
+	for i, j := len(a), len(b); i >= pfx-adj && j >= pfx-adj; i, j = i-1, j-1 {
+		var ca, cb byte
+		if i < len(a) {
+			ca = a[i]
+		}
+		if j < len(b) {
+			cb = b[j]
+		}
+		if ca != cb {
+			break
+		}
+		if ca == '/' {
+			sfx = len(a) - i
+		}
+	}
+	am, bm := max(0, len(a)-pfx-sfx), max(0, len(b)-pfx-sfx)
+	if pfx+sfx == 0 {
+		return a + " => " + b
+	}
+	return a[:pfx] + "{" + a[pfx:pfx+am] + " => " + b[pfx:pfx+bm] + "}" + a[len(a)-sfx:]
+}
+
 func (ch *fileChange) name() string {
 	if ch.to != nil {
 		return ch.to.name
@@ -310,6 +373,18 @@ func writePatch(w *bytes.Buffer, ch *fileChange, context int) {
 		fmt.Fprintf(w, "new file mode %s\nindex %s..%s\n", modeOf(ch.to.mode), zero, short(ch.to.hash))
 	case ch.to == nil:
 		fmt.Fprintf(w, "deleted file mode %s\nindex %s..%s\n", modeOf(ch.from.mode), short(ch.from.hash), zero)
+	case ch.score > 0:
+		if ch.from.mode != ch.to.mode {
+			fmt.Fprintf(w, "old mode %s\nnew mode %s\n", modeOf(ch.from.mode), modeOf(ch.to.mode))
+		}
+		fmt.Fprintf(w, "similarity index %d%%\nrename from %s\nrename to %s\n", ch.similarity(), an, bn)
+		switch {
+		case ch.from.hash == ch.to.hash:
+		case ch.from.mode != ch.to.mode:
+			fmt.Fprintf(w, "index %s..%s\n", short(ch.from.hash), short(ch.to.hash))
+		default:
+			fmt.Fprintf(w, "index %s..%s %s\n", short(ch.from.hash), short(ch.to.hash), modeOf(ch.to.mode))
+		}
 	case ch.from.mode != ch.to.mode:
 		fmt.Fprintf(w, "old mode %s\nnew mode %s\n", modeOf(ch.from.mode), modeOf(ch.to.mode))
 		if ch.from.hash != ch.to.hash {
@@ -435,7 +510,7 @@ func writeStatWidth(w *bytes.Buffer, changes []*fileChange, width int) {
 	binary := false
 	for _, ch := range changes {
 		ch.compute()
-		nameW = max(nameW, len(ch.name()))
+		nameW = max(nameW, len(ch.statName()))
 		if ch.binary {
 			binary = true
 		}
@@ -459,7 +534,7 @@ func writeStatWidth(w *bytes.Buffer, changes []*fileChange, width int) {
 		return 1 + v*(graphW-1)/maxChange
 	}
 	for _, ch := range changes {
-		name := ch.name()
+		name := ch.statName()
 		if len(name) > nameW {
 			name = "..." + name[len(name)-nameW+3:]
 		}
@@ -501,6 +576,7 @@ func writeStatWidth(w *bytes.Buffer, changes []*fileChange, width int) {
 
 type diffOpts struct {
 	stat, nameOnly, nameStatus, quiet, exitCode, numstat bool
+	noRenames                                            bool
 	context                                              int
 }
 
@@ -522,6 +598,10 @@ func parseDiffOpts(args []string) (diffOpts, []string, []string, error) {
 			o.nameStatus = true
 		case a == "--numstat":
 			o.numstat = true
+		case a == "--no-renames":
+			o.noRenames = true
+		case a == "-M" || a == "--find-renames" || a == "-M50%" || a == "--find-renames=50%":
+			o.noRenames = false
 		case a == "--quiet":
 			o.quiet, o.exitCode = true, true
 		case a == "--exit-code":
@@ -564,7 +644,7 @@ func (s *session) pathFilter(paths []string) (func(string) bool, error) {
 			if r == "." || n == r || strings.HasPrefix(n, r+"/") {
 				return true
 			}
-			if ok, _ := path.Match(r, n); ok {
+			if pathspecGlob(r, n) {
 				return true
 			}
 		}
@@ -572,8 +652,66 @@ func (s *session) pathFilter(paths []string) (func(string) bool, error) {
 	}, nil
 }
 
+// pathspecGlob matches a pathspec with wildcards as git does: '*' and '?'
+// match '/' too (git's pathspecs are not FNM_PATHNAME), and a bracket
+// expression is path.Match's.
+func pathspecGlob(pat, name string) bool {
+	return strings.ContainsAny(pat, "*?[") && globMatch(pat, name)
+}
+
+func globMatch(pat, name string) bool {
+	for len(pat) > 0 {
+		switch pat[0] {
+		case '*':
+			for len(pat) > 0 && pat[0] == '*' {
+				pat = pat[1:]
+			}
+			if pat == "" {
+				return true
+			}
+			for i := 0; i <= len(name); i++ {
+				if globMatch(pat, name[i:]) {
+					return true
+				}
+			}
+			return false
+		case '?':
+			if name == "" {
+				return false
+			}
+			pat, name = pat[1:], name[1:]
+		case '[':
+			end := strings.IndexByte(pat[1:], ']')
+			if end < 0 || name == "" {
+				return false
+			}
+			cls := pat[:end+2]
+			if ok, err := path.Match(cls, name[:1]); err != nil || !ok {
+				return false
+			}
+			pat, name = pat[end+2:], name[1:]
+		default:
+			if pat[0] == '\\' && len(pat) > 1 {
+				pat = pat[1:]
+			}
+			if name == "" || name[0] != pat[0] {
+				return false
+			}
+			pat, name = pat[1:], name[1:]
+		}
+	}
+	return name == ""
+}
+
 func cmdDiff(s *session, args []string) error {
+	if hasNoIndex(args) {
+		return s.diffNoIndex(args)
+	}
 	if err := s.open(); err != nil {
+		// outside a repository two paths are compared as with --no-index
+		if _, revs, paths, perr := parseDiffOpts(args); perr == nil && len(revs)+len(paths) == 2 {
+			return s.diffNoIndex(args)
+		}
 		return err
 	}
 	o, revs, paths, err := parseDiffOpts(args)
@@ -664,6 +802,11 @@ func cmdDiff(s *session, args []string) error {
 		}
 	}
 	changes := compare(a, b, filter)
+	if !o.noRenames {
+		if changes, err = s.findRenames(changes); err != nil {
+			return err
+		}
+	}
 	s.printChanges(changes, o)
 	if o.exitCode && len(changes) > 0 {
 		return &exitError{1, ""}
@@ -678,25 +821,36 @@ func (s *session) printChanges(changes []*fileChange, o diffOpts) {
 	switch {
 	case o.nameOnly:
 		for _, ch := range changes {
-			fmt.Fprintln(s.out, ch.name())
+			if ch.noIndex && ch.to == nil {
+				fmt.Fprintln(s.out, "/dev/null")
+			} else {
+				fmt.Fprintln(s.out, ch.name())
+			}
 		}
 	case o.nameStatus:
 		for _, ch := range changes {
-			st := "M"
+			st, name := "M", ch.name()
+			if ch.score > 0 {
+				fmt.Fprintf(s.out, "R%03d\t%s\t%s\n", ch.similarity(), ch.from.name, ch.to.name)
+				continue
+			}
 			if ch.from == nil {
 				st = "A"
-			} else if ch.to == nil {
-				st = "D"
+			} else {
+				name = ch.from.name
+				if ch.to == nil {
+					st = "D"
+				}
 			}
-			fmt.Fprintf(s.out, "%s\t%s\n", st, ch.name())
+			fmt.Fprintf(s.out, "%s\t%s\n", st, name)
 		}
 	case o.numstat:
 		for _, ch := range changes {
 			a, d := ch.stat()
 			if ch.binary {
-				fmt.Fprintf(s.out, "-\t-\t%s\n", ch.name())
+				fmt.Fprintf(s.out, "-\t-\t%s\n", ch.statName())
 			} else {
-				fmt.Fprintf(s.out, "%d\t%d\t%s\n", a, d, ch.name())
+				fmt.Fprintf(s.out, "%d\t%d\t%s\n", a, d, ch.statName())
 			}
 		}
 	case o.stat:

@@ -197,6 +197,9 @@ func (s *session) writeMail(b *bytes.Buffer, c *object.Commit, label string) err
 	if err != nil {
 		return err
 	}
+	if changes, err = s.findRenames(changes); err != nil {
+		return err
+	}
 	for _, ch := range changes {
 		ch.compute()
 		if ch.binary {
@@ -240,16 +243,7 @@ func (s *session) writeMail(b *bytes.Buffer, c *object.Commit, label string) err
 	}
 	b.WriteString("---\n")
 	writeStatWidth(b, changes, 72)
-	for _, ch := range changes {
-		switch {
-		case ch.from == nil:
-			fmt.Fprintf(b, " create mode %s %s\n", modeOf(ch.to.mode), ch.to.name)
-		case ch.to == nil:
-			fmt.Fprintf(b, " delete mode %s %s\n", modeOf(ch.from.mode), ch.from.name)
-		case ch.from.mode != ch.to.mode:
-			fmt.Fprintf(b, " mode change %s => %s %s\n", modeOf(ch.from.mode), modeOf(ch.to.mode), ch.to.name)
-		}
-	}
+	writeSummary(b, changes)
 	b.WriteString("\n")
 	for _, ch := range changes {
 		writePatch(b, ch, 3)

@@ -1,8 +1,9 @@
 // Package git is git over the sandbox vfs, built on go-git with a go-billy
 // adapter (billy.go). It covers the everyday workflow (init, config, add,
 // rm, mv, commit, status, log, diff, show, branch, checkout, switch,
-// restore, reset, tag, merge, stash, rev-parse, ls-files, apply,
-// format-patch, am, clone from a sandbox path; clone, fetch, pull, push, ls-remote and remote over
+// restore, reset, tag, merge, revert, stash, rev-parse, ls-files, grep,
+// clean, blame, shortlog, apply, format-patch, am, diff --no-index, clone
+// from a sandbox path; clone, fetch, pull, push, ls-remote and remote over
 // https:// and http:// through the sandbox's egress client, package
 // smarthttp) with git's output formats, checked against recordings of
 // git 2.39. Merges fast-forward or merge line by line; conflicts get git's
@@ -75,15 +76,15 @@ func unsupported(what string) error { return &refusal{what} }
 // are refused with the "not supported here" line (or run by the image's
 // git); any other name gets git's "is not a git command".
 var gitCommands = map[string]bool{
-	"archive": true, "bisect": true, "blame": true, "bundle": true,
-	"cherry": true, "cherry-pick": true, "citool": true, "clean": true, "commit-tree": true,
+	"archive": true, "bisect": true, "bundle": true,
+	"cherry": true, "cherry-pick": true, "citool": true, "commit-tree": true,
 	"count-objects": true, "credential": true, "diff-files": true, "diff-index": true,
 	"diff-tree": true, "fast-export": true, "fast-import": true, "filter-branch": true, "for-each-ref": true, "fsck": true, "gc": true,
-	"grep": true, "hash-object": true, "help": true, "init-db": true, "interpret-trailers": true,
+	"hash-object": true, "help": true, "init-db": true, "interpret-trailers": true,
 	"ls-tree": true, "mailinfo": true, "mailsplit": true, "maintenance": true,
 	"merge-base": true, "merge-file": true, "mktag": true, "mktree": true, "name-rev": true,
-	"notes": true, "pack-objects": true, "prune": true, "range-diff": true, "read-tree": true, "rebase": true, "reflog": true, "repack": true, "replace": true, "request-pull": true, "rerere": true, "revert": true,
-	"send-email": true, "shortlog": true, "show-branch": true, "show-ref": true,
+	"notes": true, "pack-objects": true, "prune": true, "range-diff": true, "read-tree": true, "rebase": true, "reflog": true, "repack": true, "replace": true, "request-pull": true, "rerere": true,
+	"send-email": true, "show-branch": true, "show-ref": true,
 	"sparse-checkout": true, "stripspace": true, "submodule": true, "symbolic-ref": true,
 	"update-index": true, "update-ref": true, "var": true, "verify-commit": true,
 	"verify-pack": true, "verify-tag": true, "whatchanged": true, "worktree": true,
@@ -121,7 +122,7 @@ func init() {
 		"branch": cmdBranch, "checkout": cmdCheckout, "switch": cmdSwitch, "restore": cmdRestore,
 		"reset": cmdReset, "tag": cmdTag, "merge": cmdMerge, "rev-parse": cmdRevParse,
 		"ls-files": cmdLsFiles, "clone": cmdClone, "version": cmdVersion, "rev-list": cmdRevList,
-		"cat-file": cmdCatFile, "stash": cmdStash, "describe": cmdDescribe,
+		"cat-file": cmdCatFile, "grep": cmdGrep, "blame": cmdBlame, "shortlog": cmdShortlog, "revert": cmdRevert, "clean": cmdClean, "stash": cmdStash, "describe": cmdDescribe,
 		"apply": cmdApply, "am": cmdAm, "format-patch": cmdFormatPatch, "fetch": cmdFetch, "pull": cmdPull, "push": cmdPush, "ls-remote": cmdLsRemote, "remote": cmdRemote,
 	}
 }
@@ -196,7 +197,7 @@ var shortWithArg = map[string]string{
 	"commit": "mFCc", "checkout": "bB", "switch": "cC", "tag": "mF", "log": "n", "merge": "m",
 	"clone": "b", "init": "b", "restore": "s", "show": "n", "branch": "", "add": "", "rm": "",
 	"reset": "", "status": "", "diff": "", "mv": "", "ls-files": "", "stash": "m",
-	"apply": "pC", "am": "p", "format-patch": "o", "fetch": "", "pull": "", "push": "", "ls-remote": "", "remote": "",
+	"grep": "e", "blame": "L", "shortlog": "", "revert": "", "clean": "e", "apply": "pC", "am": "p", "format-patch": "o", "fetch": "", "pull": "", "push": "", "ls-remote": "", "remote": "",
 }
 
 // expandShort splits bundled short options ("-qam msg" -> "-q -a -m msg"),
@@ -784,7 +785,9 @@ func cmdCommit(s *session, args []string) error {
 		}
 	}
 	mergeHead, unmerged, merging := s.mergeState()
-	if merging {
+	_, revErr := s.inv.FS.Stat(s.root + "/.git/" + revertHead)
+	reverting := revErr == nil
+	if merging || reverting {
 		if all {
 			s.resolved(unmerged...)
 			unmerged = nil
@@ -866,7 +869,7 @@ func cmdCommit(s *session, args []string) error {
 		}
 		return fatalf("%v", err)
 	}
-	if merging {
+	if merging || reverting {
 		s.clearMerge()
 	}
 	if quiet {
@@ -912,20 +915,14 @@ func (s *session) commitSummary(c *object.Commit) error {
 	if err != nil {
 		return err
 	}
+	if changes, err = s.findRenames(changes); err != nil {
+		return err
+	}
 	if len(changes) == 0 {
 		return nil
 	}
 	s.out.WriteString(summaryLine(changes))
-	for _, ch := range changes {
-		switch {
-		case ch.from == nil:
-			fmt.Fprintf(s.out, " create mode %s %s\n", modeOf(ch.to.mode), ch.to.name)
-		case ch.to == nil:
-			fmt.Fprintf(s.out, " delete mode %s %s\n", modeOf(ch.from.mode), ch.from.name)
-		case ch.from.mode != ch.to.mode:
-			fmt.Fprintf(s.out, " mode change %s => %s %s\n", modeOf(ch.from.mode), modeOf(ch.to.mode), ch.to.name)
-		}
-	}
+	writeSummary(s.out, changes)
 	return nil
 }
 

@@ -88,6 +88,10 @@ func parseLogOpts(args []string, o *logOpts) ([]string, []string, error) {
 			o.diff.stat = true
 		case a == "--name-only":
 			o.diff.nameOnly = true
+		case a == "--no-renames":
+			o.diff.noRenames = true
+		case a == "-M" || a == "--find-renames":
+			o.diff.noRenames = false
 		case a == "--name-status":
 			o.diff.nameStatus = true
 		case a == "--reverse":
@@ -385,7 +389,7 @@ func (s *session) showCommit(c *object.Commit, o *logOpts, notFirst bool, filter
 			w.WriteString("\n")
 		}
 		w.WriteString(s.expandFormat(f, c, o))
-		if strings.HasPrefix(o.format, "tformat:") {
+		if strings.HasPrefix(o.format, "tformat:") && f != "" {
 			w.WriteString("\n")
 		}
 	case o.format == "oneline":
@@ -441,7 +445,14 @@ func (s *session) showCommit(c *object.Commit, o *logOpts, notFirst bool, filter
 		}
 		changes = kept
 	}
-	oneline := o.oneline || o.format == "oneline"
+	// renames are found among the files the pathspecs leave, as git does
+	if !o.diff.noRenames {
+		if changes, err = s.findRenames(changes); err != nil {
+			return err
+		}
+	}
+	// an empty --format= prints the changes alone, without a blank line
+	oneline := o.oneline || o.format == "oneline" || o.format == "tformat:"
 	if o.diff.stat || o.diff.nameOnly || o.diff.nameStatus {
 		if !oneline {
 			w.WriteString("\n")

@@ -2,7 +2,6 @@ package git
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	gogit "github.com/go-git/go-git/v5"
@@ -94,6 +93,9 @@ func cmdMerge(s *session, args []string) error {
 		if err != nil {
 			return err
 		}
+		if changes, err = s.findRenames(changes); err != nil {
+			return err
+		}
 		writeStat(s.out, changes)
 		modeLines(s, changes)
 		return nil
@@ -109,53 +111,11 @@ func cmdMerge(s *session, args []string) error {
 	bs, _ := s.treeSnapshot(baseTree)
 	os, _ := s.treeSnapshot(oursTree)
 	ts, _ := s.treeSnapshot(theirsTree)
-	names := map[string]bool{}
-	for _, snap := range []snapshot{bs, os, ts} {
-		for n := range snap {
-			names[n] = true
-		}
+	plan, err := s.planMerge(bs, os, ts, "HEAD", name)
+	if err != nil {
+		return err
 	}
-	same := func(a, b *side) bool {
-		if a == nil || b == nil {
-			return a == nil && b == nil
-		}
-		return a.hash == b.hash && a.mode == b.mode
-	}
-	var take []string      // paths whose result changes: theirs, or a line merge
-	var conflicts []string // paths that get conflict markers
-	var unmergeable []string
-	autoMerged := map[string]bool{}
-	merged := map[string]*side{}
-	for p := range names {
-		b, o, t := bs[p], os[p], ts[p]
-		switch {
-		case same(o, t), same(b, t):
-		case same(b, o):
-			take = append(take, p)
-		case b != nil && o != nil && t != nil && o.mode == t.mode:
-			bd, _ := b.load()
-			od, _ := o.load()
-			td, _ := t.load()
-			if isBinary(bd) || isBinary(od) || isBinary(td) {
-				unmergeable = append(unmergeable, p)
-				continue
-			}
-			segs, n := merge3(string(bd), string(od), string(td))
-			data := []byte(render(segs, "HEAD", name))
-			merged[p] = &side{name: p, mode: o.mode, hash: plumbing.ComputeHash(plumbing.BlobObject, data),
-				load: func() ([]byte, error) { return data, nil }}
-			take = append(take, p)
-			autoMerged[p] = true
-			if n > 0 {
-				conflicts = append(conflicts, p)
-			}
-		default:
-			unmergeable = append(unmergeable, p)
-		}
-	}
-	sort.Strings(take)
-	sort.Strings(conflicts)
-	sort.Strings(unmergeable)
+	take, conflicts, unmergeable := plan.take, plan.conflicts, plan.unmergeable
 	if len(unmergeable) > 0 {
 		return errorf(1, "warren: cannot merge %s: the file was deleted, added or made binary on both sides,\nwhich warren's git does not merge; the merge was abandoned and nothing was changed.", strings.Join(unmergeable, ", "))
 	}
@@ -173,48 +133,7 @@ func cmdMerge(s *session, args []string) error {
 	if len(dirty) > 0 {
 		return errorf(1, "error: Your local changes to the following files would be overwritten by merge:\n\t%s\nPlease commit your changes or stash them before you merge.\nAborting", strings.Join(dirty, "\n\t"))
 	}
-	idx, err := s.repo.Storer.Index()
-	if err != nil {
-		return err
-	}
-	isConflict := map[string]bool{}
-	for _, p := range conflicts {
-		isConflict[p] = true
-	}
-	for _, p := range take {
-		// git's merge machinery reports these even under -q
-		if autoMerged[p] {
-			fmt.Fprintf(s.out, "Auto-merging %s\n", p)
-			if isConflict[p] {
-				fmt.Fprintf(s.out, "CONFLICT (content): Merge conflict in %s\n", p)
-			}
-		}
-		t := ts[p]
-		if m, ok := merged[p]; ok {
-			t = m
-		}
-		if t == nil {
-			idx.Remove(p)
-			s.inv.FS.Remove(s.root + "/" + p)
-			continue
-		}
-		if err := s.writeWorktree(p, t); err != nil {
-			return err
-		}
-		if isConflict[p] {
-			continue // the index keeps our side until the user resolves it
-		}
-		if err := s.storeBlob(t); err != nil {
-			return err
-		}
-		e, err := idx.Entry(p)
-		if err != nil {
-			e = idx.Add(p)
-		}
-		data, _ := t.load()
-		e.Hash, e.Mode, e.Size = t.hash, t.mode, uint32(len(data))
-	}
-	if err := s.repo.Storer.SetIndex(idx); err != nil {
+	if err := s.applyPlan(plan, ts); err != nil {
 		return err
 	}
 	if msg == "" {
@@ -263,6 +182,9 @@ func cmdMerge(s *session, args []string) error {
 	if err != nil {
 		return err
 	}
+	if changes, err = s.findRenames(changes); err != nil {
+		return err
+	}
 	writeStat(s.out, changes)
 	modeLines(s, changes)
 	return nil
@@ -271,6 +193,8 @@ func cmdMerge(s *session, args []string) error {
 func modeLines(s *session, changes []*fileChange) {
 	for _, ch := range changes {
 		switch {
+		case ch.score > 0:
+			fmt.Fprintf(s.out, " rename %s (%d%%)\n", renameName(ch.from.name, ch.to.name), ch.similarity())
 		case ch.from == nil:
 			fmt.Fprintf(s.out, " create mode %s %s\n", modeOf(ch.to.mode), ch.to.name)
 		case ch.to == nil:
@@ -306,12 +230,12 @@ const unmergedFile = "WARREN_UNMERGED"
 
 // mergeState reports a merge in progress: the other parent and the paths
 // still unmerged.
+// The paths are also those of a conflicted revert (no MERGE_HEAD, ok false).
 func (s *session) mergeState() (plumbing.Hash, []string, bool) {
-	data, err := s.inv.FS.ReadFile(s.root + "/.git/MERGE_HEAD")
-	if err != nil {
-		return plumbing.ZeroHash, nil, false
+	h, ok := plumbing.ZeroHash, false
+	if data, err := s.inv.FS.ReadFile(s.root + "/.git/MERGE_HEAD"); err == nil {
+		h, ok = plumbing.NewHash(strings.TrimSpace(string(data))), true
 	}
-	h := plumbing.NewHash(strings.TrimSpace(string(data)))
 	var paths []string
 	if u, err := s.inv.FS.ReadFile(s.root + "/.git/" + unmergedFile); err == nil {
 		for _, p := range strings.Split(strings.TrimSpace(string(u)), "\n") {
@@ -320,13 +244,13 @@ func (s *session) mergeState() (plumbing.Hash, []string, bool) {
 			}
 		}
 	}
-	return h, paths, true
+	return h, paths, ok
 }
 
 // resolved drops paths from the unmerged list (git add / git rm).
 func (s *session) resolved(paths ...string) {
-	_, un, ok := s.mergeState()
-	if !ok || len(un) == 0 {
+	_, un, _ := s.mergeState()
+	if len(un) == 0 {
 		return
 	}
 	drop := map[string]bool{}
@@ -353,7 +277,7 @@ func (s *session) resolved(paths ...string) {
 }
 
 func (s *session) clearMerge() {
-	for _, f := range []string{"MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", unmergedFile} {
+	for _, f := range []string{"MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", revertHead, unmergedFile} {
 		s.inv.FS.Remove(s.root + "/.git/" + f)
 	}
 }

@@ -201,6 +201,15 @@ func (s *session) longStatus(st gogit.Status, forCommit bool) {
 			w.WriteString("All conflicts fixed but you are still merging.\n  (use \"git commit\" to conclude merge)\n\n")
 		}
 	}
+	if data, err := s.inv.FS.ReadFile(s.root + "/.git/" + revertHead); err == nil && len(data) >= 7 {
+		fmt.Fprintf(w, "You are currently reverting commit %s.\n", data[:7])
+		if len(unmergedPaths) > 0 {
+			w.WriteString("  (fix conflicts and run \"git revert --continue\")\n")
+		} else {
+			w.WriteString("  (all conflicts fixed: run \"git revert --continue\")\n")
+		}
+		w.WriteString("  (use \"git revert --skip\" to skip this patch)\n  (use \"git revert --abort\" to cancel the revert operation)\n\n")
+	}
 	entries := s.statusEntries(st)
 	var staged, unstaged, untracked, unmerged []statusEntry
 	anyDeleted := false
@@ -241,7 +250,11 @@ func (s *session) longStatus(st gogit.Status, forCommit bool) {
 		w.WriteString("\n")
 	}
 	if len(unmerged) > 0 {
-		w.WriteString("Unmerged paths:\n  (use \"git add <file>...\" to mark resolution)\n")
+		w.WriteString("Unmerged paths:\n")
+		if _, err := s.inv.FS.Stat(s.root + "/.git/" + revertHead); err == nil {
+			w.WriteString("  (use \"git restore --staged <file>...\" to unstage)\n")
+		}
+		w.WriteString("  (use \"git add <file>...\" to mark resolution)\n")
 		for _, e := range unmerged {
 			fmt.Fprintf(w, "\tboth modified:   %s\n", s.display(e.name))
 		}
@@ -297,8 +310,8 @@ func (s *session) upstream(b string) string {
 	return br.Remote + "/" + br.Merge.Short()
 }
 
-// detectRenames pairs a staged deletion with a staged addition of the same
-// content, as git status shows exact renames ("R  old -> new").
+// detectRenames pairs staged deletions with staged additions as git
+// status does, by git's rename detection (renames.go): "R  old -> new".
 func (s *session) detectRenames(entries []statusEntry, idx *index.Index) []statusEntry {
 	var deleted, added []int
 	for i, e := range entries {
@@ -324,23 +337,46 @@ func (s *session) detectRenames(entries []statusEntry, idx *index.Index) []statu
 	if err != nil {
 		return entries
 	}
-	drop := map[int]bool{}
+	var changes []*fileChange
+	at := map[*fileChange]int{}
 	for _, di := range deleted {
 		f, err := tree.FindEntry(entries[di].name)
 		if err != nil {
 			continue
 		}
-		for _, ai := range added {
-			if drop[ai] || entries[ai].from != "" {
-				continue
+		ch := &fileChange{from: &side{name: entries[di].name, mode: f.Mode, hash: f.Hash, load: s.blobLoader(f.Hash)}}
+		changes, at[ch] = append(changes, ch), di
+	}
+	for _, ai := range added {
+		e, err := idx.Entry(entries[ai].name)
+		if err != nil {
+			continue
+		}
+		ch := &fileChange{to: &side{name: e.Name, mode: e.Mode, hash: e.Hash, load: s.blobLoader(e.Hash)}}
+		changes, at[ch] = append(changes, ch), ai
+	}
+	// git pairs in path order
+	sort.SliceStable(changes, func(i, j int) bool { return changes[i].name() < changes[j].name() })
+	found, err := s.findRenames(changes)
+	if err != nil {
+		return entries
+	}
+	drop := map[int]bool{}
+	byName := map[string]int{}
+	for i, e := range entries {
+		if e.x == 'D' {
+			byName[e.name] = i
+		}
+	}
+	for _, ch := range found {
+		if ch.score == 0 {
+			continue
+		}
+		for orig, i := range at {
+			if orig.to != nil && orig.to == ch.to {
+				entries[i].x, entries[i].from = 'R', ch.from.name
+				drop[byName[ch.from.name]] = true
 			}
-			e, err := idx.Entry(entries[ai].name)
-			if err != nil || e.Hash != f.Hash {
-				continue
-			}
-			entries[ai].x, entries[ai].from = 'R', entries[di].name
-			drop[di] = true
-			break
 		}
 	}
 	var out []statusEntry

@@ -220,6 +220,10 @@ func cmdMv(s *session, args []string) error {
 		}
 		return nil
 	}
+	// git renames into an existing directory only (go-git would create it)
+	if fi, err := s.inv.FS.Stat(path.Join(s.root, path.Dir(to))); err != nil || !fi.IsDir() {
+		return fatalf("renaming '%s' failed: No such file or directory", from)
+	}
 	if _, err := s.wt.Move(from, to); err != nil {
 		return fatalf("bad source, source=%s, destination=%s", from, to)
 	}
