@@ -70,6 +70,7 @@ type options struct {
 	mode                                    byte // G E F P
 	icase, invert, lineNum, count, list     bool
 	listNon, recursive, deref, word, line   bool
+	initialTab                              bool // -T
 	only, quiet, noMsg, noName, withName    bool
 	null, nullData, text, byteOff, binNoMat bool
 	after, before                           int
@@ -79,18 +80,20 @@ type options struct {
 }
 
 type grep struct {
-	ctx    context.Context
-	inv    *commands.Invocation
-	o      options
-	m      *matcher
-	out    *bufio.Writer
-	sink   *textio.ErrWriter     // stdout; its error stops the search
-	multi  bool                  // print file names
-	status int                   // 1 until a line is selected
-	res    *commands.Reservation // the sandbox's budget, for long lines
-	limit  error                 // the memory limit that stopped the search
-	errs   bool
-	quit   bool // -q matched: stop everything
+	ctx      context.Context
+	inv      *commands.Invocation
+	o        options
+	m        *matcher
+	out      *bufio.Writer
+	tabWidth int                   // -T: columns of a line number or offset in the file being searched
+	grouped  bool                  // a context group was printed (the next file's first one is set apart by --)
+	sink     *textio.ErrWriter     // stdout; its error stops the search
+	multi    bool                  // print file names
+	status   int                   // 1 until a line is selected
+	res      *commands.Reservation // the sandbox's budget, for long lines
+	limit    error                 // the memory limit that stopped the search
+	errs     bool
+	quit     bool // -q matched: stop everything
 	// walking holds the real paths of the directories being walked, so
 	// -R through a symlink loop stops with GNU's warning instead of
 	// recursing forever.
@@ -167,7 +170,9 @@ func run(ctx context.Context, inv *commands.Invocation, mode byte) int {
 			o.binNoMat = true
 		case "b":
 			o.byteOff = true
-		case "T", "line-buffered":
+		case "T":
+			o.initialTab = true
+		case "line-buffered":
 		case "A", "B", "C":
 			n, err := strconv.Atoi(op.Arg)
 			if err != nil || n < 0 {
@@ -505,6 +510,14 @@ type ctxLine struct {
 // search scans one input stream.
 func (g *grep) search(r io.Reader, name string) {
 	o := &g.o
+	if o.initialTab {
+		g.tabWidth = 19
+		if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+				g.tabWidth = len(strconv.FormatInt(st.Size(), 10))
+			}
+		}
+	}
 	*g.in = textio.ContextReader{Ctx: g.ctx, R: r}
 	if r == g.inv.Stdin {
 		g.in.Flush = g.out // a stream: matches leave as input pauses
@@ -588,9 +601,11 @@ func (g *grep) search(r io.Reader, name string) {
 				fmt.Fprintf(g.inv.Stderr, "%s: %s: binary file matches\n", g.inv.Args[0], name)
 				break
 			}
-			if sep && lastOut >= 0 && lineNo-int64(len(ring)) > lastOut+1 {
+			// context groups are apart, in one file or across files
+			if sep && (lastOut >= 0 && lineNo-int64(len(ring)) > lastOut+1 || lastOut < 0 && g.grouped) {
 				g.out.WriteString("--\n")
 			}
+			g.grouped = true
 			for _, c := range ring {
 				g.emit(name, c.data, c.num, c.off, '-')
 			}
@@ -652,6 +667,10 @@ func (g *grep) search(r io.Reader, name string) {
 }
 
 func (g *grep) prefix(name string, num, off int64, sep byte) {
+	if g.o.initialTab {
+		g.tabPrefix(name, num, off, sep)
+		return
+	}
 	if g.multi {
 		g.out.WriteString(name)
 		if g.o.null {
@@ -670,8 +689,44 @@ func (g *grep) prefix(name string, num, off int64, sep byte) {
 	}
 }
 
+// tabPrefix is -T's prefix: GNU grep right-aligns line numbers and byte
+// offsets in as many columns as the file's size has digits (19, those of
+// the largest offset, for a stream) and puts a tab before the text.
+func (g *grep) tabPrefix(name string, num, off int64, sep byte) {
+	if g.multi {
+		g.out.WriteString(name)
+		if g.o.null {
+			g.out.WriteByte(0)
+		} else {
+			g.out.WriteByte(sep)
+		}
+	}
+	pad := func(n int64) {
+		s := strconv.FormatInt(n, 10)
+		for i := len(s); i < g.tabWidth; i++ {
+			g.out.WriteByte(' ')
+		}
+		g.out.WriteString(s)
+		g.out.WriteByte(sep)
+	}
+	if g.o.lineNum {
+		pad(num)
+	}
+	if g.o.byteOff {
+		pad(off)
+	}
+}
+
+// tab ends -T's prefix before a non-empty text.
+func (g *grep) tab(text []byte) {
+	if g.o.initialTab && len(text) > 0 && (g.multi || g.o.lineNum || g.o.byteOff) {
+		g.out.WriteByte('\t')
+	}
+}
+
 func (g *grep) emit(name string, line []byte, num, off int64, sep byte) {
 	g.prefix(name, num, off, sep)
+	g.tab(line)
 	g.out.Write(line)
 	if g.o.nullData {
 		g.out.WriteByte(0)
@@ -689,6 +744,7 @@ func (g *grep) emitOnly(name string, line []byte, num, off int64) {
 			return
 		}
 		g.prefix(name, num, off+int64(s), ':')
+		g.tab(line[s:e])
 		g.out.Write(line[s:e])
 		if g.o.nullData {
 			g.out.WriteByte(0)
@@ -811,11 +867,11 @@ func compile(patterns []string, o *options) (*matcher, int, error) {
 	cost := 0
 	if o.word {
 		m.word = true
-		expr := flags + `(?:^|[^\w])(` + body + `)(?:[^\w]|$)`
+		expr := flags + `(?:^|[^\pL\pN_])(` + body + `)(?:[^\pL\pN_]|$)`
 		m.re, err = regexp.Compile(expr)
 		if err == nil {
 			cost = recache.Cost(expr)
-			expr = flags + `[^\w](` + body + `)(?:[^\w]|$)`
+			expr = flags + `[^\pL\pN_](` + body + `)(?:[^\pL\pN_]|$)`
 			m.mid, err = regexp.Compile(expr)
 			cost += recache.Cost(expr)
 		}
