@@ -313,6 +313,7 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		return st
 	}
 	src = rewriteNumbers(src)
+	src = rewriteBigNumbers(src)
 	// gawk's extensions: calls rewritten, asort/asorti added as awk code
 	// after the program (its lines keep their numbers).
 	if rw, needSort := rewriteGawk(src); rw != src {
@@ -338,6 +339,9 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		fmt.Fprintf(inv.Stderr, "%s: %s:%d: %swarning: %s\n", name, where, line, at, msg)
 	})
 	for k, v := range compatFuncs(chars) {
+		gawk[k] = v
+	}
+	for k, v := range bigFuncs() {
 		gawk[k] = v
 	}
 	for k, v := range pp.funcs() {

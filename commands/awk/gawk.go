@@ -110,12 +110,14 @@ func gawkFuncs(inv *commands.Invocation, errf func(line int, msg string)) map[st
 		mathFunc + "log": func(line int, x float64) float64 {
 			if x < 0 {
 				errf(line, fmt.Sprintf("log: received negative argument %g", x))
+				return negNaN // glibc's: gawk prints it "-nan"
 			}
 			return math.Log(x)
 		},
 		mathFunc + "sqrt": func(line int, x float64) float64 {
 			if x < 0 {
 				errf(line, fmt.Sprintf("sqrt: received negative argument %g", x))
+				return negNaN
 			}
 			return math.Sqrt(x)
 		},
