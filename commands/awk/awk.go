@@ -298,6 +298,7 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		return inv.Refuse(&commands.UnsupportedError{Cmd: name, What: bad + " (an integer conversion in OFMT or CONVFMT)"})
 	}
 	consts, divs := divisions(src, where)
+	written := src // as written, for the diagnostics that name a line
 	fmts := formatCalls(src)
 	if len(consts) > 0 {
 		for _, m := range consts {
@@ -512,6 +513,8 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		if m := divMessage(msg, divs, where, nr > 0, seg.filename(), fnr); m != "" {
 			msg = m
 		} else if m := formatMessage(msg, fmts, where, nr > 0, seg.filename(), fnr); m != "" {
+			msg = m
+		} else if m := regexMessage(msg, regexUses(written), where, nr > 0, seg.filename(), fnr); m != "" {
 			msg = m
 		}
 		if strings.Contains(msg, "NoFileReads") || strings.Contains(msg, "NoFileWrites") || strings.Contains(msg, "NoExec") {
