@@ -67,20 +67,28 @@ const (
 // and returns n; the keys are in ascending order, as numbers, when all
 // are canonical non-negative integers below 2^31 that are dense (max-min
 // < 2n) or all below 1024 (where gawk's integer arrays list in order),
-// else in string order when there are at most 32.
+// with at most one negative integer, which gawk keeps apart and lists
+// first (for more than one, the order among them is its hash's); else in
+// string order when there are at most 32.
 const keysSource = `
-function __warren_keys(a, ks,    k, n, v, mn, mx, i) {
+function __warren_keys(a, ks,    k, n, v, mn, mx, i, neg, nn) {
 	delete ks
-	n = 0
+	n = nn = 0
 	for (k in a) {
 		# a canonical integer reads back as itself
-		if (k "" != (v = k + 0) "" || v < 0 || v >= 2147483648) { n = -1; break }
+		if (k "" != (v = k + 0) "" || v >= 2147483648 || v <= -2147483648) { n = -1; break }
+		if (v < 0) {
+			if (nn++) { n = -1; break }
+			neg = v
+			continue
+		}
 		if (++n == 1) mn = mx = v
 		else if (v < mn) mn = v
 		else if (v > mx) mx = v
 	}
-	if (n > 1 && (mx - mn < 2 * n || mx < 1024)) {
+	if (n >= 1 && n + nn > 1 && (mx - mn < 2 * n || mx < 1024)) {
 		n = 0
+		if (nn) ks[++n] = neg
 		for (i = mn; i <= mx; i++) if (i in a) ks[++n] = i
 		return n
 	}

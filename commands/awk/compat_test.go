@@ -31,6 +31,7 @@ var compatCases = []struct {
 	{"split separators", []string{`BEGIN{n = split(" a  b ", p); print n, p[1]; n = split("a b", q, / /); print n; n = split("a.b", r, /./); print n}`}, "", "2 a\n2\n4\n", "", 0},
 	{"match array", []string{`BEGIN{print match("xab", /(a)(c)?(b)/, m), m[0], m[1] "|" m[2] "|" m[3], m[3, "start"], m[3, "length"], RSTART, RLENGTH}`}, "", "2 ab a||b 3 1 2 2\n", "", 0},
 	{"for-in integers ascending, as numbers", []string{`BEGIN{a[10]; a[9]; a[1]; a[100]; for (k in a) printf "%s ", k; print ""; for (k in a) if (k < 9.5) print "lt", k}`}, "", "1 9 10 100 \nlt 1\nlt 9\n", "", 0},
+	{"for-in: one negative integer key first, then ascending", []string{"BEGIN{a[5]; a[1]; a[10]; a[3]; a[-2]; a[0]; for (k in a) printf \"%s \", k; print \"\"; b[3]; b[40]; b[-7]; b[1]; for (k in b) s = s k \",\"; print s}"}, "", "-2 0 1 3 5 10 \n-7,1,3,40,\n", "", 0},
 	{"for-in recursion", []string{`function f(a, d,   k) { for (k in a) { if (d < 1) f(a, d + 1); printf "%s.%s ", d, k } } BEGIN{a[2]; a[1]; f(a, 0); print ""}`}, "", "1.1 1.2 0.1 1.1 1.2 0.2 \n", "", 0},
 	{"for-in snapshot", []string{`BEGIN{a[1]; a[2]; a[3]; for (k in a) { delete a[3]; printf "%s ", k }; print length(a)}`}, "", "1 2 3 2\n", "", 0},
 	{"gawk regex operators", []string{`{print ($0 ~ /\<b/), ($0 ~ "\\ybc\\y"), gensub(/\yb/, "B", "g"), match($0, "\\<c")}`}, "a bc cb\n", "1 1 a Bc cb 6\n", "", 0},
