@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/benhoyt/goawk/lexer"
 
@@ -208,7 +209,7 @@ func gensub(re, repl, how, target string, errf func(string)) (string, error) {
 	}
 	var b strings.Builder
 	last, count := 0, 0
-	for _, m := range r.FindAllStringSubmatchIndex(target, -1) {
+	for _, m := range byteSteps(r, re, target, r.FindAllStringSubmatchIndex(target, -1)) {
 		count++
 		if !global && count != which {
 			continue
@@ -239,6 +240,42 @@ func gensub(re, repl, how, target string, errf func(string)) (string, error) {
 	}
 	b.WriteString(target[last:])
 	return b.String(), nil
+}
+
+// byteSteps adds to ms (Go's matches of r in target) the empty matches
+// gawk also finds inside a multibyte character: after an empty match
+// gawk steps one byte, Go one character, so gensub(/x*/, "-", "g") on
+// "é" is "-\xc3-\xa9-" in gawk. A regex that matches the empty string and
+// has no assertion (^ $ \b and gawk's \y \< \> \` \') matches it at
+// every position, so gawk's extra matches are at each byte inside a
+// character that no match of Go's covers; for other regexes ms is left
+// as it is.
+func byteSteps(r *regexp.Regexp, re, target string, ms [][]int) [][]int {
+	if len(ms) == 0 || !r.MatchString("") || strings.ContainsAny(re, "^$\\") {
+		return ms
+	}
+	var out [][]int
+	k := 0 // the next of ms
+	for q := 0; q < len(target); {
+		_, w := utf8.DecodeRuneInString(target[q:])
+		for mid := q + 1; mid < q+w; mid++ {
+			for k < len(ms) && ms[k][0] < mid && ms[k][1] <= mid {
+				out = append(out, ms[k])
+				k++
+			}
+			if k < len(ms) && ms[k][0] < mid {
+				continue // inside a match
+			}
+			e := make([]int, len(ms[0]))
+			for i := range e {
+				e[i] = -1
+			}
+			e[0], e[1] = mid, mid
+			out = append(out, e)
+		}
+		q += w
+	}
+	return append(out, ms[k:]...)
 }
 
 // asortSource is asort and asorti in awk (heap sort: no recursion, for
