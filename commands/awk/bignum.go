@@ -19,9 +19,10 @@ import (
 // a number when it is printed:
 //
 //	print EXPR                  (EXPR arithmetic: a + b, -x, 2^64, log(x), 1e300)
-//	  -> print ((N = (EXPR)) < 2^63 && N >= -2^63 ? N : __warren_bigout(N))
+//	  -> print ((N = (EXPR)) * N >= 2^126 ? __warren_bigout(N) : N)
 //	printf "%5d", EXPR          (a literal format; %d and %i)
-//	  -> printf "%s", ((N = (EXPR)+0) < 2^63 && N >= -2^63 ? sprintf("%5d", N) : __warren_bigint("%5d", N))
+//	  -> printf "%s", ((N = (EXPR)+0) * N >= 2^126 ? __warren_bigint("%5d", N) : sprintf("%5d", N))
+//	                            (a plain %d: int(N) in place of the sprintf)
 //	printf "%x", EXPR           (%o %x %X %u the same, with __warren_biguint)
 //
 // so a value in range takes GoAWK's own path and one outside it gawk's
@@ -34,8 +35,13 @@ const (
 	bigOutFunc  = "__warren_bigout"
 	bigIntFunc  = "__warren_bigint"
 	bigUintFunc = "__warren_biguint"
-	// the guard: int64's range, where GoAWK's text is gawk's
-	bigInRange = " < 9223372036854775808 && " + bigNumVar + " >= -9223372036854775808 ? "
+	// the guard, after "(N = (EXPR))": N*N >= 2^126 is |N| >= 2^63,
+	// outside int64's range (-2^63 goes to the native function too, which
+	// prints it the same), and true for NaN and the infinities, as GoAWK
+	// compiles it (a fused jump past the native call when N*N < 2^126,
+	// which NaN is not). One multiplication and one comparison: the guard
+	// runs for every value printed.
+	bigOutOfRange = " * " + bigNumVar + " >= 85070591730234615865843651857942052864 ? "
 )
 
 // bigFuncs are the native functions the rewritten statements call.
@@ -156,7 +162,7 @@ func rewriteBigNumbers(src string) string {
 					if end, ok := tokenEnd(src, toks[a[1]-1]); ok {
 						reps = append(reps,
 							replacement{toks[a[0]].off, toks[a[0]].off, "((" + bigNumVar + " = ("},
-							replacement{end, end, "))" + bigInRange + bigNumVar + " : " + bigOutFunc + "(" + bigNumVar + "))"})
+							replacement{end, end, "))" + bigOutOfRange + bigOutFunc + "(" + bigNumVar + ") : " + bigNumVar + ")"})
 					}
 				}
 			}
@@ -191,8 +197,8 @@ func rewriteIntConversions(src string, toks []token, i int) []replacement {
 		return nil
 	}
 	format := toks[args[0][0]].val
-	specs, out, ok := intSpecs(format)
-	if !ok || len(specs) == 0 {
+	specs, ok := intSpecs(format)
+	if !ok {
 		return nil
 	}
 	lit := toks[args[0][0]]
@@ -200,9 +206,11 @@ func rewriteIntConversions(src string, toks []token, i int) []replacement {
 	if !ok {
 		return nil
 	}
-	reps := []replacement{{lit.off, litEnd, awkString(out)}}
-	for n, spec := range specs {
-		if spec == "" || n+1 >= len(args) {
+	var reps []replacement
+	var out strings.Builder
+	last := 0
+	for n, sp := range specs {
+		if sp.start < 0 || n+1 >= len(args) || smallValue(toks[args[n+1][0]:args[n+1][1]]) {
 			continue
 		}
 		a := args[n+1]
@@ -210,26 +218,40 @@ func rewriteIntConversions(src string, toks []token, i int) []replacement {
 		if !ok {
 			return nil
 		}
+		spec := format[sp.start:sp.end]
 		q := awkString(spec)
-		f := bigIntFunc
-		if c := spec[len(spec)-1]; c != 'd' && c != 'i' {
+		f, inRange := bigIntFunc, "sprintf("+q+", "+bigNumVar+")"
+		switch c := spec[len(spec)-1]; {
+		case c != 'd' && c != 'i':
 			f = bigUintFunc
+		case len(spec) == 2:
+			// a plain %d is %s of the integer's text, without a second
+			// format
+			inRange = "int(" + bigNumVar + ")"
 		}
+		out.WriteString(format[last:sp.start])
+		out.WriteString("%s")
+		last = sp.end
 		reps = append(reps,
 			replacement{toks[a[0]].off, toks[a[0]].off, "((" + bigNumVar + " = ("},
-			replacement{end, end, ")+0)" + bigInRange + "sprintf(" + q + ", " + bigNumVar + ") : " + f + "(" + q + ", " + bigNumVar + "))"})
+			replacement{end, end, ")+0)" + bigOutOfRange + f + "(" + q + ", " + bigNumVar + ") : " + inRange + ")"})
 	}
-	return reps
+	if len(reps) == 0 {
+		return nil
+	}
+	out.WriteString(format[last:])
+	return append(reps, replacement{lit.off, litEnd, awkString(out.String())})
 }
 
-// intSpecs walks a printf format: for each argument it converts, the
-// integer (%d %i %o %x %X %u) spec that takes it ("" for other conversions), and the format with
-// those specs turned into %s. ok is false for a format this does not
-// rewrite (a * width or precision, n$ positions, the ' flag, a length
-// modifier before d or i).
-func intSpecs(f string) (specs []string, out string, ok bool) {
-	var b strings.Builder
-	last := 0
+// convSpec is where one conversion is in a format (start -1 for one that
+// is not an integer conversion).
+type convSpec struct{ start, end int }
+
+// intSpecs walks a printf format: for each argument it converts, where
+// the integer (%d %i %o %x %X %u) spec that takes it is. ok is false for a
+// format this does not rewrite (a * width or precision, n$ positions, the
+// ' flag, a length modifier).
+func intSpecs(f string) (specs []convSpec, ok bool) {
 	for i := 0; i < len(f); i++ {
 		if f[i] != '%' {
 			continue
@@ -250,18 +272,26 @@ func intSpecs(f string) (specs []string, out string, ok bool) {
 		}
 		switch c := f[i]; {
 		case c == '*' || c == '$' || c == '\'' || c == 'h' || c == 'l' || c == 'L' || c == 'q' || c == 'j' || c == 'z' || c == 't':
-			return nil, "", false
+			return nil, false
 		case strings.IndexByte("dioxXu", c) >= 0:
-			specs = append(specs, f[start:i+1])
-			b.WriteString(f[last:start])
-			b.WriteString("%s")
-			last = i + 1
+			specs = append(specs, convSpec{start, i + 1})
 		default:
-			specs = append(specs, "")
+			specs = append(specs, convSpec{-1, -1})
 		}
 	}
-	b.WriteString(f[last:])
-	return specs, b.String(), true
+	return specs, true
+}
+
+// smallValue reports whether toks is a value always inside int64's
+// range: a counter (NR, NF, FNR, RSTART, RLENGTH) or a small literal.
+func smallValue(toks []token) bool {
+	if len(toks) == 1 && toks[0].tok == lexer.NAME {
+		switch toks[0].val {
+		case "NR", "NF", "FNR", "RSTART", "RLENGTH":
+			return true
+		}
+	}
+	return smallLiteral(toks)
 }
 
 // printArgs returns the token ranges [start, end) of the arguments of the
