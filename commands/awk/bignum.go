@@ -35,6 +35,8 @@ const (
 	bigOutFunc  = "__warren_bigout"
 	bigIntFunc  = "__warren_bigint"
 	bigUintFunc = "__warren_biguint"
+	// the longest print argument (in tokens) checked for being numeric
+	maxNumericTokens = 256
 	// the guard, after "(N = (EXPR))": N*N >= 2^126 is |N| >= 2^63,
 	// outside int64's range (-2^63 goes to the native function too, which
 	// prints it the same), and true for NaN and the infinities, as GoAWK
@@ -153,12 +155,30 @@ func rewriteBigNumbers(src string) string {
 	if !ok {
 		return src
 	}
+	// each ( and [ with its closing token, found once: matching() for
+	// every nested sprintf would be quadratic in a hostile program
+	pair := make([]int, len(toks))
+	var stack []int
+	for i, t := range toks {
+		pair[i] = -1
+		switch t.tok {
+		case lexer.LPAREN, lexer.LBRACKET:
+			stack = append(stack, i)
+		case lexer.RPAREN, lexer.RBRACKET:
+			if n := len(stack); n > 0 {
+				pair[stack[n-1]] = i
+				stack = stack[:n-1]
+			}
+		}
+	}
 	var reps []replacement
 	for i, t := range toks {
 		switch t.tok {
 		case lexer.PRINT:
 			for _, a := range printArgs(toks, i) {
-				if numericExpr(toks[a[0]:a[1]]) && !smallLiteral(toks[a[0]:a[1]]) {
+				// numericExpr is quadratic in nesting: a long argument is
+				// left as it is
+				if a[1]-a[0] <= maxNumericTokens && numericExpr(toks[a[0]:a[1]]) && !smallLiteral(toks[a[0]:a[1]]) {
 					if end, ok := tokenEnd(src, toks[a[1]-1]); ok {
 						reps = append(reps,
 							replacement{toks[a[0]].off, toks[a[0]].off, "((" + bigNumVar + " = ("},
@@ -167,27 +187,33 @@ func rewriteBigNumbers(src string) string {
 				}
 			}
 		case lexer.PRINTF, lexer.F_SPRINTF:
-			reps = append(reps, rewriteIntConversions(src, toks, i)...)
+			reps = append(reps, rewriteIntConversions(src, toks, pair, i)...)
 		}
 	}
 	if len(reps) == 0 {
 		return src
 	}
-	return applyReplacements(src, reps)
+	out := applyReplacements(src, reps)
+	if checkNesting(out) != nil {
+		// the guards' parentheses took a program near the nesting bound
+		// past it: GoAWK's text then, rather than a refusal
+		return src
+	}
+	return out
 }
 
 // rewriteIntConversions rewrites the integer conversions of the printf
 // or sprintf at toks[i] when its format is a string literal (and has no *
 // widths, positional or grouping flags, which are left alone).
-func rewriteIntConversions(src string, toks []token, i int) []replacement {
+func rewriteIntConversions(src string, toks []token, pair []int, i int) []replacement {
 	var args [][2]int
 	if toks[i].tok == lexer.PRINTF {
 		args = printArgs(toks, i)
 	} else {
-		if i+1 >= len(toks) || toks[i+1].tok != lexer.LPAREN {
+		if i+2 >= len(toks) || toks[i+1].tok != lexer.LPAREN || toks[i+2].tok != lexer.STRING {
 			return nil
 		}
-		end := matching(toks, i+1)
+		end := pair[i+1]
 		if end < 0 {
 			return nil
 		}
@@ -300,10 +326,17 @@ func smallValue(toks []token) bool {
 func printArgs(toks []token, i int) [][2]int {
 	k := i + 1
 	end := statementEnd(toks, k)
+	depth := 0 // kept as it goes: depthAt for each > would be quadratic
 	for j := k; j < end; j++ {
-		if tk := toks[j].tok; (tk == lexer.GREATER || tk == lexer.APPEND || tk == lexer.PIPE) && depthAt(toks, k, j) == 0 {
-			end = j
-			break
+		switch tk := toks[j].tok; tk {
+		case lexer.LPAREN, lexer.LBRACKET:
+			depth++
+		case lexer.RPAREN, lexer.RBRACKET:
+			depth--
+		case lexer.GREATER, lexer.APPEND, lexer.PIPE:
+			if depth == 0 {
+				end = j
+			}
 		}
 	}
 	if k < end && toks[k].tok == lexer.LPAREN && matching(toks, k) == end-1 {

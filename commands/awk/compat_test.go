@@ -48,6 +48,8 @@ var compatCases = []struct {
 	{"printf %d of infinities and NaN", []string{"BEGIN{printf \"[%d][%5i][%-5d][%x][%5X][%o]\\n\", 2^1024, -2^1024, log(-1), -log(0), log(-1), -log(0)}"}, "", "[+inf][-inf][-nan][+inf][-NAN][+inf]\n", "awk: cmd. line:1: warning: log: received negative argument -1\nawk: cmd. line:1: warning: log: received negative argument -1\n", 0},
 	{"sprintf unsigned past int64", []string{"BEGIN{s = sprintf(\"[%x][%u][%o][%#x][%x][%.3x][%015x][%x][%u]\", 2^63, 2^64, 2^63, 2^63 + 2^62, 2^70, 2^70, 2^70, -1, -3); print length(s), s}"}, "", "155 [8000000000000000][1.84467e+19][1000000000000000000000][0xc000000000000000][1.18059e+21][1.18e+21][00001.18059e+21][ffffffffffffffff][18446744073709551613]\n", "", 0},
 	{"printf: in-range values keep GoAWK's conversions", []string{"{printf \"%d %5d|%-5d|%05d|%d|%d|%i|%x|%d %d\\n\", 3.9, -2.5, 1e3, 42, \"abc\", -0, $1, 255, NR, $1 * 2}"}, "7.5\n", "3    -2|1000 |00042|0|0|7|ff|1 15\n", "", 0},
+	// the guards' parentheses would take this past the nesting bound: it runs unguarded
+	{"printf guards near the nesting bound", []string{"BEGIN{x = " + strings.Repeat(`sprintf("%d", `, 900) + "1" + strings.Repeat(")", 900) + "; print x, 2^53}"}, "", "1 9007199254740992\n", "", 0},
 	{"printf with * widths left to GoAWK", []string{"BEGIN{printf \"[%*d]\\n\", 4, 12}"}, "", "[  12]\n", "", 0},
 	// a regex built at run time that does not compile (dynregex.go)
 	{"dynamic regex: unmatched (", []string{"{print ($0 ~ \"\\\\(\")}\n{r = \"(\"; print ($1 ~ r)}"}, "a\n", "0\n", "awk: cmd. line:2: (FILENAME=- FNR=1) fatal: invalid regexp: Unmatched ( or \\(: /(/\n", 2},
