@@ -23,7 +23,8 @@ import (
 //	printf "%5d", EXPR          (a literal format; %d and %i)
 //	  -> printf "%s", ((N = (EXPR)+0) * N >= 2^126 ? __warren_bigint("%5d", N) : sprintf("%5d", N))
 //	                            (a plain %d: int(N) in place of the sprintf)
-//	printf "%x", EXPR           (%o %x %X %u the same, with __warren_biguint)
+//	printf "%x", EXPR           (%o %x %X %u the same, with __warren_biguint;
+//	                            %#x of zero without the #: C prints "0", Go "0x0")
 //
 // so a value in range takes GoAWK's own path and one outside it gawk's
 // text. Left as GoAWK has it: a variable or field printed as it is
@@ -236,7 +237,14 @@ func rewriteIntConversions(src string, toks []token, pair []int, i int) []replac
 	var out strings.Builder
 	last := 0
 	for n, sp := range specs {
-		if sp.start < 0 || n+1 >= len(args) || smallValue(toks[args[n+1][0]:args[n+1][1]]) {
+		if sp.start < 0 || n+1 >= len(args) {
+			continue
+		}
+		spec := format[sp.start:sp.end]
+		// C's %#x of zero is "0", Go's "0x0": such a spec is rewritten
+		// whatever its argument
+		altHex := strings.Contains(spec, "#") && strings.ContainsAny(spec[len(spec)-1:], "xX")
+		if !altHex && smallValue(toks[args[n+1][0]:args[n+1][1]]) {
 			continue
 		}
 		a := args[n+1]
@@ -244,10 +252,12 @@ func rewriteIntConversions(src string, toks []token, pair []int, i int) []replac
 		if !ok {
 			return nil
 		}
-		spec := format[sp.start:sp.end]
 		q := awkString(spec)
 		f, inRange := bigIntFunc, "sprintf("+q+", "+bigNumVar+")"
 		switch c := spec[len(spec)-1]; {
+		case altHex:
+			f = bigUintFunc
+			inRange = "(" + bigNumVar + " ? " + inRange + " : sprintf(" + awkString(strings.ReplaceAll(spec, "#", "")) + ", " + bigNumVar + "))"
 		case c != 'd' && c != 'i':
 			f = bigUintFunc
 		case len(spec) == 2:

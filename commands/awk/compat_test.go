@@ -50,6 +50,7 @@ var compatCases = []struct {
 	{"printf: in-range values keep GoAWK's conversions", []string{"{printf \"%d %5d|%-5d|%05d|%d|%d|%i|%x|%d %d\\n\", 3.9, -2.5, 1e3, 42, \"abc\", -0, $1, 255, NR, $1 * 2}"}, "7.5\n", "3    -2|1000 |00042|0|0|7|ff|1 15\n", "", 0},
 	// the guards' parentheses would take this past the nesting bound: it runs unguarded
 	{"printf guards near the nesting bound", []string{"BEGIN{x = " + strings.Repeat(`sprintf("%d", `, 900) + "1" + strings.Repeat(")", 900) + "; print x, 2^53}"}, "", "1 9007199254740992\n", "", 0},
+	{"printf %#x of zero is 0, as C's", []string{"{printf \"[%#x][%#X][%#o][%#5x][%#x][%#.3x][%#x][%#x]\\n\", 0, $1, 0, 0, 255, 0, 0.5, NR - 1; s = sprintf(\"%#x|%x\", 0, 0); print s}"}, "0\n", "[0][0][0][    0][0xff][000][0x0][0]\n0|0\n", "", 0},
 	{"printf with * widths left to GoAWK", []string{"BEGIN{printf \"[%*d]\\n\", 4, 12}"}, "", "[  12]\n", "", 0},
 	// a regex built at run time that does not compile (dynregex.go)
 	{"dynamic regex: unmatched (", []string{"{print ($0 ~ \"\\\\(\")}\n{r = \"(\"; print ($1 ~ r)}"}, "a\n", "0\n", "awk: cmd. line:2: (FILENAME=- FNR=1) fatal: invalid regexp: Unmatched ( or \\(: /(/\n", 2},
