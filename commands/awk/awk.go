@@ -298,6 +298,7 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		return inv.Refuse(&commands.UnsupportedError{Cmd: name, What: bad + " (an integer conversion in OFMT or CONVFMT)"})
 	}
 	consts, divs := divisions(src, where)
+	written := src // as written, for the diagnostics that name a line
 	fmts := formatCalls(src)
 	if len(consts) > 0 {
 		for _, m := range consts {
@@ -313,6 +314,7 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		return st
 	}
 	src = rewriteNumbers(src)
+	src = rewriteBigNumbers(src)
 	// gawk's extensions: calls rewritten, asort/asorti added as awk code
 	// after the program (its lines keep their numbers).
 	if rw, needSort := rewriteGawk(src); rw != src {
@@ -338,6 +340,9 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		fmt.Fprintf(inv.Stderr, "%s: %s:%d: %swarning: %s\n", name, where, line, at, msg)
 	})
 	for k, v := range compatFuncs(chars) {
+		gawk[k] = v
+	}
+	for k, v := range bigFuncs() {
 		gawk[k] = v
 	}
 	for k, v := range pp.funcs() {
@@ -508,6 +513,8 @@ func Awk(ctx context.Context, inv *commands.Invocation) int {
 		if m := divMessage(msg, divs, where, nr > 0, seg.filename(), fnr); m != "" {
 			msg = m
 		} else if m := formatMessage(msg, fmts, where, nr > 0, seg.filename(), fnr); m != "" {
+			msg = m
+		} else if m := regexMessage(msg, regexUses(written), where, nr > 0, seg.filename(), fnr); m != "" {
 			msg = m
 		}
 		if strings.Contains(msg, "NoFileReads") || strings.Contains(msg, "NoFileWrites") || strings.Contains(msg, "NoExec") {

@@ -61,38 +61,53 @@ const (
 	matchAwkFunc = "__warren_match"
 	groupsFunc   = "__warren_groups"
 	keysAwkFunc  = "__warren_keys"
+	bucketFunc   = "__warren_bucket"
 )
 
 // keysSource is __warren_keys in awk: it fills ks[1..n] with a's keys
 // and returns n; the keys are in ascending order, as numbers, when all
 // are canonical non-negative integers below 2^31 that are dense (max-min
 // < 2n) or all below 1024 (where gawk's integer arrays list in order),
-// else in string order when there are at most 32.
+// with at most one negative integer, which gawk keeps apart and lists
+// first (for more than one, the order among them is its hash's); else,
+// when there are at most 32, in the order of gawk's string arrays: by
+// bucket of its hash table (13 buckets up to 39 keys), in reverse string
+// order within a bucket (gawk's is the reverse of insertion, which a Go
+// map does not keep: this is it for keys inserted in ascending order).
 const keysSource = `
-function __warren_keys(a, ks,    k, n, v, mn, mx, i) {
+function __warren_keys(a, ks,    k, n, v, mn, mx, i, neg, nn, hk) {
 	delete ks
-	n = 0
+	n = nn = 0
 	for (k in a) {
 		# a canonical integer reads back as itself
-		if (k "" != (v = k + 0) "" || v < 0 || v >= 2147483648) { n = -1; break }
+		if (k "" != (v = k + 0) "" || v >= 2147483648 || v <= -2147483648) { n = -1; break }
+		if (v < 0) {
+			if (nn++) { n = -1; break }
+			neg = v
+			continue
+		}
 		if (++n == 1) mn = mx = v
 		else if (v < mn) mn = v
 		else if (v > mx) mx = v
 	}
-	if (n > 1 && (mx - mn < 2 * n || mx < 1024)) {
+	if (n >= 1 && n + nn > 1 && (mx - mn < 2 * n || mx < 1024)) {
 		n = 0
+		if (nn) ks[++n] = neg
 		for (i = mn; i <= mx; i++) if (i in a) ks[++n] = i
 		return n
 	}
 	n = 0
 	for (k in a) ks[++n] = k
-	# a small array of other keys in string order, the same from run to run
-	if (n <= 32)
+	# a small array of other keys in gawk's hash order (reverse string
+	# order within a bucket), the same from run to run
+	if (n <= 32) {
+		for (i = 1; i <= n; i++) hk[i] = __warren_bucket(ks[i])
 		for (i = 2; i <= n; i++) {
-			k = ks[i]
-			for (v = i - 1; v >= 1 && ks[v] "" > k ""; v--) ks[v + 1] = ks[v]
-			ks[v + 1] = k
+			k = ks[i]; mx = hk[i]
+			for (v = i - 1; v >= 1 && (hk[v] > mx || hk[v] == mx && ks[v] "" < k ""); v--) { ks[v + 1] = ks[v]; hk[v + 1] = hk[v] }
+			ks[v + 1] = k; hk[v + 1] = mx
 		}
+	}
 	return n
 }
 `
@@ -133,6 +148,7 @@ func compatFuncs(chars bool) map[string]interface{} {
 		substrFunc + "2": func(s string, m float64) string { return gawkSubstr(s, chars, m) },
 		substrFunc + "3": func(s string, m, n float64) string { return gawkSubstr(s, chars, m, n) },
 		btrimFunc:        func(s string) string { return strings.Trim(s, " \t\n") },
+		bucketFunc:       hashBucket,
 		groupsFunc: func(s, re string) (string, error) {
 			rx, err := cachedRegex(re, chars)
 			if err != nil {
@@ -721,4 +737,16 @@ func intFormatAssigned(src string) string {
 		}
 	}
 	return ""
+}
+
+// hashBucket is k's bucket in a gawk string array of 13 buckets (its
+// size up to 39 elements): gawk's awk_hash, the sdbm hash kept to 32
+// bits, modulo 13.
+func hashBucket(k string) int {
+	var h uint32
+	for i := 0; i < len(k); i++ {
+		// C's char is signed: a byte past 0x7f is sign-extended
+		h = uint32(int32(int8(k[i]))) + h<<6 + h<<16 - h
+	}
+	return int(h % 13)
 }

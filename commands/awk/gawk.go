@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/benhoyt/goawk/lexer"
 
@@ -110,12 +111,14 @@ func gawkFuncs(inv *commands.Invocation, errf func(line int, msg string)) map[st
 		mathFunc + "log": func(line int, x float64) float64 {
 			if x < 0 {
 				errf(line, fmt.Sprintf("log: received negative argument %g", x))
+				return negNaN // glibc's: gawk prints it "-nan"
 			}
 			return math.Log(x)
 		},
 		mathFunc + "sqrt": func(line int, x float64) float64 {
 			if x < 0 {
 				errf(line, fmt.Sprintf("sqrt: received negative argument %g", x))
+				return negNaN
 			}
 			return math.Sqrt(x)
 		},
@@ -206,10 +209,11 @@ func gensub(re, repl, how, target string, errf func(string)) (string, error) {
 	}
 	var b strings.Builder
 	last, count := 0, 0
-	for _, m := range r.FindAllStringSubmatchIndex(target, -1) {
+	// apply substitutes match m if it is the one asked for; false stops
+	apply := func(m []int) bool {
 		count++
 		if !global && count != which {
-			continue
+			return true
 		}
 		b.WriteString(target[last:m[0]])
 		for i := 0; i < len(repl); i++ {
@@ -231,12 +235,60 @@ func gensub(re, repl, how, target string, errf func(string)) (string, error) {
 			}
 		}
 		last = m[1]
-		if !global {
+		return global
+	}
+	ms := r.FindAllStringSubmatchIndex(target, -1)
+	steps := len(ms) > 0 && byteSteps(r, re)
+	var empty []int
+	if steps {
+		empty = make([]int, len(ms[0]))
+		for i := range empty {
+			empty[i] = -1
+		}
+	}
+	// midEmpties applies gawk's extra empty matches (see byteSteps) at
+	// the bytes inside the characters of target[from:to]
+	midEmpties := func(from, to int) bool {
+		for q := from; q < to; {
+			_, w := utf8.DecodeRuneInString(target[q:])
+			for mid := q + 1; mid < q+w && mid < to; mid++ {
+				empty[0], empty[1] = mid, mid
+				if !apply(empty) {
+					return false
+				}
+			}
+			q += w
+		}
+		return true
+	}
+	prevEnd, more := 0, true
+	for _, m := range ms {
+		if steps && !midEmpties(prevEnd, m[0]) {
+			more = false
 			break
 		}
+		if !apply(m) {
+			more = false
+			break
+		}
+		prevEnd = m[1]
+	}
+	if more && steps {
+		midEmpties(prevEnd, len(target))
 	}
 	b.WriteString(target[last:])
 	return b.String(), nil
+}
+
+// byteSteps reports whether gawk finds empty matches of r that Go does
+// not, inside multibyte characters: after an empty match gawk steps one
+// byte, Go one character, so gensub(/x*/, "-", "g") on "é" is
+// "-\xc3-\xa9-" in gawk. A regex that matches the empty string and has
+// no assertion (^ $ \b and gawk's \y \< \> \` \') matches it at every
+// position, so gawk's extra matches are at each byte inside a character
+// that no match of Go's covers; other regexes are left to Go.
+func byteSteps(r *regexp.Regexp, re string) bool {
+	return r.MatchString("") && !strings.ContainsAny(re, "^$\\")
 }
 
 // asortSource is asort and asorti in awk (heap sort: no recursion, for
