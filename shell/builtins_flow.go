@@ -316,8 +316,10 @@ func biContinue(r *runner, args []string) int {
 // more than there are fails and changes nothing.
 func biShift(r *runner, args []string) int {
 	if len(args) > 2 {
+		// bash abandons the command line (jump_to_top_level DISCARD):
+		// a script goes on with its next line
 		r.errf("shift: too many arguments")
-		r.exiting = true
+		r.exiting, r.abandonLine = true, true
 		return 1
 	}
 	n := 1

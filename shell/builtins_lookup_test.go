@@ -13,3 +13,15 @@ func TestLookupLikeBash(t *testing.T) {
 	}
 	checkRecorded(t, tests, false)
 }
+
+// TestDiscardLineLikeBash: shift's "too many arguments" and a negative
+// substring length abandon the command line being run (through the
+// functions it called), and a script file goes on with its next line
+// (found by the setpos and paramexp producers; recorded from bash 5.2).
+func TestDiscardLineLikeBash(t *testing.T) {
+	tests := []recorded{
+		{"printf 'f() { shift 1 2; echo in-f; }; f; echo same-line\\necho next $?\\n' > sf.sh; bash sf.sh; echo st=$?", "next 1\nst=0\n", ""},
+		{"printf 'f() { s=x; echo ${s:1:-1}; echo in-f; }; f; echo same-line\\necho next $?\\n' > sf.sh; bash sf.sh; echo st=$?", "next 1\nst=0\n", ""},
+	}
+	checkRecorded(t, tests, false)
+}

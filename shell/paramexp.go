@@ -661,7 +661,7 @@ func (r *runner) slice(pe *syntax.ParamExp, pv *pval) error {
 			}
 			if hasLen {
 				if length < 0 {
-					return &exitError{msg: fmt.Sprintf("%d: substring expression < 0", length)}
+					return &lineError{msg: fmt.Sprintf("%d: substring expression < 0", length)}
 				}
 				if int64(len(out)) > length {
 					out = out[:length]
@@ -685,7 +685,7 @@ func (r *runner) slice(pe *syntax.ParamExp, pv *pval) error {
 		end := n
 		if hasLen {
 			if length < 0 {
-				return &exitError{msg: fmt.Sprintf("%d: substring expression < 0", length)}
+				return &lineError{msg: fmt.Sprintf("%d: substring expression < 0", length)}
 			}
 			end = min(n, off+length)
 		}
@@ -715,7 +715,7 @@ func (r *runner) slice(pe *syntax.ParamExp, pv *pval) error {
 		if length < 0 {
 			end = n + length
 			if end < off {
-				return &exitError{msg: fmt.Sprintf("%d: substring expression < 0", length)}
+				return &lineError{msg: fmt.Sprintf("%d: substring expression < 0", length)}
 			}
 		} else {
 			end = min(n, off+length)
