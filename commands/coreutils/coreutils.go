@@ -26,7 +26,7 @@ func Register(t commands.Table) {
 		"hexdump": Hexdump, "strings": Strings, "seq": Seq, "shuf": Shuf, "yes": Yes,
 		"tee": Tee, "expr": Expr, "echo": Echo, "printf": Printf, "base64": Base64,
 		"md5sum": Md5sum, "sha1sum": Sha1sum, "sha256sum": Sha256sum, "sha512sum": Sha512sum,
-		"sha224sum": Sha224sum, "sha384sum": Sha384sum,
+		"sha224sum": Sha224sum, "sha384sum": Sha384sum, "b2sum": B2sum,
 		"cksum": Cksum, "sum": Sum, "basename": Basename, "dirname": Dirname,
 		"dos2unix": Dos2unix, "unix2dos": Dos2unix, "envsubst": Envsubst,
 		"dd": Dd, "numfmt": Numfmt, "factor": Factor, "uuencode": Uuencode, "uudecode": Uudecode,

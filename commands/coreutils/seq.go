@@ -19,16 +19,28 @@ var seqSpec = getopt.Spec{Short: "f:s:w", Long: []getopt.Long{
 
 // Seq is seq(1).
 func Seq(ctx context.Context, inv *commands.Invocation) int {
-	// Negative numbers are operands, not options.
+	// GNU parses options in order ("+f:s:w") and stops at the first
+	// operand or negative number: everything after is an operand.
 	args := []string{inv.Args[0]}
 	var nums []string
 	for i := 1; i < len(inv.Args); i++ {
 		a := inv.Args[i]
-		if len(a) > 1 && a[0] == '-' && (isDigit(a[1]) || a[1] == '.') {
-			nums = append(nums, a)
-			continue
+		if a == "--" {
+			args = append(args, a)
+			nums = inv.Args[i+1:]
+			break
+		}
+		if len(a) < 2 || a[0] != '-' || isDigit(a[1]) || a[1] == '.' {
+			nums = inv.Args[i:]
+			break
 		}
 		args = append(args, a)
+		takesArg := a == "--format" || a == "--separator" ||
+			!strings.HasPrefix(a, "--") && strings.IndexAny(a[1:], "fs") == len(a)-2
+		if takesArg && i+1 < len(inv.Args) {
+			i++
+			args = append(args, inv.Args[i])
+		}
 	}
 	inv2 := *inv
 	inv2.Args = args
@@ -37,25 +49,7 @@ func Seq(ctx context.Context, inv *commands.Invocation) int {
 	if !ok {
 		return code
 	}
-	if len(nums) > 0 {
-		// Keep operand order: re-scan the original argv.
-		operands = operands[:0]
-		skip := false
-		for _, a := range inv.Args[1:] {
-			if skip {
-				skip = false
-				continue
-			}
-			if a == "-f" || a == "-s" || a == "--format" || a == "--separator" {
-				skip = true
-				continue
-			}
-			if strings.HasPrefix(a, "-") && !(len(a) > 1 && (isDigit(a[1]) || a[1] == '.')) {
-				continue
-			}
-			operands = append(operands, a)
-		}
-	}
+	operands = append(operands, nums...)
 	sep, format, equal := "\n", "", false
 	for _, o := range opts {
 		switch o.Key {
@@ -69,7 +63,12 @@ func Seq(ctx context.Context, inv *commands.Invocation) int {
 	}
 	if format != "" {
 		if msg := seqFormatError(format); msg != "" {
-			return r.fail(1, "format %s %s", quoteGNU(format), msg)
+			return r.fail(1, "format %s %s", r.q(format), msg)
+		}
+		var hexFloat bool
+		if format, hexFloat = goFloatFormat(format); hexFloat {
+			// C's %a has no Go verb with the same digits: refuse it.
+			return inv.Refuse(inv.Unsupported("-f %a"))
 		}
 	}
 	switch len(operands) {
@@ -77,7 +76,7 @@ func Seq(ctx context.Context, inv *commands.Invocation) int {
 		return r.usage(fmt.Errorf("missing operand"), 1)
 	case 1, 2, 3:
 	default:
-		return r.usage(fmt.Errorf("extra operand %s", quoteGNU(operands[3])), 1)
+		return r.usage(fmt.Errorf("extra operand %s", r.q(operands[3])), 1)
 	}
 	first, incr := "1", "1"
 	last := operands[len(operands)-1]
@@ -90,9 +89,9 @@ func Seq(ctx context.Context, inv *commands.Invocation) int {
 	vals := make([]float64, 3)
 	prec := 0
 	for i, s := range []string{first, incr, last} {
-		v, err := strconv.ParseFloat(s, 64)
+		v, err := parseSeqNumber(s)
 		if err != nil || math.IsNaN(v) {
-			return r.usage(fmt.Errorf("invalid floating point argument: %s", quoteGNU(s)), 1)
+			return r.usage(fmt.Errorf("invalid floating point argument: %s", r.q(s)), 1)
 		}
 		vals[i] = v
 		if i < 2 {
@@ -105,7 +104,7 @@ func Seq(ctx context.Context, inv *commands.Invocation) int {
 		prec = 0
 	}
 	if vals[1] == 0 {
-		return r.usage(fmt.Errorf("invalid Zero increment value: %s", quoteGNU(incr)), 1)
+		return r.usage(fmt.Errorf("invalid Zero increment value: %s", r.q(incr)), 1)
 	}
 	render := func(v float64) string {
 		if format != "" {
@@ -118,7 +117,10 @@ func Seq(ctx context.Context, inv *commands.Invocation) int {
 		// GNU takes the widths from the operands as written (seq -w 003
 		// 10 pads to three digits), widened to the common precision.
 		opWidth := func(s string, v float64) int {
-			if strings.ContainsAny(s, "eExXnN") {
+			if isHexNumber(s) {
+				return 0 // GNU takes no width from a hexadecimal operand
+			}
+			if strings.ContainsAny(s, "eEnN") {
 				return len(render(v))
 			}
 			s = strings.TrimPrefix(s, "+")
@@ -171,6 +173,56 @@ func Seq(ctx context.Context, inv *commands.Invocation) int {
 	return r.done()
 }
 
+// goFloatFormat turns a format seqFormatError accepted into Go's: C's
+// long-double L and grouping ' (no effect in the C locale) dropped. hexFloat
+// reports a %a or %A directive.
+func goFloatFormat(f string) (string, bool) {
+	var b strings.Builder
+	hexFloat := false
+	for i := 0; i < len(f); i++ {
+		b.WriteByte(f[i])
+		if f[i] != '%' {
+			continue
+		}
+		if i+1 < len(f) && f[i+1] == '%' {
+			b.WriteByte('%')
+			i++
+			continue
+		}
+		for i++; i < len(f); i++ {
+			c := f[i]
+			if c == 'L' || c == '\'' {
+				continue
+			}
+			b.WriteByte(c)
+			if strings.IndexByte("aAeEfFgG", c) >= 0 {
+				hexFloat = hexFloat || c == 'a' || c == 'A'
+				break
+			}
+		}
+	}
+	return b.String(), hexFloat
+}
+
+// isHexNumber reports whether s is strtold's hexadecimal form ([+-]0x...).
+func isHexNumber(s string) bool {
+	s = strings.TrimLeft(s, "+-")
+	return len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')
+}
+
+// parseSeqNumber reads an operand as strtold does: decimal or hexadecimal
+// (0x10, 0x1p3; Go's ParseFloat wants the binary exponent), inf and nan,
+// without Go's digit separators.
+func parseSeqNumber(s string) (float64, error) {
+	if strings.Contains(s, "_") {
+		return 0, strconv.ErrSyntax
+	}
+	if isHexNumber(s) && !strings.ContainsAny(s, "pP") {
+		s += "p0"
+	}
+	return strconv.ParseFloat(s, 64)
+}
+
 // seqFormatError is why GNU seq refuses a -f format ("" if it takes it):
 // exactly one floating-point directive (%[-+ #0]W.P then one of aAeEfFgG)
 // besides %%. Go's Sprintf must not see anything else: its %x of a float
@@ -186,10 +238,13 @@ func seqFormatError(f string) string {
 			continue
 		}
 		j := i + 1
-		for j < len(f) && strings.IndexByte("-+ #0", f[j]) >= 0 {
+		for j < len(f) && strings.IndexByte("-+ #0'", f[j]) >= 0 {
 			j++
 		}
 		for j < len(f) && (f[j] >= '0' && f[j] <= '9' || f[j] == '.') {
+			j++
+		}
+		if j < len(f) && f[j] == 'L' {
 			j++
 		}
 		if j >= len(f) {

@@ -561,6 +561,7 @@ func Nl(ctx context.Context, inv *commands.Invocation) int {
 	var re *regexp.Regexp
 	format, sep := "rn", "\t"
 	start, incr, width := int64(1), int64(1), 6
+	join := int64(1) // -l: blank lines counted as one line with -b a
 	for _, o := range opts {
 		switch o.Key {
 		case "b":
@@ -582,30 +583,46 @@ func Nl(ctx context.Context, inv *commands.Invocation) int {
 			format = o.Arg
 		case "s":
 			sep = o.Arg
-		case "v", "i", "w":
+		case "v", "i", "w", "l":
 			n, err := strconv.ParseInt(o.Arg, 10, 64)
-			if err != nil || (o.Key == "w" && n <= 0) {
-				what := map[string]string{"v": "starting line number", "i": "line number increment", "w": "line number field width"}[o.Key]
-				return r.fail(1, "invalid %s: %s", what, quoteGNU(o.Arg))
+			if err != nil || ((o.Key == "w" || o.Key == "l") && n <= 0) {
+				what := map[string]string{"v": "starting line number", "i": "line number increment", "w": "line number field width", "l": "line number of blank lines"}[o.Key]
+				if err == nil {
+					return r.fail(1, "invalid %s: %s: Numerical result out of range", what, r.q(o.Arg))
+				}
+				return r.fail(1, "invalid %s: %s", what, r.q(o.Arg))
 			}
 			switch o.Key {
 			case "v":
 				start = n
 			case "i":
 				incr = n
+			case "l":
+				join = n
 			default:
 				width = int(n)
 			}
 		}
 	}
 	n := start
+	blanks := int64(0)
 	r.lines(files, '\n', func(line []byte, term bool) error {
 		number := false
 		switch style[0] {
 		case 'a':
+			// GNU numbers a run of -l blank lines once, on its last line.
 			number = true
+			if join > 1 {
+				if len(line) > 0 {
+					blanks = 0
+				} else if blanks++; blanks == join {
+					blanks = 0
+				} else {
+					number = false
+				}
+			}
 		case 't':
-			number = len(bytes.TrimSpace(line)) > 0
+			number = len(line) > 0 // a line of blanks is not empty
 		case 'p':
 			number = re.Match(line)
 		}

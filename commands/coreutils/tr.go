@@ -34,7 +34,8 @@ var trClasses = map[string]func(c byte) bool{
 type trElem struct {
 	chars  []byte
 	class  string
-	repeat int // [c*n]: -1 = fill
+	repeat int  // [c*n]: -1 = fill
+	equiv  bool // [=c=]
 }
 
 // trUnescape decodes one possibly escaped byte at s[i].
@@ -88,7 +89,7 @@ func parseTrSet(s string) ([]trElem, error) {
 			}
 			if s[i+1] == '=' {
 				if end := strings.Index(s[i+2:], "=]"); end == 1 {
-					out = append(out, trElem{chars: []byte{s[i+2]}})
+					out = append(out, trElem{chars: []byte{s[i+2]}, equiv: true})
 					i += 5
 					continue
 				}
@@ -185,6 +186,156 @@ func expandSet(elems []trElem, fillTo int) []byte {
 	return out
 }
 
+// trValidate is GNU tr's validate(): the checks on SET2 (and on how it
+// lines up with SET1) made before any input is read; "" when it passes.
+// n1 is SET1's length (complemented when -c).
+func trValidate(e1, e2 []trElem, n1 int, translate, comp, trunc bool) string {
+	fills := 0
+	for _, e := range e2 {
+		if e.repeat < 0 {
+			fills++
+		}
+	}
+	if fills > 1 {
+		return "only one [c*] repeat construct may appear in string2"
+	}
+	if !translate {
+		if fills > 0 {
+			return "the [c*] construct may appear in string2 only when translating"
+		}
+		return ""
+	}
+	hasClass := false
+	for _, e := range e2 {
+		if e.equiv {
+			return "[=c=] expressions may not appear in string2 when translating"
+		}
+		if e.class != "" {
+			hasClass = true
+			if e.class != "upper" && e.class != "lower" {
+				return "when translating, the only character classes that may appear in\nstring2 are 'upper' and 'lower'"
+			}
+		}
+	}
+	if !comp && hasClass && !trCaseAligned(e1, e2, n1) {
+		return "misaligned [:upper:] and/or [:lower:] construct"
+	}
+	n2 := trSetLen(e2, n1)
+	if n1 > n2 && !trunc {
+		if n2 == 0 {
+			return "when not truncating set1, string2 must be non-empty"
+		}
+		if e2[len(e2)-1].class != "" {
+			return "when translating with string1 longer than string2,\nthe latter string must not end with a character class"
+		}
+		n2 = n1 // extended with its last character
+	}
+	classy := false
+	for _, e := range e1 {
+		classy = classy || e.class != ""
+	}
+	if comp && classy {
+		// SET2 (as extended) must be one character repeated, as long as SET1.
+		s2 := expandSet(e2, n1)
+		same := n2 == n1
+		for _, c := range s2 {
+			same = same && c == s2[0]
+		}
+		if !same {
+			return "when translating with complemented character classes,\nstring2 must map all characters in the domain to one"
+		}
+	}
+	return ""
+}
+
+// trSetLen is len(expandSet(elems, fillTo)) without building the set.
+func trSetLen(elems []trElem, fillTo int) int {
+	n, fill := 0, false
+	for _, e := range elems {
+		switch {
+		case e.class != "":
+			for c := 0; c < 256; c++ {
+				if trClasses[e.class](byte(c)) {
+					n++
+				}
+			}
+		case e.repeat > 0:
+			n += e.repeat
+		case e.repeat < 0:
+			fill = true
+		default:
+			n += len(e.chars)
+		}
+	}
+	if fill && fillTo > n {
+		n = fillTo
+	}
+	return n
+}
+
+// trCaseAligned is GNU's validate_case_classes: walking both sets a
+// character at a time, every [:upper:] or [:lower:] of SET2 must begin
+// where one of SET1 begins (the pair then maps case to case).
+func trCaseAligned(e1, e2 []trElem, n1 int) bool {
+	type cursor struct {
+		lens []int
+		ul   []bool
+		i    int
+		off  int
+		last int
+	}
+	mk := func(es []trElem, fill int) *cursor {
+		c := &cursor{}
+		for _, e := range es {
+			n := len(expandSet([]trElem{e}, 0))
+			if e.repeat < 0 {
+				n = fill
+			}
+			c.lens = append(c.lens, n)
+			c.ul = append(c.ul, e.class == "upper" || e.class == "lower")
+		}
+		return c
+	}
+	// next returns whether a character came, whether it began its element
+	// and whether that element is a case class.
+	next := func(c *cursor) (bool, bool, bool) {
+		for c.i < len(c.lens) && c.lens[c.i] == 0 {
+			c.i++
+		}
+		if c.i >= len(c.lens) {
+			return false, false, false
+		}
+		first, ul := c.off == 0, c.ul[c.i]
+		c.last = c.i
+		if c.off++; c.off >= c.lens[c.i] {
+			c.i, c.off = c.i+1, 0
+		}
+		return true, first, ul
+	}
+	skip := func(c *cursor) { c.i, c.off = c.last+1, 0 }
+	fixed := 0
+	for _, e := range e2 {
+		if e.repeat >= 0 {
+			fixed += len(expandSet([]trElem{e}, 0))
+		}
+	}
+	c1, c2 := mk(e1, 0), mk(e2, max(n1-fixed, 0))
+	for {
+		ok1, new1, ul1 := next(c1)
+		ok2, new2, ul2 := next(c2)
+		if ok2 && new2 && ul2 && !(ok1 && new1 && ul1) {
+			return false
+		}
+		if !ok1 || !ok2 {
+			return true
+		}
+		if ul2 {
+			skip(c1)
+			skip(c2)
+		}
+	}
+}
+
 // Tr is tr(1) over bytes.
 func Tr(ctx context.Context, inv *commands.Invocation) int {
 	r := begin(ctx, inv)
@@ -213,7 +364,7 @@ func Tr(ctx context.Context, inv *commands.Invocation) int {
 	case len(sets) == 0:
 		return r.usage(fmt.Errorf("missing operand"), 1)
 	case len(sets) < need:
-		msg := fmt.Sprintf("missing operand after %s", quoteGNU(sets[0]))
+		msg := fmt.Sprintf("missing operand after %s", r.q(sets[0]))
 		if del && squeeze {
 			msg += "\nTwo strings must be given when both deleting and squeezing repeats."
 		} else {
@@ -221,7 +372,7 @@ func Tr(ctx context.Context, inv *commands.Invocation) int {
 		}
 		return r.usage(fmt.Errorf("%s", msg), 1)
 	case len(sets) > need:
-		msg := fmt.Sprintf("extra operand %s", quoteGNU(sets[need]))
+		msg := fmt.Sprintf("extra operand %s", r.q(sets[need]))
 		if need == 1 && del {
 			msg += "\nOnly one string may be given when deleting without squeezing repeats."
 		}
@@ -252,15 +403,22 @@ func Tr(ctx context.Context, inv *commands.Invocation) int {
 	}
 	var sqz [256]bool
 	translate := !del && len(sets) == 2
-	if translate {
-		e2, err := parseTrSet(sets[1])
-		if err != nil {
+	for _, e := range e1 {
+		if e.repeat < 0 {
+			return r.fail(1, "the [c*] repeat construct may not appear in string1")
+		}
+	}
+	var e2 []trElem
+	if len(sets) == 2 {
+		if e2, err = parseTrSet(sets[1]); err != nil {
 			return r.fail(1, "%v", err)
 		}
-		s2 := expandSet(e2, len(s1))
-		if len(s2) == 0 && len(s1) > 0 {
-			return r.fail(1, "when not truncating set1, string2 must be non-empty")
+		if msg := trValidate(e1, e2, len(s1), translate, comp, trunc); msg != "" {
+			return r.fail(1, "%s", msg)
 		}
+	}
+	if translate {
+		s2 := expandSet(e2, len(s1))
 		if trunc && len(s1) > len(s2) {
 			s1 = s1[:len(s2)]
 		}
@@ -278,10 +436,6 @@ func Tr(ctx context.Context, inv *commands.Invocation) int {
 	} else if squeeze {
 		src := in1
 		if del && len(sets) == 2 {
-			e2, err := parseTrSet(sets[1])
-			if err != nil {
-				return r.fail(1, "%v", err)
-			}
 			src = [256]bool{}
 			for _, c := range expandSet(e2, 0) {
 				src[c] = true

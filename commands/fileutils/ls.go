@@ -10,28 +10,34 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/warren-sandbox/warren/commands"
 	"github.com/warren-sandbox/warren/commands/sysinfo"
 )
 
-var lsOpts = newOpts("aAlhR1tSrdFpiUnogcuXvsLHCxmQ",
+var lsOpts = newOpts("aAlhR1tSrdFpiUnogcuXvsLHCxmQI:w:BbNGT:",
 	"all:a", "almost-all:A", "human-readable:h", "recursive:R", "reverse:r",
 	"directory:d", "classify?:F", "inode:i", "numeric-uid-gid:n", "color?",
 	"full-time", "time-style=", "sort=", "group-directories-first",
 	"dereference:L", "indicator-style=", "si", "format=", "size:s",
 	"literal:N", "quote-name:Q", "no-group:G", "hide=", "ignore=:I",
-	"width=:w", "time=")
+	"width=:w", "time=", "ignore-backups:B", "escape:b", "tabsize=:T")
 
 type lsConf struct {
 	all, almost, long, human, recursive, dirOnly, reverse bool
 	classify, slash, inode, numeric, noOwner, noGroup     bool
 	deref, derefArgs, dirsFirst, size, quoteName          bool
+	escape                                                bool // -b: C escapes, "\ " for a blank
+	width                                                 int  // -w (0: no limit)
+	tabsize                                               int  // -T
 	sortBy                                                byte // n t S U X v
 	timeOf                                                byte // m c u
 	timeStyle                                             string
-	format                                                byte // 1 l C x m
-	ignore                                                []string
+	format                                                byte     // 1 l C x m
+	ignore                                                []string // -I, -B: always
+	hide                                                  []string // --hide: unless -a or -A
 	now                                                   time.Time
 	loc                                                   *time.Location
 	users, groups                                         idNames
@@ -50,7 +56,7 @@ func ls(ctx context.Context, inv *commands.Invocation) int {
 	if err != nil {
 		return badUsage(inv, err, 2)
 	}
-	c := &lsConf{sortBy: 'n', timeOf: 'm', format: '1'}
+	c := &lsConf{sortBy: 'n', timeOf: 'm', format: '1', width: 80, tabsize: 8}
 	for _, o := range opts {
 		switch o.Key {
 		case "a":
@@ -155,9 +161,32 @@ func ls(ctx context.Context, inv *commands.Invocation) int {
 		case "group-directories-first":
 			c.dirsFirst = true
 		case "Q":
-			c.quoteName = true
-		case "I", "hide":
+			c.quoteName, c.escape = true, false
+		case "I":
 			c.ignore = append(c.ignore, o.Val)
+		case "hide":
+			c.hide = append(c.hide, o.Val)
+		case "B":
+			c.ignore = append(c.ignore, "*~", ".*~")
+		case "b":
+			c.escape, c.quoteName = true, false
+		case "N":
+			c.escape, c.quoteName = false, false
+		case "w", "T":
+			n, err := strconv.ParseUint(o.Val, 10, 63)
+			if err != nil {
+				what := "line width"
+				if o.Key == "T" {
+					what = "tab size"
+				}
+				inv.Errorf("invalid %s: %s", what, localeQuote(inv, o.Val))
+				return 2
+			}
+			if o.Key == "w" {
+				c.width = int(n)
+			} else {
+				c.tabsize = int(n)
+			}
 		case "format":
 			switch o.Val {
 			case "long", "verbose":
@@ -252,11 +281,36 @@ func (c *lsConf) hidden(name string) bool {
 		return true
 	}
 	for _, p := range c.ignore {
-		if ok, _ := path.Match(p, name); ok {
+		if lsMatch(p, name) {
 			return true
 		}
 	}
+	if !c.all && !c.almost {
+		for _, p := range c.hide {
+			if lsMatch(p, name) {
+				return true
+			}
+		}
+	}
 	return false
+}
+
+// localeQuote quotes s as GNU's quote() does in the invocation's locale.
+func localeQuote(inv *commands.Invocation, s string) string {
+	if utf8Locale(inv) {
+		return "‘" + s + "’"
+	}
+	return quote(s)
+}
+
+// lsMatch is fnmatch(3) with FNM_PERIOD, as ls applies -I and --hide: a
+// leading dot matches only a literal dot.
+func lsMatch(pattern, name string) bool {
+	if strings.HasPrefix(name, ".") && !strings.HasPrefix(pattern, ".") {
+		return false
+	}
+	ok, _ := path.Match(pattern, name)
+	return ok
 }
 
 func (c *lsConf) listDir(ctx context.Context, inv *commands.Invocation, w *bufio.Writer, name, abs string, header bool, first *bool) int {
@@ -293,7 +347,7 @@ func (c *lsConf) listDir(ctx context.Context, inv *commands.Invocation, w *bufio
 	}
 	*first = false
 	if header {
-		w.WriteString(name + ":\n")
+		w.WriteString(c.displayName(name) + ":\n")
 	}
 	if c.format == 'l' || c.size {
 		var blocks int64
@@ -436,11 +490,42 @@ func (c *lsConf) indicator(e *lsEntry) string {
 	return ""
 }
 
+// displayName is n in the quoting style: -Q's "c" style, -b's "escape"
+// (the same escapes, unquoted, and a blank as "\ "), else literal.
 func (c *lsConf) displayName(n string) string {
-	if c.quoteName {
-		return strconv.Quote(n)
+	if !c.quoteName && !c.escape {
+		return n
 	}
-	return n
+	var b strings.Builder
+	if c.quoteName {
+		b.WriteByte('"')
+	}
+	for i := 0; i < len(n); {
+		r, size := utf8.DecodeRuneInString(n[i:])
+		ch := n[i]
+		switch {
+		case ch == '\\':
+			b.WriteString(`\\`)
+		case ch == '"' && c.quoteName:
+			b.WriteString(`\"`)
+		case ch == ' ' && c.escape:
+			b.WriteString(`\ `)
+		case ch < 0x80 && strings.IndexByte("\a\b\f\n\r\t\v", ch) >= 0:
+			b.WriteByte('\\')
+			b.WriteByte("abfnrtv"[strings.IndexByte("\a\b\f\n\r\t\v", ch)])
+		case r == utf8.RuneError && size <= 1, ch < 0x20, ch == 0x7f, r >= 0x80 && !unicode.IsPrint(r):
+			for _, x := range []byte(n[i : i+size]) {
+				fmt.Fprintf(&b, "\\%03o", x)
+			}
+		default:
+			b.WriteString(n[i : i+size])
+		}
+		i += size
+	}
+	if c.quoteName {
+		b.WriteByte('"')
+	}
+	return b.String()
 }
 
 func (c *lsConf) print(w *bufio.Writer, list []*lsEntry, inDir bool) {
@@ -463,12 +548,13 @@ func (c *lsConf) print(w *bufio.Writer, list []*lsEntry, inDir bool) {
 		}
 		switch c.format {
 		case 'm':
-			w.WriteString(strings.Join(names, ", "))
-			if len(names) > 0 {
-				w.WriteString("\n")
-			}
+			separated(w, names, ',', c.width)
 		case 'C', 'x':
-			columns(w, names, 80, c.format == 'x')
+			if c.width == 0 { // -w 0: no limit, one line
+				separated(w, names, ' ', 0)
+				break
+			}
+			columns(w, names, c.width, c.tabsize, c.format == 'x')
 		default:
 			for _, n := range names {
 				w.WriteString(n)
@@ -571,27 +657,58 @@ func (c *lsConf) recent(t time.Time) bool {
 	return t.After(c.now.Add(-sixMonths)) && !t.After(c.now.Add(time.Second))
 }
 
-// columns lays names out like ls -C (down columns) or -x (across) within width.
-func columns(w *bufio.Writer, names []string, width int, across bool) {
+// separated is GNU's print_with_separator: names joined by sep and a
+// blank, a line broken (sep, newline) before a name that would reach width.
+func separated(w *bufio.Writer, names []string, sep byte, width int) {
+	if len(names) == 0 {
+		return
+	}
+	pos := 0
+	for i, nm := range names {
+		n := displayWidth(nm)
+		if i > 0 {
+			w.WriteByte(sep)
+			if width == 0 || pos+n+2 < width {
+				w.WriteByte(' ')
+				pos += 2
+			} else {
+				w.WriteByte('\n')
+				pos = 0
+			}
+		}
+		w.WriteString(nm)
+		pos += n
+	}
+	w.WriteByte('\n')
+}
+
+// columns lays names out like ls -C (down columns) or -x (across) within
+// width, padding between columns with tabs where a tab stop (every tabsize
+// columns; 0: blanks only) is crossed, as GNU's indent() does.
+func columns(w *bufio.Writer, names []string, width, tabsize int, across bool) {
 	n := len(names)
 	if n == 0 {
 		return
+	}
+	widths := make([]int, n)
+	for i, nm := range names {
+		widths[i] = displayWidth(nm)
 	}
 	best := 1
 	var bestW []int
 	for cols := n; cols >= 1; cols-- {
 		rows := (n + cols - 1) / cols
+		if !across && (cols-1)*rows >= n {
+			continue // fewer names than this many columns need
+		}
 		cw := make([]int, cols)
 		total := 0
-		for i, nm := range names {
+		for i := range names {
 			col := i / rows
 			if across {
 				col = i % cols
 			}
-			if col >= cols {
-				continue
-			}
-			cw[col] = max(cw[col], len(nm)+2)
+			cw[col] = max(cw[col], widths[i]+2)
 		}
 		for i, x := range cw {
 			if i == cols-1 {
@@ -599,35 +716,60 @@ func columns(w *bufio.Writer, names []string, width int, across bool) {
 			}
 			total += x
 		}
-		if total <= width || cols == 1 {
+		if total < width || cols == 1 {
 			best, bestW = cols, cw
 			break
 		}
 	}
 	rows := (n + best - 1) / best
 	for r := 0; r < rows; r++ {
-		var line strings.Builder
+		pos := 0
 		for col := 0; col < best; col++ {
 			i := col*rows + r
 			if across {
 				i = r*best + col
 			}
 			if i >= n {
-				continue
+				break
 			}
-			nm := names[i]
-			line.WriteString(nm)
-			if col < best-1 {
-				next := (col+1)*rows + r
-				if across {
-					next = r*best + col + 1
-				}
-				if next < n {
-					line.WriteString(strings.Repeat(" ", bestW[col]-len(nm)))
+			w.WriteString(names[i])
+			next := (col+1)*rows + r
+			if across {
+				next = r*best + col + 1
+			}
+			if col == best-1 || next >= n {
+				break
+			}
+			from, to := pos+widths[i], pos+bestW[col]
+			for from < to {
+				if tabsize > 0 && to/tabsize > (from+1)/tabsize {
+					w.WriteByte('\t')
+					from += tabsize - from%tabsize
+				} else {
+					w.WriteByte(' ')
+					from++
 				}
 			}
+			pos = to
 		}
-		w.WriteString(strings.TrimRight(line.String(), " "))
 		w.WriteByte('\n')
 	}
+}
+
+// displayWidth is the terminal width of s: wide East Asian characters take
+// two columns, combining marks none.
+func displayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		switch {
+		case r < 0x20 || r == 0x7f || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r):
+		case r >= 0x1100 && r <= 0x115F, r >= 0x2E80 && r <= 0xA4CF && r != 0x303F, r >= 0xAC00 && r <= 0xD7A3,
+			r >= 0xF900 && r <= 0xFAFF, r >= 0xFE30 && r <= 0xFE4F, r >= 0xFF00 && r <= 0xFF60, r >= 0xFFE0 && r <= 0xFFE6,
+			r >= 0x1F300 && r <= 0x1F64F, r >= 0x1F900 && r <= 0x1F9FF, r >= 0x20000 && r <= 0x3FFFD:
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
 }

@@ -2,7 +2,7 @@
 # Records GNU/Debian outputs for the command tests: runs each case of a
 # cases.json with the host tools in /tmp/wcase (LC_ALL=C, TZ=UTC, files dated
 # 2024-01-02 03:04:05 UTC) and writes gnu.json. Run by hand when adding cases:
-#   python3 record.py ../../find/testdata/cases.json ../../find/testdata/gnu.json
+#   python3 record.py ../../find/testdata/cases.json ../../find/testdata/gnu.json [CASE NAME...]
 # The Go tests only read gnu.json; they never run host tools.
 import json, os, subprocess, sys, tempfile, shutil
 
@@ -45,9 +45,18 @@ def run_case(case):
     finally:
         shutil.rmtree(d)
 
+# Names after the two paths re-record only those cases and keep the other
+# recordings (for a host that lacks a tool some other case needs).
 cases = json.load(open(sys.argv[1]))
+only = set(sys.argv[3:])
+kept = {}
+if only:
+    kept = {c["name"]: c for c in json.load(open(sys.argv[2]))}
 res = []
 for c in cases:
+    if only and c["name"] not in only:
+        res.append(kept[c["name"]])
+        continue
     c["results"] = run_case(c)
     res.append(c)
 json.dump(res, open(sys.argv[2], "w"), indent=1, sort_keys=True)
