@@ -265,6 +265,8 @@ func directive(c byte, colons int, t time.Time) (string, bool, byte, int) {
 			return str("am")
 		}
 		return str("pm")
+	case 'q': // GNU's quarter of the year
+		return n((int(t.Month())+2)/3, 1)
 	case 'r':
 		return str(Strftime("%I:%M:%S %p", t))
 	case 'R':
