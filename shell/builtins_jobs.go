@@ -3,6 +3,7 @@ package shell
 // Builtins for signals and jobs: trap, kill, wait, jobs.
 
 import (
+	"io"
 	"slices"
 	"sort"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/commands/bashfmt"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // otherSigs are signals accepted by trap and kill beyond the numbered ones;
@@ -506,7 +508,31 @@ func (r *runner) selfSignal(sig string) {
 		if n == name {
 			r.status = 128 + i
 			r.exiting = true
+			r.killedBy = i
 			return
 		}
+	}
+}
+
+// sigText is glibc's strsignal text for the signals sigNames lists.
+var sigText = [...]string{"", "Hangup", "Interrupt", "Quit", "Illegal instruction", "Trace/breakpoint trap",
+	"Aborted", "Bus error", "Floating point exception", "Killed", "User defined signal 1",
+	"Segmentation fault", "User defined signal 2", "Broken pipe", "Alarm clock", "Terminated"}
+
+// reportKilled says what a non-interactive bash says when a foreground
+// child it waited for died of signal sig: the signal's text alone for
+// TERM or a signal this shell traps, else the line, the child's pid, the
+// text and the command; nothing for INT and PIPE.
+func (r *runner) reportKilled(sig, pid int, cmd syntax.Command) {
+	switch {
+	case sig <= 0 || sig >= len(sigText) || sigNames[sig] == "INT" || sigNames[sig] == "PIPE":
+	case sigNames[sig] == "TERM" || r.traps[sigNames[sig]] != "":
+		io.WriteString(r.stderr(), sigText[sig]+"\n")
+	default:
+		p := newBashLayout()
+		p.outsideFunc = true
+		p.command(cmd, 0)
+		p.flushDocs()
+		r.errf("%5d %-24s%s", pid, sigText[sig], p.b.String())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -384,4 +385,28 @@ func TestJobsReapedLikeBash(t *testing.T) {
 		{`while true; do sleep 1; done & jobs; kill %1`, "[1]+  Running                 while true; do\n    sleep 1;\ndone &\n", ""},
 	}
 	checkRecorded(t, tests, false)
+}
+
+// TestSubshellSignalsLikeBash: a subshell starts with caught signals back
+// at their defaults (ignored ones stay ignored, trap still lists the
+// parent's), and the parent reports a child a signal ended as a
+// non-interactive bash does. Recorded from bash 5.2 (pids vary).
+func TestSubshellSignalsLikeBash(t *testing.T) {
+	tests := []recorded{
+		{`trap "echo T" USR1; (kill -USR1 $BASHPID; echo after); echo st=$?; (trap -p USR1); x=$(kill -USR1 $BASHPID; echo cs); echo "x=$x st=$?"`,
+			"st=138\ntrap -- 'echo T' SIGUSR1\nx= st=138\n", ""},
+		{`trap "" USR2; (kill -USR2 $BASHPID; echo ignored); (trap "echo own" USR1; kill -USR1 $BASHPID; echo after-own)`, "ignored\nown\nafter-own\n", ""},
+	}
+	checkRecorded(t, tests, false)
+	for _, tt := range []struct{ src, stderr string }{
+		{`f() { kill -USR1 $BASHPID; }; (f)`, `^bash: line 1: +[0-9]+ User defined signal 1   \( f \)\n$`},
+		{`(kill -TERM $BASHPID); (kill -INT $BASHPID); (kill -PIPE $BASHPID)`, `^Terminated\n$`},
+		{`trap : HUP; (kill -HUP $BASHPID)`, `^Hangup\n$`},
+		{`(kill -KILL $BASHPID; echo no)`, `^bash: line 1: +[0-9]+ Killed {18}\( kill -KILL \$BASHPID; echo no \)\n$`},
+	} {
+		_, errs, _ := runScript(t, newTestShell(t, Limits{}), tt.src)
+		if !regexp.MustCompile(tt.stderr).MatchString(errs) {
+			t.Errorf("%s: stderr %q, want %s", tt.src, errs, tt.stderr)
+		}
+	}
 }

@@ -125,9 +125,10 @@ func (f *fdesc) name() string {
 // runner executes shell code. The session (vars, funcs, options...) lives in
 // it; subshells are clones sharing maps until they write (own()).
 type runner struct {
-	stdPath bool // command -p: look commands up in the default path
-	sh      *Shell
-	rs      *runState
+	killedBy int  // the signal that ended this (sub)shell, for the parent's report (reportKilled)
+	stdPath  bool // command -p: look commands up in the default path
+	sh       *Shell
+	rs       *runState
 
 	global  *scope
 	vars    *scope
@@ -412,15 +413,40 @@ func (r *runner) subshellInto(c *runner) {
 		c.errInherited = true // without set -E the ERR trap stays behind
 	}
 	c.bashpid = r.newPid()
-	// EXIT traps do not carry into subshells, other traps do.
-	_, e := c.traps["EXIT"]
-	_, d := c.traps["DEBUG"]
-	if e || d {
+	// EXIT and DEBUG traps do not carry into a subshell, and a caught
+	// signal's action goes back to the default there (an ignored one
+	// stays ignored): bash's subshell is a child process, and exec resets
+	// caught signals. `trap` still lists the parent's until the subshell
+	// sets one of its own.
+	reset := false
+	for k, v := range c.traps {
+		if notInherited(k, v) {
+			reset = true
+			break
+		}
+	}
+	if reset {
 		c.parentTraps = r.traps
 		c.own()
-		delete(c.traps, "EXIT")
-		delete(c.traps, "DEBUG")
+		for k, v := range c.traps {
+			if notInherited(k, v) {
+				delete(c.traps, k)
+			}
+		}
 	}
+}
+
+// notInherited reports whether trap name (action) is left behind by a
+// subshell: EXIT, DEBUG and caught signals (ERR and RETURN follow set -E
+// and set -T elsewhere; an ignored signal stays ignored).
+func notInherited(name, action string) bool {
+	switch name {
+	case "EXIT", "DEBUG":
+		return true
+	case "ERR", "RETURN":
+		return false
+	}
+	return action != ""
 }
 
 // stagePool recycles the runners of pipeline stages: a runner is 760

@@ -168,6 +168,9 @@ func (r *runner) cmd(c syntax.Command) {
 		if sub.xfsz {
 			r.sizeNotice()
 		}
+		if sub.killedBy > 0 {
+			r.reportKilled(sub.killedBy, sub.bashpid, c)
+		}
 		r.takeTopSignal()
 	case *syntax.BinaryCmd:
 		switch c.Op {
