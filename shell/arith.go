@@ -264,7 +264,7 @@ func (r *runner) lvString(lv lvalue) (string, error) {
 	v := r.lookupRef(lv.name)
 	if v == nil {
 		switch lv.name {
-		case "BASH_LINENO", "LINENO", "BASHPID", "PPID", "UID", "EUID", "PIPESTATUS":
+		case "BASH_LINENO", "LINENO", "BASHPID", "PPID", "UID", "EUID", "PIPESTATUS", "DIRSTACK", "FUNCNAME", "BASH_SOURCE":
 			pv, err := r.lookupParam(lv.name, lv.idx, nil)
 			if err != nil {
 				return "", err

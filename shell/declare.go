@@ -146,6 +146,9 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 		st := 0
 		for _, op := range ops {
 			v := r.lookup(op.Name.Value)
+			if v == nil {
+				v = r.shellArrayVar(op.Name.Value)
+			}
 			if v == nil || (!v.Set && v.Attr == 0 && v.Kind != expand.Indexed && v.Kind != expand.Associative) {
 				r.errf("%s: %s: not found", variant, op.Name.Value) // typeset says typeset
 				st = 1
