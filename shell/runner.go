@@ -192,6 +192,7 @@ type runner struct {
 	curStmt     *syntax.Stmt // the simple command running, for $BASH_COMMAND (bashcommand.go)
 	substStat   int          // status of the last command substitution
 	lastArg     string
+	argPrev     string // $_ before the simple command running (a function's body starts with it)
 	optind      int // getopts char position within a word
 	fdLinks     map[string]*fdesc
 	outErr      error
