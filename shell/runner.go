@@ -193,7 +193,7 @@ type runner struct {
 	substStat   int          // status of the last command substitution
 	lastArg     string
 	argPrev     string // $_ before the simple command running (a function's body starts with it)
-	optind      int // getopts char position within a word
+	optind      int    // getopts char position within a word
 	fdLinks     map[string]*fdesc
 	outErr      error
 	jobCtx      context.Context   // a background job's own context (kill %N)
