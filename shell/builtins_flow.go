@@ -359,16 +359,46 @@ func biShift(r *runner, args []string) int {
 	return 0
 }
 
-// biCaller prints the current line number and the calling function's name
-// ("main" at the top level); outside a function its status is 1.
+// biCaller is bash's caller: with no operand the line of the current call
+// and the file it was made from (NULL when there is none); with N, the
+// line, function and file of frame N, status 1 past the stack; read from
+// BASH_LINENO, FUNCNAME and BASH_SOURCE as bash reads them.
 func biCaller(r *runner, args []string) int {
-	if len(r.funcNames) == 0 {
+	lines := r.stackVar("BASH_LINENO")
+	if len(lines) == 0 {
 		return 1
 	}
-	caller := "main"
-	if len(r.funcNames) > 1 {
-		caller = r.funcNames[len(r.funcNames)-2]
+	at := func(l []string, i int64) (string, bool) {
+		if i < 0 || i >= int64(len(l)) {
+			return "", false
+		}
+		return l[i], true
 	}
-	r.outf("%d %s\n", r.lineno, caller)
+	sources := r.stackVar("BASH_SOURCE")
+	a := args[1:]
+	if len(a) > 0 && a[0] == "--" {
+		a = a[1:]
+	}
+	if len(a) == 0 {
+		src, ok := at(sources, 1)
+		if !ok {
+			src = "NULL"
+		}
+		r.outf("%s %s\n", lines[0], src)
+		return 0
+	}
+	n, ok := legalNumber(a[0])
+	if !ok {
+		r.errf("caller: %s: invalid number", a[0])
+		r.usage("caller: usage: caller [expr]")
+		return 2
+	}
+	fn, ok1 := at(r.stackVar("FUNCNAME"), n+1)
+	src, ok2 := at(sources, n+1)
+	line, ok3 := at(lines, n)
+	if !ok1 || !ok2 || !ok3 {
+		return 1
+	}
+	r.outf("%s %s %s\n", line, fn, src)
 	return 0
 }

@@ -444,10 +444,7 @@ func (r *runner) stackVar(name string) []string {
 		case "BASH_SOURCE":
 			out = append(out, r.topSrc)
 		default:
-			if n == 0 {
-				return nil
-			}
-			out = append(out, "0")
+			out = append(out, "0") // a script file's top level has BASH_LINENO=(0)
 		}
 	}
 	return out
