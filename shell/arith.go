@@ -146,6 +146,14 @@ func (r *runner) arithStringDepth(s string, depth int) (int64, error) {
 	}
 	r.arithNest++
 	defer func() { r.arithNest-- }()
+	if strings.ContainsAny(t, "\"'") {
+		// a value evaluated as arithmetic is expanded text already: a
+		// quote in it is no operand to bash (the parser here would take
+		// "5" for a quoted word)
+		if ae := arithSyntax(s); ae != nil {
+			return 0, ae
+		}
+	}
 	var x syntax.ArithmExpr
 	if c, ok := arithCache.get(t); ok {
 		x = c

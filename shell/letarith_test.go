@@ -27,5 +27,9 @@ func TestLetAndArithMessages(t *testing.T) {
 		{"y=0; echo $(( 4 / $y ))\necho $(( 4 / ${y} + 1 ))", "", "bash: line 1: 4 / 0 : division by 0 (error token is \"0 \")\nbash: line 2: 4 / 0 + 1 : division by 0 (error token is \"0 + 1 \")\n"},
 		{"a=(0); echo $(( 1 / a[0] ))\nz=' 1/0 '; echo $(( z + 1 ))", "", "bash: line 1: 1 / a[0] : division by 0 (error token is \"a[0] \")\nbash: line 2: 1/0 : division by 0 (error token is \"0 \")\n"},
 		{"echo $(( 1 ? 2 / 0 : 3 ))\nlet \"x = 5 / 0 \"; echo $?", "1\n", "bash: line 1: 1 ? 2 / 0 : 3 : division by 0 (error token is \"0 : 3 \")\nbash: line 2: let: x = 5 / 0 : division by 0 (error token is \"0 \")\n"},
+		// a quote in a value evaluated as arithmetic is no operand
+		{"a='\"dq\"'\necho $(( a )); echo next", "", "bash: line 2: \"dq\": syntax error: operand expected (error token is \"\"dq\"\")\n"},
+		{"a='\"5\"'; declare -i x=1; x=a; echo $? $x", "", "bash: line 1: \"5\": syntax error: operand expected (error token is \"\"5\"\")\n"},
+		{"let '\"5\"+1'; echo $?; echo $(( \"5\" + 1 )); b=(1 2); echo ${b[\"1\"]} $(( b[\"0\"] + 1 ))", "1\n6\n2 2\n", "bash: line 1: let: \"5\"+1: syntax error: operand expected (error token is \"\"5\"+1\")\n"},
 	}, true)
 }
