@@ -16,6 +16,10 @@ import (
 type arithError struct {
 	expr, msg, tok string
 	lexed          bool // found by arithSyntax, bash's own reading
+	// place and node: expr and tok are a guess until the error is placed
+	// in the whole expression's text (arithplace.go)
+	place int
+	node  syntax.ArithmExpr
 }
 
 func (e *arithError) Error() string {
@@ -99,6 +103,13 @@ func isSyntaxish(err error) bool {
 
 func (r *runner) arith(x syntax.ArithmExpr) (int64, error) {
 	n, err := r.arithDepth(x, 0)
+	if err != nil {
+		err = r.placeSource(err, x, syntax.Pos{})
+	}
+	return r.arithFinish(x, n, err)
+}
+
+func (r *runner) arithFinish(x syntax.ArithmExpr, n int64, err error) (int64, error) {
 	var ae *arithError
 	if errors.As(err, &ae) && !ae.lexed && ae.msg == "attempted assignment to non-variable" {
 		// the parser here read ++/-- where bash's lexer reads otherwise
@@ -135,6 +146,14 @@ func (r *runner) arithStringDepth(s string, depth int) (int64, error) {
 	}
 	r.arithNest++
 	defer func() { r.arithNest-- }()
+	if strings.ContainsAny(t, "\"'") {
+		// a value evaluated as arithmetic is expanded text already: a
+		// quote in it is no operand to bash (the parser here would take
+		// "5" for a quoted word)
+		if ae := arithSyntax(s); ae != nil {
+			return 0, ae
+		}
+	}
 	var x syntax.ArithmExpr
 	if c, ok := arithCache.get(t); ok {
 		x = c
@@ -172,7 +191,13 @@ func (r *runner) arithStringDepth(s string, depth int) (int64, error) {
 		}
 		arithCache.put(t, x)
 	}
-	return r.arithDepth(x, depth+1)
+	n, err := r.arithDepth(x, depth+1)
+	if err != nil {
+		// the nodes' offsets are in t, which starts where s's text does
+		lead := len(s) - len(strings.TrimLeft(s, " \t\n"))
+		err = placeArith(err, s[lead:], func(p syntax.Pos) int { return int(p.Offset()) })
+	}
+	return n, err
 }
 
 // expansionIn returns the offset in t of the first parameter expansion,
@@ -264,7 +289,7 @@ func (r *runner) lvString(lv lvalue) (string, error) {
 	v := r.lookupRef(lv.name)
 	if v == nil {
 		switch lv.name {
-		case "BASH_LINENO", "LINENO", "BASHPID", "PPID", "UID", "EUID", "PIPESTATUS":
+		case "BASH_LINENO", "LINENO", "BASHPID", "PPID", "UID", "EUID", "PIPESTATUS", "DIRSTACK", "FUNCNAME", "BASH_SOURCE":
 			pv, err := r.lookupParam(lv.name, lv.idx, nil)
 			if err != nil {
 				return "", err
@@ -501,10 +526,18 @@ func binArith(op syntax.BinAritOperator, a, b int64, x syntax.ArithmExpr) (int64
 		if b == 0 {
 			txt := arithText(x)
 			tok := "0"
+			e := &arithError{expr: txt, msg: "division by 0"}
 			if bx, ok := x.(*syntax.BinaryArithm); ok {
 				tok = arithText(bx.Y)
+				// bash stands after the operator (a / b), or past the
+				// value assigned (a /= b)
+				e.node, e.place = bx.Y, tokAt
+				if bx.Op == syntax.QuoAssgn || bx.Op == syntax.RemAssgn {
+					e.place = tokAfter
+				}
 			}
-			return 0, &arithError{expr: txt, msg: "division by 0", tok: tok}
+			e.tok = tok
+			return 0, e
 		}
 		if b == -1 {
 			if op == syntax.Quo {
@@ -518,7 +551,11 @@ func binArith(op syntax.BinAritOperator, a, b int64, x syntax.ArithmExpr) (int64
 		return a % b, nil
 	case syntax.Pow:
 		if b < 0 {
-			return 0, &arithError{expr: arithText(x), msg: "exponent less than 0", tok: strconv.FormatInt(b, 10)}
+			e := &arithError{expr: arithText(x), msg: "exponent less than 0", tok: strconv.FormatInt(b, 10)}
+			if bx, ok := x.(*syntax.BinaryArithm); ok {
+				e.node, e.place = bx.Y, tokAfter
+			}
+			return 0, e
 		}
 		// square-and-multiply: 2**(1<<62) must not loop 2^62 times
 		n, base := int64(1), a

@@ -12,16 +12,20 @@ import (
 // biLet evaluates each argument as arithmetic; as in bash its status is 0
 // when the last value is non-zero.
 func biLet(r *runner, args []string) int {
-	if len(args) < 2 {
+	args = args[1:]
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:] // bash skips one leading --, nothing else
+	}
+	if len(args) == 0 {
 		r.errf("let: expression expected")
 		return 1
 	}
 	var n int64
-	for _, a := range args[1:] {
+	for _, a := range args {
 		var err error
 		n, err = r.arithString(a)
 		if err != nil {
-			r.arithCmdErr(err)
+			r.arithNamedErr("let", err)
 			return 1
 		}
 	}
@@ -262,54 +266,61 @@ func biReturn(r *runner, args []string) int {
 	return st
 }
 
-// loopN parses the level count of break and continue (at least 1, default
-// 1); too many arguments end the shell, as they do in bash.
-func loopN(r *runner, args []string, name string) (int, bool) {
-	if len(args) > 2 {
+// loopCount reads break's and continue's operand as bash 5.2 does: with
+// no loop around (in this function) it only warns, status 0; one count,
+// after an optional --, capped at the loops there are. A count below 1
+// leaves every loop, status 1; a second operand abandons the line, status
+// 1; a count that is no number ends the shell, status 128, as bash's
+// throw to the top level.
+// ok is false when the builtin is to return st without doing more.
+func loopCount(r *runner, args []string, name string) (n int, st int, ok bool) {
+	if r.loopDepth == 0 {
+		r.errf("%s: only meaningful in a `for', `while', or `until' loop", name)
+		return 0, 0, false
+	}
+	a := args[1:]
+	if len(a) > 0 && a[0] == "--" {
+		a = a[1:]
+	}
+	if len(a) == 0 {
+		return 1, 0, true
+	}
+	v, isNum := legalNumber(a[0])
+	switch {
+	case !isNum:
+		r.errf("%s: %s: numeric argument required", name, a[0])
+		r.exiting, r.exitCalled = true, true
+		return 0, 128, false
+	case len(a) > 1:
 		r.errf("%s: too many arguments", name)
-		r.exiting = true
-		return 0, false
+		r.exiting, r.abandonLine = true, true // bash drops the rest of the line
+		return 0, 1, false
+	case v < 1:
+		r.errf("%s: %s: loop count out of range", name, a[0])
+		r.breakN = r.loopDepth
+		return 0, 1, false
 	}
-	n := 1
-	if len(args) > 1 {
-		v, err := strconv.Atoi(args[1])
-		if err != nil || v < 1 {
-			r.errf("%s: %s: loop count out of range", name, args[1])
-			return 0, false
-		}
-		n = v
-	}
-	return n, true
+	return int(min(v, int64(r.loopDepth))), 0, true
 }
 
 // biBreak asks the enclosing loops to stop, n levels out; the loops read
-// breakN. Outside a loop bash only warns, so its status is 0.
+// breakN.
 func biBreak(r *runner, args []string) int {
-	n, ok := loopN(r, args, "break")
-	if !ok {
-		return 1
+	n, st, ok := loopCount(r, args, "break")
+	if ok {
+		r.breakN = n
 	}
-	if r.loopDepth == 0 {
-		r.errf("break: only meaningful in a `for', `while', or `until' loop")
-		return 0
-	}
-	r.breakN = n
-	return 0
+	return st
 }
 
 // biContinue asks the n-th enclosing loop to start its next iteration; the
-// loops read contN. Outside a loop bash only warns, so its status is 0.
+// loops read contN.
 func biContinue(r *runner, args []string) int {
-	n, ok := loopN(r, args, "continue")
-	if !ok {
-		return 1
+	n, st, ok := loopCount(r, args, "continue")
+	if ok {
+		r.contN = n
 	}
-	if r.loopDepth == 0 {
-		r.errf("continue: only meaningful in a `for', `while', or `until' loop")
-		return 0
-	}
-	r.contN = n
-	return 0
+	return st
 }
 
 // biShift drops the first n (default 1) positional parameters; shifting
@@ -350,16 +361,46 @@ func biShift(r *runner, args []string) int {
 	return 0
 }
 
-// biCaller prints the current line number and the calling function's name
-// ("main" at the top level); outside a function its status is 1.
+// biCaller is bash's caller: with no operand the line of the current call
+// and the file it was made from (NULL when there is none); with N, the
+// line, function and file of frame N, status 1 past the stack; read from
+// BASH_LINENO, FUNCNAME and BASH_SOURCE as bash reads them.
 func biCaller(r *runner, args []string) int {
-	if len(r.funcNames) == 0 {
+	lines := r.stackVar("BASH_LINENO")
+	if len(lines) == 0 {
 		return 1
 	}
-	caller := "main"
-	if len(r.funcNames) > 1 {
-		caller = r.funcNames[len(r.funcNames)-2]
+	at := func(l []string, i int64) (string, bool) {
+		if i < 0 || i >= int64(len(l)) {
+			return "", false
+		}
+		return l[i], true
 	}
-	r.outf("%d %s\n", r.lineno, caller)
+	sources := r.stackVar("BASH_SOURCE")
+	a := args[1:]
+	if len(a) > 0 && a[0] == "--" {
+		a = a[1:]
+	}
+	if len(a) == 0 {
+		src, ok := at(sources, 1)
+		if !ok {
+			src = "NULL"
+		}
+		r.outf("%s %s\n", lines[0], src)
+		return 0
+	}
+	n, ok := legalNumber(a[0])
+	if !ok {
+		r.errf("caller: %s: invalid number", a[0])
+		r.usage("caller: usage: caller [expr]")
+		return 2
+	}
+	fn, ok1 := at(r.stackVar("FUNCNAME"), n+1)
+	src, ok2 := at(sources, n+1)
+	line, ok3 := at(lines, n)
+	if !ok1 || !ok2 || !ok3 {
+		return 1
+	}
+	r.outf("%s %s %s\n", line, fn, src)
 	return 0
 }

@@ -122,7 +122,7 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 		}
 	}
 	if funcMode {
-		return r.declareFuncs(variant, ops, funcNames, add, del)
+		return r.declareFuncs(variant, ops, funcNames, printMode, add, del)
 	}
 	if printMode || (len(ops) == 0 && (variant == "declare" || variant == "typeset" || variant == "local" || variant == "readonly" || variant == "export")) {
 		if len(ops) == 0 {
@@ -146,7 +146,10 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 		st := 0
 		for _, op := range ops {
 			v := r.lookup(op.Name.Value)
-			if v == nil || (!v.Set && v.Attr == 0 && v.Kind != expand.Indexed && v.Kind != expand.Associative) {
+			if v == nil {
+				v = r.shellArrayVar(op.Name.Value)
+			}
+			if v == nil {
 				r.errf("%s: %s: not found", variant, op.Name.Value) // typeset says typeset
 				st = 1
 				continue
@@ -166,6 +169,9 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 			op = &e
 		}
 		name := op.Name.Value
+		if variant == "export" && add == 0 && del == attrExport && op.Value == nil && op.Array == nil && r.lookupRef(name) == nil {
+			continue // export -n of no variable creates none
+		}
 		if name == "-" && variant == "local" && op.Value == nil && op.Index == nil {
 			// local -: the function's set options are its own
 			if fs := r.funcScope(); fs.savedOpts == nil {
@@ -325,10 +331,10 @@ func (r *runner) declare(variant string, flags []string, ops []*syntax.Assign) i
 			if !ok {
 				return 1
 			}
-			if arr := quotedCompound(val, add); arr != nil {
-				// declare -a x='(a b)': bash parses the value as a
-				// compound assignment (and expands it again), a
-				// subscript on the name notwithstanding
+			if arr := quotedCompound(val, add, (v.Kind == expand.Indexed || v.Kind == expand.Associative) && variant != "export" && variant != "readonly"); arr != nil {
+				// declare -a x='(a b)', or x already an array: bash
+				// parses the value as a compound assignment (and expands
+				// it again), a subscript on the name notwithstanding
 				ro := v.Attr & attrReadonly
 				v.Attr &^= attrReadonly
 				ok := r.assignArrayTo(v, name, arr, op.Append)
@@ -456,10 +462,11 @@ func (r *runner) funcScope() *scope {
 
 // declareFuncs is declare -f/-F (export -f, readonly -f): with names and
 // attributes it sets them; else it prints the named functions, or all
-// those having the attributes: definitions with -f (export and readonly
-// follow each with its declare line), declare lines with -F, or just the
-// name when -F is given names.
-func (r *runner) declareFuncs(variant string, ops []*syntax.Assign, namesOnly bool, add, del uint16) int {
+// those having the attributes: definitions with -f (export and readonly,
+// and a listing or -p of a function with attributes, follow each with its
+// declare line), declare lines with -F, or just the name when -F is given
+// names.
+func (r *runner) declareFuncs(variant string, ops []*syntax.Assign, namesOnly, printMode bool, add, del uint16) int {
 	add &= attrExport | attrReadonly
 	del &= attrExport | attrReadonly
 	st := 0
@@ -516,7 +523,9 @@ func (r *runner) declareFuncs(variant string, ops []*syntax.Assign, namesOnly bo
 			r.out(r.funcDeclLine(n))
 		default:
 			r.out(r.funcSource(n))
-			if variant == "export" || variant == "readonly" {
+			// a listing (or -p) follows a definition that has attributes
+			// with its declare line, as bash's does
+			if variant == "export" || variant == "readonly" || (len(ops) == 0 || printMode) && r.funcAttrOf(n) != 0 {
 				r.out(r.funcDeclLine(n))
 			}
 		}
@@ -682,8 +691,8 @@ func shellMetas(k string) bool {
 
 // quotedCompound is the array literal val holds when declare's options make
 // the variable an array and val reads (...), else nil.
-func quotedCompound(val string, add uint16) *syntax.ArrayExpr {
-	if add&(attrArray|attrAssoc) == 0 || len(val) < 2 || val[0] != '(' || val[len(val)-1] != ')' {
+func quotedCompound(val string, add uint16, isArray bool) *syntax.ArrayExpr {
+	if add&(attrArray|attrAssoc) == 0 && !isArray || len(val) < 2 || val[0] != '(' || val[len(val)-1] != ')' {
 		return nil
 	}
 	f, err := parseFile("x=" + val)

@@ -28,7 +28,7 @@ type dynState struct {
 // isDynName reports whether name is one of the variables dynvars.go keeps.
 func isDynName(name string) bool {
 	switch name {
-	case "SECONDS", "RANDOM", "SRANDOM", "EPOCHSECONDS", "EPOCHREALTIME", "BASH_ARGV0":
+	case "SECONDS", "RANDOM", "SRANDOM", "EPOCHSECONDS", "EPOCHREALTIME", "BASH_ARGV0", "DIRSTACK":
 		return true
 	}
 	return false
@@ -110,7 +110,8 @@ func (r *runner) dynAssign(name, val string) bool {
 	case "BASH_ARGV0":
 		r.arg0 = val
 	}
-	// SRANDOM, EPOCHSECONDS and EPOCHREALTIME ignore assignments
+	// SRANDOM, EPOCHSECONDS and EPOCHREALTIME ignore assignments, and
+	// DIRSTACK one to its element 0 (the working directory)
 	return true
 }
 

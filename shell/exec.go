@@ -87,6 +87,7 @@ func (r *runner) callRedir(c *syntax.CallExpr, rds []*syntax.Redirect) (saved []
 				return nil, false
 			}
 		}
+		r.lastArg = "" // bash: a command of assignments only empties $_
 		if r.opts[optXtrace] {
 			r.xtraceAssigns(pre, c.Assigns)
 		}
@@ -137,7 +138,7 @@ func (r *runner) callRedir(c *syntax.CallExpr, rds []*syntax.Redirect) (saved []
 // the statement's redirections rds, performed after the assignments are
 // expanded but outside their scope (bash: `x=a cmd > $x` uses the outer x).
 func (r *runner) execWithAssigns(args []string, assigns []*syntax.Assign, rds []*syntax.Redirect) (saved []*fdesc, applied bool) {
-	r.lastArg = args[len(args)-1]
+	r.argPrev, r.lastArg = r.lastArg, args[len(args)-1]
 	if r.opts[optXtrace] && len(assigns) == 0 {
 		r.xtrace(args)
 	}
@@ -298,6 +299,10 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
 	r.vars = fscope
 	r.funcNames = append(r.funcNames, name)
 	r.frames = append(r.frames, frame{name: name, file: r.funcFile[name], line: r.lineno})
+	// bash sets $_ to the call's last word once the function is done; the
+	// body starts with the $_ of the command before the call
+	callLast := r.lastArg
+	r.lastArg = r.argPrev
 	r.callDepth++
 	savedLoops := r.loopDepth
 	r.loopDepth = 0
@@ -338,6 +343,7 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) {
 	}
 	r.funcNames = r.funcNames[:len(r.funcNames)-1]
 	r.frames = r.frames[:len(r.frames)-1]
+	r.lastArg = callLast
 	r.own()
 	// pop to the scope below the function scope
 	depth := 0
@@ -1078,6 +1084,8 @@ func (r *runner) declClauseRedir(c *syntax.DeclClause, rds []*syntax.Redirect) (
 		applied = true
 	}
 	r.status = r.declare(variant, flags, operands)
+	r.lastArg = r.declLastArg(variant, flags, operands)
+	r.pipeMulti, r.pipeOne = nil, r.status // a simple command: $PIPESTATUS is its status
 	return saved, applied
 }
 

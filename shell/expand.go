@@ -22,6 +22,9 @@ func (e env) Get(name string) expand.Variable {
 	if s, ok := r.dynValue(name); ok {
 		return strVar(s)
 	}
+	if r.dirstackSpecial(name) {
+		return expand.Variable{Set: true, Kind: expand.Indexed, List: r.dirstackList()}
+	}
 	switch name {
 	case "#":
 		return strVar(strconv.Itoa(len(r.params)))
@@ -392,6 +395,27 @@ type frame struct {
 	line       int // line of the call
 }
 
+// shellArrayVar is one of the arrays the shell computes (the call stack's,
+// PIPESTATUS, DIRSTACK) as a Var for declare -p, or nil. FUNCNAME outside
+// any function is declared but unset; the others are then empty.
+func (r *runner) shellArrayVar(name string) *Var {
+	switch name {
+	case "FUNCNAME", "BASH_SOURCE", "BASH_LINENO":
+		l := r.stackVar(name)
+		if l == nil && name == "FUNCNAME" {
+			return &Var{Kind: expand.Indexed}
+		}
+		return &Var{Set: true, Kind: expand.Indexed, List: append([]string{}, l...)}
+	case "PIPESTATUS", "DIRSTACK":
+		pv, err := r.lookupParam(name, litWord("@"), nil)
+		if err != nil || pv.v == nil {
+			return nil
+		}
+		return pv.v
+	}
+	return nil
+}
+
 // stackVar renders FUNCNAME, BASH_SOURCE or BASH_LINENO from the stack.
 func (r *runner) stackVar(name string) []string {
 	n := len(r.frames)
@@ -420,10 +444,7 @@ func (r *runner) stackVar(name string) []string {
 		case "BASH_SOURCE":
 			out = append(out, r.topSrc)
 		default:
-			if n == 0 {
-				return nil
-			}
-			out = append(out, "0")
+			out = append(out, "0") // a script file's top level has BASH_LINENO=(0)
 		}
 	}
 	return out

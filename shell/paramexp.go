@@ -53,6 +53,9 @@ func (r *runner) lookupParam(name string, index syntax.ArithmExpr, pe *syntax.Pa
 		}
 		return pv, nil
 	}
+	if r.dirstackSpecial(name) {
+		return r.varValues(pv, &Var{Set: true, Kind: expand.Indexed, List: r.dirstackList()}, index, pe)
+	}
 	switch name {
 	case "@", "*":
 		pv.set = true
@@ -249,6 +252,12 @@ func (x *wexp) param(pe *syntax.ParamExp, quoted bool) error {
 		if index != nil && pe.Slice == nil && pe.Exp == nil && pe.Repl == nil {
 			if w, ok := index.(*syntax.Word); ok && (w.Lit() == "@" || w.Lit() == "*") {
 				v := r.lookupRef(name)
+				if v == nil {
+					// the shell's own arrays (FUNCNAME, PIPESTATUS, DIRSTACK...)
+					if pv, err := r.lookupParam(name, index, pe); err == nil && pv.v != nil && pv.set {
+						v = pv.v
+					}
+				}
 				var keys []string
 				if v != nil {
 					keys = v.keys()

@@ -215,7 +215,33 @@ func parseStmtsRewrite(src string) ([]*syntax.Stmt, string, error) {
 // parseStmtsOnce is parseStmts without the subscript retry. A parser that
 // panicked is not put back in the pool.
 func parseStmtsOnce(src string) (stmts []*syntax.Stmt, err error) {
+	stmts, err = parseStmtsLet(src, true)
+	if err != nil && !isNesting(err) && hasLetWord(src) {
+		// hiding let broke the parse (a variable named let in (( )), say):
+		// the parser's reading stands where it gets further
+		st2, err2 := parseStmtsLet(src, false)
+		if err2 == nil || laterError(err2, err) {
+			return st2, err2
+		}
+	}
+	return stmts, err
+}
+
+// laterError reports whether parse error a is on a later line than b.
+func laterError(a, b error) bool {
+	var pa, pb syntax.ParseError
+	return errors.As(a, &pa) && errors.As(b, &pb) && pa.Pos.Line() > pb.Pos.Line()
+}
+
+// parseStmtsLet is parseStmtsOnce, with the word let hidden from the
+// parser or not (see hideLet).
+func parseStmtsLet(src string, hide bool) (stmts []*syntax.Stmt, err error) {
 	enc, mapped := encodeBytes(src)
+	if hide {
+		var hid bool
+		enc, hid = hideLet(enc)
+		mapped = mapped || hid
+	}
 	p := parserPool.Get().(*syntax.Parser)
 	defer func() {
 		if e := recover(); e != nil {
@@ -258,7 +284,22 @@ func parseFile(src string) (*syntax.File, error) {
 }
 
 func parseFileOnce(src string) (f *syntax.File, err error) {
+	f, err = parseFileLet(src, true)
+	if err != nil && !isNesting(err) && hasLetWord(src) {
+		if f2, err2 := parseFileLet(src, false); err2 == nil {
+			return f2, nil
+		}
+	}
+	return f, err
+}
+
+func parseFileLet(src string, hide bool) (f *syntax.File, err error) {
 	enc, mapped := encodeBytes(src)
+	if hide {
+		var hid bool
+		enc, hid = hideLet(enc)
+		mapped = mapped || hid
+	}
 	p := parserPool.Get().(*syntax.Parser)
 	defer func() {
 		if e := recover(); e != nil {
@@ -434,9 +475,62 @@ func encodeBytes(s string) (string, bool) {
 	return b.String(), true
 }
 
-// decodeBytes undoes encodeBytes in one string.
+// mvdan's parser reads `let` in a command's place as its own clause whose
+// operands are arithmetic expressions, so `let x=1 2>/dev/null`, `let x=`
+// and `let` alone do not parse, `let x=1>f` compares instead of
+// redirecting and `let y=$a*2` does not expand $a as text. To bash, let is
+// a builtin like any other: its arguments are words, expanded, then each
+// evaluated. So the parser is given the word let as letRune, a private-use
+// code point of the same three bytes (offsets and columns stay), which it
+// takes as a plain command name; the tree gets let back with the bytes of
+// encodeBytes. Only a whole word is hidden, one that may start a command:
+// after a blank, an operator or the start of the text, before a blank, an
+// operator or the end. (A script that has U+F8FE itself and the word let
+// gets let for both.)
+const letRune = '\uF8FE'
+
+var letRuneText = string(letRune)
+
+// hasLetWord reports whether src may have a let for hideLet.
+func hasLetWord(src string) bool { return strings.Contains(src, "let") }
+
+// hideLet replaces each whole word let that may be a command name with
+// letRune.
+func hideLet(s string) (string, bool) {
+	if !hasLetWord(s) {
+		return s, false
+	}
+	var b []byte
+	for i := 0; ; {
+		j := strings.Index(s[i:], "let")
+		if j < 0 {
+			break
+		}
+		k := i + j
+		i = k + 3
+		if k > 0 && !strings.ContainsRune(" \t\n;&|(`", rune(s[k-1])) {
+			continue
+		}
+		if k+3 < len(s) && !strings.ContainsRune(" \t\n;&|)<>`", rune(s[k+3])) {
+			continue
+		}
+		if pre := strings.TrimRight(s[:k], " \t"); strings.HasSuffix(pre, "for") || strings.HasSuffix(pre, "select") || strings.HasSuffix(pre, "((") {
+			continue // for let in ..., (( let += 1 )): a name the parser checks
+		}
+		if b == nil {
+			b = []byte(s)
+		}
+		copy(b[k:], letRuneText)
+	}
+	if b == nil {
+		return s, false
+	}
+	return string(b), true
+}
+
+// decodeBytes undoes encodeBytes and hideLet in one string.
 func decodeBytes(s string) string {
-	if !strings.Contains(s, "\xf4\x8f") {
+	if !strings.Contains(s, "\xf4\x8f") && !strings.Contains(s, letRuneText) {
 		return s
 	}
 	var b strings.Builder
@@ -445,6 +539,8 @@ func decodeBytes(s string) string {
 		r, w := utf8.DecodeRuneInString(s[i:])
 		if r >= byteRune+0x80 && r <= byteRune+0xff {
 			b.WriteByte(byte(r - byteRune))
+		} else if r == letRune {
+			b.WriteString("let")
 		} else {
 			b.WriteString(s[i : i+w])
 		}

@@ -194,7 +194,8 @@ type runner struct {
 	curStmt     *syntax.Stmt // the simple command running, for $BASH_COMMAND (bashcommand.go)
 	substStat   int          // status of the last command substitution
 	lastArg     string
-	optind      int // getopts char position within a word
+	argPrev     string // $_ before the simple command running (a function's body starts with it)
+	optind      int    // getopts char position within a word
 	fdLinks     map[string]*fdesc
 	outErr      error
 	jobCtx      context.Context   // a background job's own context (kill %N)

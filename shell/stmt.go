@@ -239,7 +239,7 @@ func (r *runner) cmd(c syntax.Command) {
 			t := arithCmdText(c)
 			r.xtraceText("(( " + strings.TrimSuffix(strings.TrimPrefix(t, "(("), "))") + " ))")
 		}
-		n, err := r.arith(c.X)
+		n, err := r.arithWhole(c.X, c.Right)
 		if err != nil {
 			r.arithCmdErr(err)
 			return

@@ -150,6 +150,15 @@ func (r *runner) setElem(name, key, val string, appendTo bool) bool {
 // setElemKey is setElem; expandKey false takes an associative key as it
 // is, already expanded (arithmetic's assoc[$key]=1 expands the key once).
 func (r *runner) setElemKey(name, key, val string, appendTo, expandKey bool) bool {
+	if r.dirstackSpecial(r.resolve(name)) {
+		n, err := r.arithString(key)
+		if err != nil {
+			r.arithErr(err)
+			return false
+		}
+		r.setDirstackElem(n, val, appendTo)
+		return true
+	}
 	v := r.varForWrite(name)
 	if v == nil {
 		return false
@@ -389,6 +398,9 @@ func (r *runner) assign(as *syntax.Assign, local bool) bool {
 	name := as.Name.Value
 	if as.Naked {
 		return true
+	}
+	if r.dirstackSpecial(r.resolve(name)) {
+		return r.assignDirstack(as)
 	}
 	if as.Array != nil {
 		if as.Index != nil {

@@ -533,7 +533,7 @@ func (x *wexp) parts(ps []syntax.WordPart, quoted bool, wordStart bool) error {
 				x.addSplit(s)
 			}
 		case *syntax.ArithmExp:
-			n, err := r.arith(p.X)
+			n, err := r.arithWhole(p.X, p.Right)
 			if err != nil {
 				return err
 			}

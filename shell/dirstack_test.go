@@ -1,0 +1,24 @@
+package shell
+
+import "testing"
+
+// The directory stack as bash 5.2 keeps it (recorded from bash reading
+// the script on stdin): dirs' flags and +N/-N, pushd's rotation, -n and
+// its swap, popd's +N/-N (and bash's quirks: pushd -n +N drops an entry,
+// popd "" removes the bottom one), the messages and statuses, and
+// $DIRSTACK read, assigned element by element and unset.
+func TestDirectoryStack(t *testing.T) {
+	checkRecorded(t, []recorded{
+		{"P=/tmp/dstack; mkdir -p $P/a/b $P/c; cd $P; HOME=$P; pushd a; pushd b; dirs -v; dirs -p; dirs -l; dirs +0; dirs -0; dirs +2 -v; dirs -1 -v; dirs -3; echo $?; dirs -- +1; rm -rf $P", "~/a ~\n~/a/b ~/a ~\n 0  ~/a/b\n 1  ~/a\n 2  ~\n~/a/b\n~/a\n~\n/tmp/dstack/a/b /tmp/dstack/a /tmp/dstack\n~/a/b\n~\n 2  ~\n 1  ~/a\n1\n~/a/b ~/a ~\n", "bash: line 1: dirs: 3: directory stack index out of range\n"},
+		{"P=/tmp/dstack; mkdir -p $P/a/b $P/c; cd $P; pushd a >/dev/null; pushd ../c; pushd +1; pushd -1; pushd -0; pushd +0; pushd -n -1; dirs; pushd -3; echo $?; popd -n; popd -n +1; dirs; rm -rf $P", "/tmp/dstack/c /tmp/dstack/a /tmp/dstack\n/tmp/dstack/a /tmp/dstack /tmp/dstack/c\n/tmp/dstack /tmp/dstack/c /tmp/dstack/a\n/tmp/dstack/a /tmp/dstack /tmp/dstack/c\n/tmp/dstack/a /tmp/dstack /tmp/dstack/c\n/tmp/dstack/a /tmp/dstack/c /tmp/dstack/a\n1\n/tmp/dstack/a /tmp/dstack/a\n/tmp/dstack/a\n/tmp/dstack/a\n", "bash: line 1: pushd: -3: directory stack index out of range\n"},
+		{"P=/tmp/dstack; mkdir -p $P/a/b $P/c; cd $P; pushd -n ..; dirs -l +1; pushd a; pushd -n +1; dirs; pushd +1; pushd -2; echo $?; rm -rf $P", "/tmp/dstack ..\n..\n/tmp/dstack/a /tmp/dstack ..\n/tmp/dstack/a .. /tmp/dstack/a\n/tmp/dstack /tmp/dstack/a /tmp/dstack/a\n/tmp/dstack /tmp/dstack/a /tmp/dstack/a\n0\n", ""},
+		{"P=/tmp/dstack; mkdir -p $P/a/b $P/c; cd $P; pushd a >/dev/null; pushd /tmp >/dev/null; pushd /usr >/dev/null; popd +1; popd -1; popd +0; dirs; popd \"\"; echo $?; rm -rf $P", "/usr /tmp/dstack/a /tmp/dstack\n/usr /tmp/dstack\n/tmp/dstack\n/tmp/dstack\n1\n", "bash: line 1: popd: directory stack empty\n"},
+		{"P=/tmp/dstack; mkdir -p $P/a/b $P/c; cd $P; pushd a >/dev/null; pushd ../c >/dev/null; popd \"\"; echo $? $PWD; popd +-1; popd --1; popd -- +1; echo $?; rm -rf $P", "/tmp/dstack/c /tmp/dstack/a\n0 /tmp/dstack/c\n/tmp/dstack/a\n0\n", "bash: line 1: popd: +-1: directory stack index out of range\nbash: line 1: popd: --1: directory stack index out of range\n"},
+		{"pushd nope; echo $?; pushd; echo $?; pushd +1; echo $?; pushd -x; echo $?; pushd a b; echo $?; pushd -n; echo $?", "1\n1\n1\n2\n1\n0\n", "bash: line 1: pushd: nope: No such file or directory\nbash: line 1: pushd: no other directory\nbash: line 1: pushd: directory stack empty\nbash: line 1: pushd: -x: invalid number\npushd: usage: pushd [-n] [+N | -N | dir]\nbash: line 1: pushd: too many arguments\n"},
+		{"popd; echo $?; popd +1; echo $?; popd x; echo $?; popd +x; echo $?; popd -n; echo $?; dirs +1; echo $?; dirs -x; echo $?; dirs x; echo $?", "1\n1\n2\n2\n1\n1\n2\n2\n", "bash: line 1: popd: directory stack empty\nbash: line 1: popd: directory stack empty\nbash: line 1: popd: x: invalid argument\npopd: usage: popd [-n] [+N | -N]\nbash: line 1: popd: +x: invalid number\npopd: usage: popd [-n] [+N | -N]\nbash: line 1: popd: directory stack empty\nbash: line 1: dirs: directory stack empty\nbash: line 1: dirs: -x: invalid number\ndirs: usage: dirs [-clpv] [+N] [-N]\nbash: line 1: dirs: x: invalid option\ndirs: usage: dirs [-clpv] [+N] [-N]\n"},
+		{"P=/tmp/dstack; mkdir -p $P/a/b $P/c; cd $P; pushd -- a; pushd -; pushd -- -; echo $?; pushd \"\"; pushd -n -n x; rm -rf $P", "/tmp/dstack/a /tmp/dstack\n/tmp/dstack\n/tmp/dstack /tmp/dstack/a /tmp/dstack\n/tmp/dstack/a\n/tmp/dstack/a /tmp/dstack /tmp/dstack/a /tmp/dstack\n0\n/tmp/dstack/a /tmp/dstack/a /tmp/dstack /tmp/dstack/a /tmp/dstack\n/tmp/dstack/a x /tmp/dstack/a /tmp/dstack /tmp/dstack/a /tmp/dstack\n", ""},
+		{"P=/tmp/dstack; mkdir -p $P/a/b $P/c; cd $P; pushd a >/dev/null; echo ${DIRSTACK[@]} ${#DIRSTACK[@]} ${!DIRSTACK[@]}; DIRSTACK[1]=x; dirs; DIRSTACK[0]=y; DIRSTACK[5]=z; dirs; DIRSTACK=(p q r); dirs; DIRSTACK[-1]+=s; DIRSTACK+=(t); dirs; (( DIRSTACK[1] = 4 )); echo $(( DIRSTACK[1] + 1 )); declare -p DIRSTACK; unset DIRSTACK; echo \"[${DIRSTACK[@]}]\"; pushd .. >/dev/null; echo \"[${DIRSTACK[@]}]\"; dirs; rm -rf $P", "/tmp/dstack/a /tmp/dstack 2 0 1\n/tmp/dstack/a x\n/tmp/dstack/a x\n/tmp/dstack/a q\n/tmp/dstack/a qs\n5\ndeclare -a DIRSTACK=([0]=\"/tmp/dstack/a\" [1]=\"4\")\n[]\n[]\n/tmp/dstack /tmp/dstack/a 4\n", ""},
+		{"HOME=/; cd /tmp; pushd /usr >/dev/null; dirs; HOME=/usr; dirs; dirs -l; echo \"${DIRSTACK[@]}\"", "/usr /tmp\n~ /tmp\n/usr /tmp\n/usr /tmp\n", ""},
+		{"cd /tmp; pushd /tmp >/dev/null; (pushd /usr >/dev/null; dirs); dirs; f() { local DIRSTACK=v; echo $DIRSTACK; dirs; }; f; dirs -c; dirs; echo ${#DIRSTACK[@]}", "/usr /tmp /tmp\n/tmp /tmp\nv\n/tmp /tmp\n/tmp\n1\n", ""},
+	}, true)
+}
