@@ -50,3 +50,16 @@ func TestStateKeepsAssocOrder(t *testing.T) {
 		t.Errorf("unexpected order %.80q", want)
 	}
 }
+
+// TestTransformAttrsLikeBash: "${a[@]@A}" is three words (one when IFS
+// has no space), "${a[*]@A}" one, and @K/@A of an unset array none
+// (found by the transform producer; recorded from bash 5.2).
+func TestTransformAttrsLikeBash(t *testing.T) {
+	tests := []recorded{
+		{`arr=("#c" "a b"); printf "<%s>" "${arr[@]@A}" "${arr[*]@A}"; echo`, `<declare><-a><arr=([0]="#c" [1]="a b")><declare -a arr=([0]="#c" [1]="a b")>` + "\n", ""},
+		{`arr=(x); IFS=:; printf "<%s>" "${arr[@]@A}"; echo`, `<declare -a arr=([0]="x")>` + "\n", ""},
+		{`declare -a x=Ab; echo "${x@A}" "${x@a}"; declare -A m2=([k]=v); echo "${m2@A}"`, "declare -a x='Ab' a\ndeclare -A m2\n", ""},
+		{`unset arr; printf "<%s>" "${arr[@]@A}" "${arr[*]@A}"; echo`, "<>\n", ""},
+	}
+	checkRecorded(t, tests, false)
+}

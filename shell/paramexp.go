@@ -992,6 +992,12 @@ func (x *wexp) transform(pv pval, op string, quoted bool, name string) error {
 		}
 		f := pv.v.attrFlags()
 		if pv.isList && pv.isArr {
+			if ifs := r.ifsValue(); !pv.star && (ifs == "" || strings.Contains(ifs, " ")) {
+				// "${a[@]@A}" is three words in bash, unless IFS lacks a
+				// space
+				pv.vals = []string{"declare", f, pv.name + "=" + arrayLiteral(pv.v)}
+				return x.emit(pv, quoted)
+			}
 			return x.emitScalar("declare "+f+" "+pv.name+"="+arrayLiteral(pv.v), quoted)
 		}
 		// ${a@A} of an array is its element 0, as $a is
