@@ -230,6 +230,11 @@ func Rev(ctx context.Context, inv *commands.Invocation) int {
 	}
 	var tmp []rune
 	r.lines(files, '\n', func(line []byte, term bool) error {
+		if i := bytes.IndexByte(line, 0); i >= 0 {
+			// util-linux reads wide strings: a NUL ends the line there,
+			// its newline included
+			line, term = line[:i], false
+		}
 		tmp = tmp[:0]
 		for _, c := range string(line) {
 			tmp = append(tmp, c)

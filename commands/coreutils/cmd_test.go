@@ -36,3 +36,16 @@ func TestHelpVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestRevNUL: util-linux rev ends a line at a NUL, its newline included
+// (BusyBox's rev.tests; recorded from util-linux 2.38).
+func TestRevNUL(t *testing.T) {
+	tab := commands.Table{}
+	coreutils.Register(tab)
+	cmdtest.RunGolden(t, tab, []goldenCase{
+		{Name: "rev_nul", Args: []string{"rev"}, Stdin: "lin\x00e 1\n\nline 3\n", Files: map[string]string{},
+			Stdout: "nil\n3 enil\n", Stderr: "", Code: 0, After: map[string]string{}},
+		{Name: "rev_nul_last", Args: []string{"rev"}, Stdin: "ab\ncd\x00x", Files: map[string]string{},
+			Stdout: "ba\ndc", Stderr: "", Code: 0, After: map[string]string{}},
+	}, nil)
+}
