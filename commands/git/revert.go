@@ -174,7 +174,7 @@ func cmdRevert(s *session, args []string) error {
 		s.inv.FS.WriteFile(gitDir+"MERGE_MSG", []byte(msg), 0o644)
 		return nil
 	}
-	return s.sequencerCommit(msg, headRef.Hash(), oursTree)
+	return s.sequencerCommit(msg, headRef.Hash(), true)
 }
 
 // revertFailed is git's "fatal: revert failed" after the lines before it.
@@ -206,9 +206,10 @@ func (s *session) editorAccepts() bool {
 	return ok && (ed == "true" || ed == ":" || ed == "/bin/true" || ed == "/usr/bin/true")
 }
 
-// sequencerCommit commits the index as git's sequencer does after a pick,
-// with its summary (which always shows the author date).
-func (s *session) sequencerCommit(msg string, parent plumbing.Hash, parentTree *object.Tree) error {
+// sequencerCommit commits the index on parent as git's sequencer does
+// after a pick, with its summary: a pick's shows the author date, the
+// commit that --continue makes does not.
+func (s *session) sequencerCommit(msg string, parent plumbing.Hash, showDate bool) error {
 	author, err := s.signature("AUTHOR")
 	if err != nil {
 		return err
@@ -231,7 +232,10 @@ func (s *session) sequencerCommit(msg string, parent plumbing.Hash, parentTree *
 	if !ok {
 		label = "detached HEAD"
 	}
-	fmt.Fprintf(s.out, "[%s %s] %s\n Date: %s\n", label, short(h), firstLine(msg), s.formatDate(c.Author.When, ""))
+	fmt.Fprintf(s.out, "[%s %s] %s\n", label, short(h), firstLine(msg))
+	if showDate {
+		fmt.Fprintf(s.out, " Date: %s\n", s.formatDate(c.Author.When, ""))
+	}
 	return s.commitSummary(c)
 }
 
@@ -276,34 +280,7 @@ func (s *session) revertContinue() error {
 	if err != nil {
 		return err
 	}
-	hc, err := s.repo.CommitObject(head.Hash())
-	if err != nil {
-		return err
-	}
-	author, err := s.signature("AUTHOR")
-	if err != nil {
-		return err
-	}
-	committer, err := s.signature("COMMITTER")
-	if err != nil {
-		return err
-	}
-	h, err := s.wt.Commit(msg, &gogit.CommitOptions{Author: author, Committer: committer,
-		Parents: []plumbing.Hash{hc.Hash}, AllowEmptyCommits: true})
-	if err != nil {
-		return fatalf("%v", err)
-	}
-	s.clearMerge()
-	c, err := s.repo.CommitObject(h)
-	if err != nil {
-		return err
-	}
-	label, ok := s.branchName()
-	if !ok {
-		label = "detached HEAD"
-	}
-	fmt.Fprintf(s.out, "[%s %s] %s\n", label, short(h), firstLine(msg))
-	return s.commitSummary(c)
+	return s.sequencerCommit(msg, head.Hash(), false)
 }
 
 // mergePlan is a three-way merge of snapshots: what changes in ours and how.
