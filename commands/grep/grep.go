@@ -666,11 +666,11 @@ func (g *grep) search(r io.Reader, name string) {
 	}
 }
 
+// prefix writes a matching line's file name, line number and offset. With
+// -T, GNU grep right-aligns the numbers in as many columns as the file's
+// size has digits (19, those of the largest offset, for a stream; search
+// sets tabWidth) and tab puts a tab before the text.
 func (g *grep) prefix(name string, num, off int64, sep byte) {
-	if g.o.initialTab {
-		g.tabPrefix(name, num, off, sep)
-		return
-	}
 	if g.multi {
 		g.out.WriteString(name)
 		if g.o.null {
@@ -680,41 +680,22 @@ func (g *grep) prefix(name string, num, off int64, sep byte) {
 		}
 	}
 	if g.o.lineNum {
-		g.out.WriteString(strconv.FormatInt(num, 10))
-		g.out.WriteByte(sep)
+		g.number(num, sep)
 	}
 	if g.o.byteOff {
-		g.out.WriteString(strconv.FormatInt(off, 10))
-		g.out.WriteByte(sep)
+		g.number(off, sep)
 	}
 }
 
-// tabPrefix is -T's prefix: GNU grep right-aligns line numbers and byte
-// offsets in as many columns as the file's size has digits (19, those of
-// the largest offset, for a stream) and puts a tab before the text.
-func (g *grep) tabPrefix(name string, num, off int64, sep byte) {
-	if g.multi {
-		g.out.WriteString(name)
-		if g.o.null {
-			g.out.WriteByte(0)
-		} else {
-			g.out.WriteByte(sep)
-		}
-	}
-	pad := func(n int64) {
-		s := strconv.FormatInt(n, 10)
+func (g *grep) number(n int64, sep byte) {
+	s := strconv.FormatInt(n, 10)
+	if g.o.initialTab {
 		for i := len(s); i < g.tabWidth; i++ {
 			g.out.WriteByte(' ')
 		}
-		g.out.WriteString(s)
-		g.out.WriteByte(sep)
 	}
-	if g.o.lineNum {
-		pad(num)
-	}
-	if g.o.byteOff {
-		pad(off)
-	}
+	g.out.WriteString(s)
+	g.out.WriteByte(sep)
 }
 
 // tab ends -T's prefix before a non-empty text.
